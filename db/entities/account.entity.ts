@@ -1,0 +1,19 @@
+/** A signed-in user, keyed by the identity provider's `sub`; also holds the account's settings. */
+import { defineEntity, p } from '@mikro-orm/core';
+
+export const AccountSchema = defineEntity({
+  name: 'Account',
+  tableName: 'accounts',
+  properties: {
+    id: p.uuid().primary().defaultRaw('gen_random_uuid()'),
+    sub: p.string().unique(),
+    email: p.string(),
+    needsReconnect: p.boolean().default(false),
+    signature: p.text().nullable(),
+    responseStyle: p.json<{ tone?: string; length?: string; language?: string; preferredTone?: string }>().nullable(),
+    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export class Account extends AccountSchema.class {}
+AccountSchema.setClass(Account);

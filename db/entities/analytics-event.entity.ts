@@ -1,0 +1,18 @@
+/** A recognised product-analytics event, stored compactly (bigint id, name, JSON properties). */
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.entity.ts';
+
+export const AnalyticsEventSchema = defineEntity({
+  name: 'AnalyticsEvent',
+  tableName: 'analytics_events',
+  properties: {
+    id: p.bigint('string').primary().autoincrement(),
+    account: () => p.manyToOne(Account).mapToPk().nullable().deleteRule('cascade').index(),
+    anonymousId: p.uuid().nullable(),
+    name: p.string(),
+    properties: p.json<Record<string, unknown>>().nullable(),
+    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+  },
+});
+export class AnalyticsEvent extends AnalyticsEventSchema.class {}
+AnalyticsEventSchema.setClass(AnalyticsEvent);

@@ -1,0 +1,28 @@
+/**
+ * Per-account sync checkpoint, listing cursor, sync lease and mail-watch state. The lease
+ * (leaseOwner/leaseUntil) keeps one sync per account across instances without holding a
+ * transaction open while the provider is called.
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.entity.ts';
+
+export const SyncStateSchema = defineEntity({
+  name: 'SyncState',
+  tableName: 'sync_states',
+  properties: {
+    account: () => p.oneToOne(Account).mapToPk().primary().deleteRule('cascade'),
+    historyId: p.bigint('string').nullable(),
+    fullSyncPageToken: p.text().nullable(),
+    fullSyncActive: p.boolean().default(false),
+    lastSyncedAt: p.datetime().nullable(),
+    leaseOwner: p.string().nullable(),
+    leaseUntil: p.datetime().nullable(),
+    watchExpiresAt: p.datetime().nullable(),
+    watchRenewedAt: p.datetime().nullable(),
+    lastNotificationAt: p.datetime().nullable(),
+    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  indexes: [{ name: 'sync_states_watch_expires_idx', properties: ['watchExpiresAt'] }],
+});
+export class SyncState extends SyncStateSchema.class {}
+SyncStateSchema.setClass(SyncState);

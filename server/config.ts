@@ -1,0 +1,151 @@
+/**
+ * Configuration: every variable of runtime-contract part 2, parsed once by loadConfig(env)
+ * (never on import). Bad values stop start-up with one ConfigError naming every bad
+ * variable; nothing is silently defaulted.
+ */
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const opt = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const intIn = (min: number, max: number) =>
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
+const key32 = z.string().refine((v) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buffer.from(v, 'base64').length === 32, {
+  message: 'must be 32 bytes, base64-encoded',
+});
+
+const envSchema = z.object({
+  PORT: opt(intIn(0, 65535)),
+  HOST: opt(z.string()),
+  PUBLIC_BASE_URL: opt(httpUrl),
+  WEB_ORIGIN: opt(httpUrl),
+  STATUS_PAGE_URL: opt(httpUrl),
+  NODE_ENV: opt(z.string()),
+  SESSION_SECRET: opt(z.string().refine((v) => v.split(',').every((k) => k.trim().length >= 16), 'every comma-separated key must be at least 16 characters')),
+  TOKEN_ENCRYPTION_KEY: opt(z.string().refine((v) => v.split(',').every((k) => key32.safeParse(k.trim()).success), 'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)')),
+  TRUST_PROXY: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
+  DATABASE_URL: opt(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })),
+  GOOGLE_CLIENT_ID: opt(z.string()),
+  GOOGLE_CLIENT_SECRET: opt(z.string()),
+  GOOGLE_REDIRECT_URI: opt(httpUrl),
+  GOOGLE_AUTH_URL: opt(httpUrl),
+  GOOGLE_TOKEN_URL: opt(httpUrl),
+  GOOGLE_REVOKE_URL: opt(httpUrl),
+  GOOGLE_USERINFO_URL: opt(httpUrl),
+  GMAIL_API_URL: opt(httpUrl),
+  PUBSUB_PROJECT_ID: opt(z.string().regex(/^[a-z][a-z0-9-]{2,62}$/i, 'must be a project id')),
+  PUBSUB_TOPIC: opt(z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'must be projects/P/topics/T')),
+  PUBSUB_SUBSCRIPTION: opt(z.string().regex(/^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/, 'must be a subscription id or projects/P/subscriptions/S')),
+  PUBSUB_EMULATOR_HOST: opt(z.string().regex(/^[^\s/:]+:\d{1,5}$/, 'must be host:port')),
+  OPENAI_API_KEY: opt(z.string()),
+  OPENAI_BASE_URL: opt(httpUrl),
+  OPENAI_MODEL: opt(z.string().max(100)),
+  RATE_LIMIT_MAX: opt(intIn(1, 1_000_000)),
+  RATE_LIMIT_WINDOW_SECONDS: opt(intIn(1, 86_400)),
+  AI_DAILY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
+  AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
+  STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
+  OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
+  LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  webOrigin: string;
+  statusPageUrl: string;
+  production: boolean;
+  /** Cookie signing keys, newest first. Undefined only before dev secrets are filled in. */
+  sessionKeys?: string[];
+  /** AES-256-GCM keys, newest first; the first encrypts, all decrypt. */
+  tokenKeys?: Buffer[];
+  trustProxy: boolean;
+  databaseUrl?: string;
+  secureCookies: boolean;
+  oauth: {
+    configured: boolean;
+    clientId?: string;
+    clientSecret?: string;
+    redirectUri: string;
+    authUrl: string;
+    tokenUrl: string;
+    revokeUrl: string;
+    userinfoUrl: string;
+    stateTtlSeconds: number;
+  };
+  gmailApiUrl: string;
+  pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
+  openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
+  rateLimit: { max: number; windowSeconds: number };
+  aiBudget: { daily: number; monthly: number };
+  statusAdminToken?: string;
+  logLevel: string;
+}
+
+const originOf = (url: string) => new URL(url).origin;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
+    throw new ConfigError([...new Set(problems)]);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (production) {
+    const missing = (['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const).filter((k) => !e[k]);
+    if (missing.length) throw new ConfigError(missing.map((k) => `${k}: required when NODE_ENV=production`));
+  }
+  const port = e.PORT ?? 3000;
+  const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const config: Config = {
+    port,
+    host: e.HOST ?? '127.0.0.1',
+    publicBaseUrl,
+    webOrigin: originOf(e.WEB_ORIGIN ?? 'http://localhost:5173'),
+    statusPageUrl: e.STATUS_PAGE_URL ?? `${publicBaseUrl}/status`,
+    production,
+    sessionKeys: e.SESSION_SECRET?.split(',').map((k) => k.trim()),
+    tokenKeys: e.TOKEN_ENCRYPTION_KEY?.split(',').map((k) => Buffer.from(k.trim(), 'base64')),
+    trustProxy: e.TRUST_PROXY === 'true',
+    databaseUrl: e.DATABASE_URL,
+    secureCookies: publicBaseUrl.startsWith('https:'),
+    oauth: {
+      configured: Boolean(e.GOOGLE_CLIENT_ID && e.GOOGLE_CLIENT_SECRET),
+      clientId: e.GOOGLE_CLIENT_ID,
+      clientSecret: e.GOOGLE_CLIENT_SECRET,
+      redirectUri: e.GOOGLE_REDIRECT_URI ?? `${publicBaseUrl}/auth/provider/callback`,
+      authUrl: e.GOOGLE_AUTH_URL ?? 'https://accounts.google.com/o/oauth2/v2/auth',
+      tokenUrl: e.GOOGLE_TOKEN_URL ?? 'https://oauth2.googleapis.com/token',
+      revokeUrl: e.GOOGLE_REVOKE_URL ?? 'https://oauth2.googleapis.com/revoke',
+      userinfoUrl: e.GOOGLE_USERINFO_URL ?? 'https://openidconnect.googleapis.com/v1/userinfo',
+      stateTtlSeconds: e.OAUTH_STATE_TTL_SECONDS ?? 600,
+    },
+    gmailApiUrl: (e.GMAIL_API_URL ?? 'https://gmail.googleapis.com/').replace(/\/*$/, '/'),
+    pubsub: {
+      projectId: e.PUBSUB_PROJECT_ID,
+      topic: e.PUBSUB_TOPIC,
+      subscription: e.PUBSUB_SUBSCRIPTION,
+      emulatorHost: e.PUBSUB_EMULATOR_HOST,
+    },
+    openai: {
+      configured: Boolean(e.OPENAI_API_KEY),
+      apiKey: e.OPENAI_API_KEY,
+      baseUrl: e.OPENAI_BASE_URL,
+      model: e.OPENAI_MODEL ?? 'gpt-4o-mini',
+    },
+    rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60 },
+    aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
+    statusAdminToken: e.STATUS_ADMIN_TOKEN,
+    logLevel: e.LOG_LEVEL ?? 'info',
+  };
+  return Object.freeze(config);
+}

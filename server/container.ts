@@ -1,0 +1,85 @@
+/**
+ * buildContainer: every long-lived dependency, built from the config with explicit
+ * factories (no module singletons), and closed in reverse order. Tests pass overrides.
+ */
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import type { Config } from './config.ts';
+import { createHealthService, type HealthService } from './domain/health/health.service.ts';
+import { createIncidentService, type IncidentService } from './domain/status/incident.service.ts';
+import { createRateLimits, type BucketName, type RateLimits } from './http/rate-limit.ts';
+import { createSessions, type Sessions } from './http/sessions.ts';
+import { createLogger, errorSummary, type Logger } from './logger.ts';
+import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
+
+export type RouteInstaller = (routes: Router, helpers: { limit: (bucket: BucketName) => Koa.Middleware }) => void;
+
+export interface Container {
+  config: Readonly<Config>;
+  log: Logger;
+  orm: MikroORM;
+  pool: pg.Pool;
+  rateLimits: RateLimits;
+  sessions: Sessions;
+  health: HealthService;
+  incidents: IncidentService;
+  /** Plain Koa routes that features add (OAuth redirects, pages). */
+  extraRoutes: RouteInstaller[];
+  /** Background workers started with the server and stopped before the database closes. */
+  workers: { start(): void; stop(): Promise<void> }[];
+  close(): Promise<void>;
+}
+
+export interface ContainerOptions {
+  config: Readonly<Config>;
+  orm: MikroORM;
+  databaseUrl: string;
+  log?: Logger;
+  probes?: { mail?: Probe; ai?: Probe };
+}
+
+export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Probe } {
+  const aiBase = (config.openai.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
+  return {
+    mail: config.oauth.configured ? cachedProbe(httpProbe(`${config.gmailApiUrl}$discovery/rest?version=v1`)) : notConfigured,
+    ai: config.openai.configured
+      ? cachedProbe(httpProbe(`${aiBase}/models`, { headers: { Authorization: `Bearer ${config.openai.apiKey}` } }))
+      : notConfigured,
+  };
+}
+
+export async function buildContainer(opts: ContainerOptions): Promise<Container> {
+  const { config, orm } = opts;
+  const log = opts.log ?? createLogger({ level: config.logLevel });
+  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 5, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
+  // An idle client dropped by a database restart must not crash the process.
+  pool.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
+  const probes = { ...defaultProbes(config), ...opts.probes };
+  const pingDatabase = async () => {
+    await Promise.race([
+      orm.em.getConnection().execute('select 1'),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('database ping timed out')), 2_000).unref()),
+    ]);
+  };
+
+  const container: Container = {
+    config,
+    log,
+    orm,
+    pool,
+    rateLimits: createRateLimits({ pool, global: config.rateLimit }),
+    sessions: createSessions(orm, config),
+    health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
+    incidents: createIncidentService(),
+    extraRoutes: [],
+    workers: [],
+    async close() {
+      for (const w of [...container.workers].reverse()) await w.stop();
+      await pool.end();
+      await orm.close(true);
+    },
+  };
+  return container;
+}

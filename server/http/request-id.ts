@@ -1,0 +1,27 @@
+/** Request id on every request: a caller's well-formed X-Request-Id is kept, else a new UUID. */
+import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
+import type { Logger } from '../logger.ts';
+
+const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+export function requestId(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    const id = SAFE_ID.test(given) ? given : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.clientIp = ctx.ip || ctx.socket.remoteAddress || 'unknown';
+    ctx.state.log = log.child({ requestId: id });
+    ctx.set('X-Request-Id', id);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      // Path only: query strings can carry OAuth codes and state.
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started), code: ctx.state.errorCode },
+        'request',
+      );
+    }
+  };
+}

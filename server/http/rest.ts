@@ -1,0 +1,80 @@
+/**
+ * The REST paths of the spec, served by trpc-to-openapi from the same router as /trpc.
+ * The handler writes onto a captured response object, never onto the socket: its stock
+ * error body must never reach a client, and Koa must still add headers (session cookie,
+ * rate-limit headers). Errors are recorded in onError and rendered as the envelope.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type Koa from 'koa';
+import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
+import type { Container } from '../container.ts';
+import { createRequestContext } from '../trpc/context.ts';
+import type { AppRouter } from '../trpc/routers/index.ts';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/** What the handler writes: status, headers and body, kept for Koa to send. */
+class CapturedResponse {
+  statusCode = 200;
+  headers: Record<string, string> = {};
+  body: string | undefined;
+  constructor(private readonly real: ServerResponse) {}
+  setHeader(name: string, value: string | number | readonly string[]) {
+    this.headers[name.toLowerCase()] = String(value);
+  }
+  end(chunk?: string) {
+    this.body = chunk;
+  }
+  // Abort-signal wiring of the handler listens for the real socket closing.
+  on(event: string, fn: (...a: unknown[]) => void) { this.real.on(event, fn); return this; }
+  once(event: string, fn: (...a: unknown[]) => void) { this.real.once(event, fn); return this; }
+  off(event: string, fn: (...a: unknown[]) => void) { this.real.off(event, fn); return this; }
+  get writableEnded() { return this.body !== undefined; }
+}
+
+/** The handler only parses bodies labelled exactly `application/json`: normalise the label. */
+function normaliseContentType(req: IncomingMessage) {
+  const type = req.headers['content-type'];
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) {
+    req.headers['content-type'] = 'application/json';
+    (req as IncomingMessage & { body?: unknown }).body = undefined;
+    return;
+  }
+  const media = type?.split(';')[0]?.trim().toLowerCase();
+  if (media === 'application/json') req.headers['content-type'] = 'application/json';
+}
+
+export function restMiddleware(router: AppRouter, container: Container): Koa.Middleware {
+  const failures = new WeakMap<IncomingMessage, unknown>();
+  const handler = createOpenApiNodeHttpHandler({
+    router,
+    maxBodySize: BODY_LIMIT_BYTES,
+    createContext: ({ req }) => createRequestContext((req as IncomingMessage & { koa: Koa.Context }).koa, container, 'rest'),
+    onError: ({ error, req }) => failures.set(req as IncomingMessage, error),
+    responseMeta: ({ ctx, errors }) => {
+      const status = (ctx as { koa?: Koa.Context } | undefined)?.koa?.state.status;
+      return errors.length === 0 && typeof status === 'number' ? { status } : {};
+    },
+  });
+
+  return async (ctx, next) => {
+    const req = ctx.req as IncomingMessage & { koa?: Koa.Context };
+    req.koa = ctx;
+    normaliseContentType(req);
+    const captured = new CapturedResponse(ctx.res);
+    let noProcedure = false;
+    await handler(req, captured as unknown as ServerResponse, async () => {
+      noProcedure = true;
+    });
+    if (noProcedure) return next();
+    if (failures.has(req)) throw failures.get(req);
+    ctx.status = captured.statusCode;
+    if (captured.statusCode === 204) {
+      ctx.body = null;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = captured.body ?? 'null';
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * Structured JSON logs (pino). Anything that could carry a secret is redacted by path, and
+ * request logs carry the path without its query string (OAuth codes travel there).
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+export type { Logger };
+
+export const REDACT_PATHS = [
+  'headers.cookie', 'headers.authorization', 'headers["x-csrf-token"]', 'headers["set-cookie"]',
+  '*.accessToken', '*.refreshToken', '*.access_token', '*.refresh_token', '*.id_token', '*.token',
+  '*.password', '*.apiKey', '*.secret', '*.code', '*.codeVerifier', '*.code_verifier', '*.csrfToken',
+];
+
+export function createLogger(opts: { level?: string; destination?: DestinationStream } = {}): Logger {
+  return pino(
+    {
+      level: opts.level ?? 'info',
+      base: { service: 'mail-inbox-assistant' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    opts.destination,
+  );
+}
+
+/** A loggable summary of an error: class, code and message, never a stack or a payload. */
+export function errorSummary(err: unknown): Record<string, unknown> {
+  if (!(err instanceof Error)) return { error: typeof err };
+  const e = err as Error & { code?: unknown; status?: unknown };
+  const cause = e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : undefined;
+  return { errName: e.name, errCode: e.code, errStatus: e.status, errMessage: e.message.slice(0, 300), errCause: cause?.slice(0, 300) };
+}

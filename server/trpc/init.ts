@@ -1,0 +1,87 @@
+/**
+ * initTRPC with the one error formatter, and the procedure builders: public (rate limit),
+ * authed (+ session) and csrf (+ CSRF token and Origin). The middleware order is the
+ * spec's: the rate limit counts every request, refused ones included.
+ */
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { ERROR_TABLE } from '../../shared/errors.ts';
+import { AppError } from '../domain/errors.ts';
+import { toAppError } from '../http/envelope.ts';
+import { rateLimitHeaders, type BucketName } from '../http/rate-limit.ts';
+import type { RequestContext } from './context.ts';
+
+export interface Meta extends OpenApiMeta {
+  /** The rate-limit bucket of the procedure; 'global' when unset. */
+  rateLimit?: BucketName;
+}
+
+const t = initTRPC
+  .context<RequestContext>()
+  .meta<Meta>()
+  .create({
+    errorFormatter({ shape, error, ctx }) {
+      const app = toAppError(error);
+      return {
+        code: shape.code,
+        message: ERROR_TABLE[app.code].message,
+        data: {
+          appCode: app.code,
+          requestId: ctx?.requestId ?? '',
+          httpStatus: app.status,
+          issues: app.code === 'VALIDATION_FAILED' ? (app.issues ?? []) : undefined,
+          path: shape.data.path,
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
+
+const rateLimited = t.middleware(async ({ ctx, meta, next }) => {
+  const bucket = meta?.rateLimit ?? 'global';
+  try {
+    const outcome = await ctx.container.rateLimits.consume(bucket, ctx.clientIp);
+    ctx.koa.set(rateLimitHeaders(outcome));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'RATE_LIMITED') {
+      ctx.koa.set({ 'RateLimit-Limit': String(ctx.container.rateLimits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfter ?? 1) });
+    }
+    throw wrap(err);
+  }
+  return next();
+});
+
+/** Carries an AppError through tRPC with the matching tRPC code (and so HTTP status). */
+export function wrap(err: unknown): TRPCError {
+  if (err instanceof TRPCError) return err;
+  const app = toAppError(err);
+  const code = ({ 400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 429: 'TOO_MANY_REQUESTS', 502: 'BAD_GATEWAY', 503: 'SERVICE_UNAVAILABLE' } as const)[app.status as 400] ?? 'INTERNAL_SERVER_ERROR';
+  return new TRPCError({ code, message: ERROR_TABLE[app.code].message, cause: app });
+}
+
+/** Errors thrown by procedures leave as TRPCErrors whose cause is the AppError. */
+const appErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && !(result.error.cause instanceof AppError)) {
+    const app = toAppError(result.error);
+    // Keep tRPC's own input errors (their cause is the ZodError the envelope needs).
+    if (!(app.code === 'VALIDATION_FAILED' && result.error.code === 'BAD_REQUEST')) throw wrap(app);
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(appErrors).use(rateLimited);
+
+export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const user = await ctx.container.sessions.currentUser(ctx.koa).catch((e: unknown) => { throw wrap(e); });
+  if (!user) throw wrap(new AppError('AUTH_REQUIRED'));
+  return next({ ctx: { ...ctx, user } });
+});
+
+export const csrfProcedure = authedProcedure.use(async ({ ctx, next }) => {
+  if (!ctx.container.sessions.csrfValid(ctx.koa)) throw wrap(new AppError('CSRF_FAILED'));
+  return next();
+});

@@ -1,0 +1,13 @@
+/** The whole API as one router; `AppRouter` is the type the client package imports. */
+import { router } from '../init.ts';
+import { authRouter } from './auth.router.ts';
+import { statusRouter } from './status.router.ts';
+import { systemRouter } from './system.router.ts';
+
+export const appRouter = router({
+  system: systemRouter,
+  auth: authRouter,
+  status: statusRouter,
+});
+
+export type AppRouter = typeof appRouter;

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { timestamp, uuid } from './common.ts';
+
+export const priority = z.enum(['URGENT', 'IMPORTANT', 'NORMAL', 'LOW']);
+export const replyStatus = z.enum(['NEEDS_REPLY', 'WAITING_ON_OTHERS', 'NO_REPLY_NEEDED']);
+export const tone = z.enum(['default', 'professional', 'friendly']);
+export const length = z.enum(['short', 'medium', 'long']);
+
+/** What the model must answer for a triage; also the JSON schema sent as the response format. */
+export const analysisModelOutput = z
+  .object({
+    priority,
+    replyStatus,
+    confidence: z.number().min(0).max(1),
+    reason: z.string().max(1000),
+    suggestedAction: z.string().max(1000),
+  })
+  .strict();
+
+export const analysis = z.object({
+  id: uuid,
+  userId: uuid,
+  messageId: uuid,
+  priority,
+  replyStatus,
+  confidence: z.number().min(0).max(1),
+  reason: z.string(),
+  suggestedAction: z.string(),
+  model: z.string(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+export type Analysis = z.infer<typeof analysis>;
+
+export const draftOptions = z
+  .object({
+    tone: tone.optional(),
+    length: length.optional(),
+    language: z.string().trim().min(1).max(60).optional(),
+    preferredTone: z.string().trim().min(1).max(60).optional(),
+  })
+  .strict();
+
+export const draftInput = draftOptions.extend({ threadId: uuid }).strict();
+
+/** What the model must answer for a draft. */
+export const draftModelOutput = z
+  .object({ subject: z.string().max(300), body: z.string().max(8000), language: z.string().max(60) })
+  .strict();
+
+export const draftResult = z.object({
+  draft: z.object({ subject: z.string(), body: z.string(), language: z.string() }),
+  model: z.string(),
+});
+export type DraftResult = z.infer<typeof draftResult>;

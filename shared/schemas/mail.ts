@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { queryInt, timestamp, uuid } from './common.ts';
+
+export const threadSummary = z.object({
+  id: uuid,
+  mailThreadId: z.string(),
+  subject: z.string(),
+  snippet: z.string(),
+  lastMessageAt: timestamp,
+  isUnread: z.boolean(),
+});
+export const threadListInput = z
+  .object({
+    limit: queryInt(1, 100).default(20),
+    offset: queryInt(0, 1_000_000_000).default(0),
+  })
+  .strict();
+export const threadList = z.object({ threads: z.array(threadSummary), total: z.int(), hasMore: z.boolean() });
+
+export const attachment = z.object({ filename: z.string(), mimeType: z.string(), size: z.int() });
+export const message = z.object({
+  id: uuid,
+  threadId: uuid,
+  fromName: z.string(),
+  fromAddress: z.string(),
+  subject: z.string(),
+  snippet: z.string(),
+  sentAt: timestamp,
+  isUnread: z.boolean(),
+  bodyText: z.string(),
+  bodyHtml: z.string(),
+  attachments: z.array(attachment),
+});
+export const threadDetail = z.object({
+  id: uuid,
+  mailThreadId: z.string(),
+  subject: z.string(),
+  isUnread: z.boolean(),
+  messages: z.array(message),
+});
+export const threadIdInput = z.object({ threadId: uuid }).strict();
+
+export const syncResult = z.object({ messagesSynced: z.int(), hasMore: z.boolean(), lastSyncedAt: timestamp });
+export const syncState = z.object({ lastSyncedAt: timestamp.nullable() });
+
+export type ThreadSummary = z.infer<typeof threadSummary>;
+export type ThreadList = z.infer<typeof threadList>;
+export type ThreadDetail = z.infer<typeof threadDetail>;
+export type Message = z.infer<typeof message>;
+export type SyncResult = z.infer<typeof syncResult>;

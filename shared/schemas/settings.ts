@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { length, tone } from './ai.ts';
+
+export const responseStyle = z
+  .object({
+    tone: tone.nullable().optional(),
+    length: length.nullable().optional(),
+    language: z.string().trim().min(1).max(60).nullable().optional(),
+    preferredTone: z.string().trim().min(1).max(60).nullable().optional(),
+  })
+  .strict();
+
+export const settings = z.object({
+  signature: z.string().nullable(),
+  responseStyle: z.object({
+    tone: tone.nullable(),
+    length: length.nullable(),
+    language: z.string().nullable(),
+    preferredTone: z.string().nullable(),
+  }),
+});
+export type Settings = z.infer<typeof settings>;
+
+export const settingsUpdate = z
+  .object({
+    signature: z.string().max(2000).nullable().optional(),
+    responseStyle: responseStyle.optional(),
+  })
+  .strict();
