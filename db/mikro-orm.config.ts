@@ -14,7 +14,7 @@ export function ormOptions(clientUrl: string, extra: Partial<Options> = {}): Opt
     clientUrl,
     entities: allEntities,
     extensions: [Migrator],
-    migrations: { path: migrationsPath, pathTs: migrationsPath, glob: '!(*.d).{js,ts}', transactional: true, snapshot: true },
+    migrations: { path: migrationsPath, pathTs: migrationsPath, glob: '!(*.d).{js,ts}', transactional: true, snapshot: true, snapshotOnMigrate: false, silent: true, snapshotName: '.snapshot' },
     // A DB that is down must fail a request fast (503), not hang it.
     pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
     driverOptions: { connectionTimeoutMillis: 3_000, statement_timeout: 10_000, query_timeout: 12_000 },

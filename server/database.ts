@@ -83,8 +83,9 @@ export async function startEmbeddedPostgres(opts: {
 }
 
 /** Connects MikroORM and applies pending migrations (never schema.update()). */
-export async function openDatabase(url: string): Promise<MikroORM> {
+export async function openDatabase(url: string, onMigrated?: (names: string[]) => void): Promise<MikroORM> {
   const orm = await MikroORM.init(ormOptions(url));
-  await orm.migrator.up();
+  const applied = await orm.migrator.up();
+  onMigrated?.(applied.map((m) => m.name));
   return orm;
 }

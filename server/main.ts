@@ -34,7 +34,7 @@ async function main() {
     embedded = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres'), log: (line) => log.debug({ postgres: line }) });
     databaseUrl = embedded.url;
   }
-  const orm = await openDatabase(databaseUrl);
+  const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
   const container = await buildContainer({ config, orm, databaseUrl, log });
   installFeatures(container);
   const app = buildApp(container);

@@ -1,0 +1,90 @@
+/**
+ * buildTestApp(t): the real server on an ephemeral port, with its own database, its logs
+ * captured, and cleanup registered on the test context.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../server/config.ts';
+import { buildContainer, type Container, type ContainerOptions } from '../../server/container.ts';
+import { openDatabase } from '../../server/database.ts';
+import { buildApp } from '../../server/http/app.ts';
+import { installFeatures } from '../../server/features.ts';
+import { createLogger } from '../../server/logger.ts';
+import { listen, type RunningServer } from '../../server/server.ts';
+import { Browser } from './browser.ts';
+import { createTestDatabase } from './database.ts';
+
+export const WEB_ORIGIN = 'http://web.test:5173';
+export const ADMIN_TOKEN = 'test-status-admin-token-0123456789';
+
+/** Every log line of the suite is also appended here, for the secrets scan. */
+const LOG_DIR = path.resolve('test-artifacts/logs');
+
+export interface TestApp {
+  url: string;
+  config: Readonly<Config>;
+  container: Container;
+  server: RunningServer;
+  logs: Record<string, unknown>[];
+  databaseUrl: string;
+  browser(origin?: string): Browser;
+  close(): Promise<void>;
+}
+
+interface TestContext {
+  after(fn: () => unknown): void;
+  name?: string;
+}
+
+export function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  return {
+    PORT: '0',
+    WEB_ORIGIN,
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    STATUS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'debug',
+    ...extra,
+  };
+}
+
+export async function buildTestApp(
+  t: TestContext,
+  opts: { env?: Record<string, string | undefined>; databaseUrl?: string; probes?: ContainerOptions['probes']; features?: boolean } = {},
+): Promise<TestApp> {
+  const db = opts.databaseUrl ? undefined : await createTestDatabase();
+  const databaseUrl = opts.databaseUrl ?? db!.url;
+  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, ...opts.env }));
+  const logs: Record<string, unknown>[] = [];
+  mkdirSync(LOG_DIR, { recursive: true });
+  const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      const text = chunk.toString();
+      appendFileSync(logFile, text);
+      for (const line of text.split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      cb();
+    },
+  });
+  const log = createLogger({ level: 'debug', destination });
+  const orm = await openDatabase(databaseUrl);
+  const container = await buildContainer({ config, orm, databaseUrl, log, probes: opts.probes });
+  if (opts.features !== false) installFeatures(container);
+  const app = buildApp(container);
+  const server = await listen(app, 0, '127.0.0.1');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  for (const w of container.workers) w.start();
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await server.stop(1_000);
+    await container.close();
+    await db?.drop();
+  };
+  t.after(close);
+  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), close };
+}

@@ -1,0 +1,25 @@
+/**
+ * One embedded PostgreSQL per test run (node --test-global-setup). Migrations are applied
+ * once to a template database; each test file clones its own database from it.
+ */
+import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/database.ts';
+
+let db: EmbeddedDatabase | undefined;
+let dir: string | undefined;
+
+export async function globalSetup() {
+  dir = await mkdtemp(path.join(tmpdir(), 'mia-test-pg-'));
+  await chmod(dir, 0o755);
+  db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
+  const orm = await openDatabase(db.url);
+  await orm.close(true);
+  process.env.MIA_TEST_TEMPLATE_URL = db.url;
+}
+
+export async function globalTeardown() {
+  await db?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
