@@ -4,14 +4,19 @@
  */
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from './config.ts';
+import { createAnalyticsService, type AnalyticsService } from './domain/analytics/analytics.service.ts';
+import { createAuthService, noMailWatch, type AuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
+import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
+import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
 import { createHealthService, type HealthService } from './domain/health/health.service.ts';
 import { createIncidentService, type IncidentService } from './domain/status/incident.service.ts';
 import { createRateLimits, type BucketName, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './logger.ts';
+import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
 
 export type RouteInstaller = (routes: Router, helpers: { limit: (bucket: BucketName) => Koa.Middleware }) => void;
@@ -25,6 +30,15 @@ export interface Container {
   sessions: Sessions;
   health: HealthService;
   incidents: IncidentService;
+  tokenCrypto: TokenCrypto;
+  oauth: OAuthProvider;
+  credentials: CredentialsService;
+  auth: AuthService;
+  analytics: AnalyticsService;
+  /** The mail watch; a no-op until the watch feature installs itself. */
+  mailWatch: MailWatchControl;
+  /** Fetches and stores the bodies of a thread's messages if not yet cached (the mail feature installs it). */
+  threadBodies: { ensure(em: EntityManager, accountId: string, threadId: string): Promise<void> };
   /** Plain Koa routes that features add (OAuth redirects, pages). */
   extraRoutes: RouteInstaller[];
   /** Background workers started with the server and stopped before the database closes. */
@@ -38,6 +52,7 @@ export interface ContainerOptions {
   databaseUrl: string;
   log?: Logger;
   probes?: { mail?: Probe; ai?: Probe };
+  oauth?: OAuthProvider;
 }
 
 export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Probe } {
@@ -64,6 +79,11 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     ]);
   };
 
+  if (!config.tokenKeys?.length) throw new Error('TOKEN_ENCRYPTION_KEY is required');
+  const tokenCrypto = createTokenCrypto(config.tokenKeys);
+  const oauth = opts.oauth ?? createOAuthProvider(config);
+  const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
+
   const container: Container = {
     config,
     log,
@@ -73,6 +93,13 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     sessions: createSessions(orm, config),
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
     incidents: createIncidentService(),
+    tokenCrypto,
+    oauth,
+    credentials,
+    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: () => container.mailWatch }),
+    analytics: createAnalyticsService(),
+    mailWatch: noMailWatch,
+    threadBodies: { ensure: async () => {} },
     extraRoutes: [],
     workers: [],
     async close() {

@@ -3,7 +3,8 @@
  * Kept apart from buildContainer so tests can build a container with overrides first.
  */
 import type { Container } from './container.ts';
+import { oauthRoutes } from './http/oauth.routes.ts';
 
-export function installFeatures(_container: Container): void {
-  // OAuth redirect routes, the sync service and the notification poller plug in here.
+export function installFeatures(container: Container): void {
+  container.extraRoutes.push(oauthRoutes({ config: container.config, auth: container.auth, sessions: container.sessions, orm: container.orm }));
 }

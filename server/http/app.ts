@@ -10,6 +10,7 @@ import helmet from 'koa-helmet';
 import type { Container } from '../container.ts';
 import { AppError } from '../domain/errors.ts';
 import { appRouter } from '../trpc/routers/index.ts';
+import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { API_ERRORS, CREATED_OPERATIONS, NO_CONTENT_OPERATIONS } from './openapi-errors.ts';
@@ -45,6 +46,7 @@ export function buildApp(container: Container): Koa {
     ctx.body = openapi;
   });
   routes.all('/trpc/{*path}', trpcMiddleware(appRouter, container));
+  routes.delete('/auth/account', deleteAccountRoute(container));
   for (const extra of container.extraRoutes) extra(routes, { limit });
 
   const sessionMw = container.sessions.install(app);

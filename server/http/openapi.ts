@@ -55,6 +55,18 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: envelopeSchema, HealthReport: z.toJSONSchema(healthReport, { target: 'openapi-3.0' }) };
   delete doc.components.responses;
   const ref = { $ref: '#/components/schemas/ErrorEnvelope' };
+  const errorResponses = (key: string, responses: Json): Json => {
+    const codes = new Set<keyof typeof ERROR_TABLE>(['RATE_LIMITED', 'INTERNAL_ERROR', ...(opts.errors[key] ?? [])]);
+    const byStatus = new Map<number, string[]>();
+    for (const code of codes) {
+      const { status } = ERROR_TABLE[code];
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    }
+    for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+      responses[String(status)] = { description: list.join(', '), content: { 'application/json': { schema: ref } } };
+    }
+    return responses;
+  };
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
       const key = `${method.toUpperCase()} ${path}`;
@@ -63,16 +75,7 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
       if (opts.noContent.includes(key)) responses['204'] = { description: 'No Content' };
       else if (opts.created.includes(key)) responses['201'] = { ...ok, description: 'Created' };
       else responses['200'] = ok;
-      const codes = new Set<keyof typeof ERROR_TABLE>(['RATE_LIMITED', 'INTERNAL_ERROR', ...(opts.errors[key] ?? [])]);
-      const byStatus = new Map<number, string[]>();
-      for (const code of codes) {
-        const { status } = ERROR_TABLE[code];
-        byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-      }
-      for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-        responses[String(status)] = { description: list.join(', '), content: { 'application/json': { schema: ref } } };
-      }
-      op.responses = responses;
+      op.responses = errorResponses(key, responses);
     }
   }
   const plain = (summary: string, responses: Json) => ({ summary, tags: ['system'], responses });
@@ -81,6 +84,16 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
       200: { description: 'Health report', content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthReport' } } } },
       503: { description: 'Database unreachable; the body is still the health report', content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthReport' } } } },
     }),
+  };
+  doc.paths['/auth/account'] = {
+    delete: {
+      operationId: 'auth-deleteAccount',
+      summary: 'Delete the account and all its data',
+      tags: ['auth'],
+      security: [{ session: [] }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['confirm'], additionalProperties: false, properties: { confirm: { type: 'boolean', enum: [true] } } } } } },
+      responses: errorResponses('DELETE /auth/account', { 204: { description: 'No Content' } }),
+    },
   };
   doc.paths['/'] = { get: plain('Human-facing status page (HTML)', { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } }) };
   doc.paths['/auth/provider'] = {

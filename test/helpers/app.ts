@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../server/config.ts';
 import { buildContainer, type Container, type ContainerOptions } from '../../server/container.ts';
-import { openDatabase } from '../../server/database.ts';
+import { freePort, openDatabase } from '../../server/database.ts';
 import { buildApp } from '../../server/http/app.ts';
 import { installFeatures } from '../../server/features.ts';
 import { createLogger } from '../../server/logger.ts';
@@ -57,7 +57,9 @@ export async function buildTestApp(
 ): Promise<TestApp> {
   const db = opts.databaseUrl ? undefined : await createTestDatabase();
   const databaseUrl = opts.databaseUrl ?? db!.url;
-  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, ...opts.env }));
+  // The redirect URI and cookie rules derive from PUBLIC_BASE_URL: know the port up front.
+  const port = await freePort();
+  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
   const logs: Record<string, unknown>[] = [];
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
@@ -74,7 +76,7 @@ export async function buildTestApp(
   const container = await buildContainer({ config, orm, databaseUrl, log, probes: opts.probes });
   if (opts.features !== false) installFeatures(container);
   const app = buildApp(container);
-  const server = await listen(app, 0, '127.0.0.1');
+  const server = await listen(app, port, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   for (const w of container.workers) w.start();
   let closed = false;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { sessionInfo } from '../../../shared/schemas/auth.ts';
-import { publicProcedure, router } from '../init.ts';
+import { deleteAccountInput, sessionInfo } from '../../../shared/schemas/auth.ts';
+import { csrfProcedure, publicProcedure, router } from '../init.ts';
 
 export const authRouter = router({
   session: publicProcedure
@@ -18,6 +18,27 @@ export const authRouter = router({
     .input(z.object({}).strict().optional())
     .output(z.void())
     .mutation(({ ctx }) => {
+      ctx.container.sessions.signOut(ctx.koa);
+      ctx.koa.state.status = 204;
+    }),
+
+  disconnect: csrfProcedure
+    .meta({ openapi: { method: 'POST', path: '/auth/provider/disconnect', tags: ['auth'], summary: 'Revoke access, stop the watch, clear credentials, end sessions', successDescription: 'No Content' }, rateLimit: 'auth.disconnect' })
+    .input(z.object({}).strict().optional())
+    .output(z.void())
+    .mutation(async ({ ctx }) => {
+      await ctx.container.auth.disconnect(ctx.em, ctx.user.accountId);
+      ctx.container.sessions.signOut(ctx.koa);
+      ctx.koa.state.status = 204;
+    }),
+
+  deleteAccount: csrfProcedure
+    // REST: DELETE /auth/account is served by http/delete-account.route.ts through this procedure.
+    .meta({ rateLimit: 'auth.deleteAccount' })
+    .input(deleteAccountInput)
+    .output(z.void())
+    .mutation(async ({ ctx }) => {
+      await ctx.container.auth.deleteAccount(ctx.em, ctx.user.accountId);
       ctx.container.sessions.signOut(ctx.koa);
       ctx.koa.state.status = 204;
     }),

@@ -1,5 +1,6 @@
 /** The whole API as one router; `AppRouter` is the type the client package imports. */
 import { router } from '../init.ts';
+import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
 import { statusRouter } from './status.router.ts';
 import { systemRouter } from './system.router.ts';
@@ -8,6 +9,7 @@ export const appRouter = router({
   system: systemRouter,
   auth: authRouter,
   status: statusRouter,
+  analytics: analyticsRouter,
 });
 
 export type AppRouter = typeof appRouter;

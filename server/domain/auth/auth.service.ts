@@ -1,0 +1,143 @@
+/**
+ * Sign-in (authorization code + PKCE), disconnect and account deletion. OAuth state is
+ * stored hashed, bound to the browser's pre-auth cookie, single use (deleted on first
+ * presentation, whatever the outcome) and short-lived.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Account, OAuthState, Session, SyncState } from '../../../db/entities/index.ts';
+import type { Logger } from '../../logger.ts';
+import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
+import type { CredentialsService } from './credentials.service.ts';
+
+const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
+const random = () => randomBytes(32).toString('base64url');
+
+/** Why a callback failed; logged with the request id, never shown to the browser. */
+export class SignInFailure extends Error {
+  constructor(readonly reason: string, cause?: unknown) {
+    super(`sign-in failed: ${reason}`, { cause });
+    this.name = 'SignInFailure';
+  }
+}
+
+/** The mail watch as the auth flow needs it (registered after sign-in, stopped before revoking). */
+export interface MailWatchControl {
+  register(accountId: string): Promise<void>;
+  stop(em: EntityManager, accountId: string): Promise<void>;
+}
+
+export const noMailWatch: MailWatchControl = { register: async () => {}, stop: async () => {} };
+
+export function createAuthService(deps: {
+  oauth: OAuthProvider;
+  credentials: CredentialsService;
+  log: Logger;
+  stateTtlSeconds: number;
+  watch: () => MailWatchControl;
+  clock?: () => Date;
+}) {
+  const clock = deps.clock ?? (() => new Date());
+  const { oauth, credentials, log } = deps;
+
+  /** Best effort: stop the watch, then revoke the grant. Failures are logged, never block removal. */
+  async function releaseProviderAccess(em: EntityManager, accountId: string) {
+    try {
+      await deps.watch().stop(em, accountId);
+    } catch (err) {
+      log.warn({ accountId, err: (err as Error).message }, 'stopping the mail watch failed');
+    }
+    const refreshToken = await credentials.refreshToken(em, accountId).catch(() => null);
+    if (!refreshToken) return;
+    try {
+      await oauth.revoke(refreshToken);
+    } catch (err) {
+      log.warn({ accountId, err: (err as Error).message }, 'revoking at the provider failed; credentials are deleted anyway');
+    }
+  }
+
+  return {
+    async startSignIn(em: EntityManager): Promise<{ redirectUrl: string; browserNonce: string }> {
+      const state = random();
+      const codeVerifier = random();
+      const browserNonce = random();
+      const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+      em.create(OAuthState, {
+        id: sha256(state),
+        browserHash: sha256(browserNonce),
+        codeVerifier,
+        expiresAt: new Date(clock().getTime() + deps.stateTtlSeconds * 1000),
+      });
+      await em.flush();
+      // Housekeeping: expired states are useless.
+      await em.nativeDelete(OAuthState, { expiresAt: { $lt: clock() } });
+      return { redirectUrl: oauth.authorizationUrl({ state, codeChallenge }), browserNonce };
+    },
+
+    async completeSignIn(
+      em: EntityManager,
+      q: { state?: string; code?: string; error?: string; browserNonce?: string },
+    ): Promise<{ accountId: string; email: string }> {
+      if (!q.state) throw new SignInFailure('missing state');
+      // Single use: the state is gone after this, whatever happens next.
+      const rows = await em.getConnection().execute(
+        'delete from oauth_states where id = ? returning browser_hash, code_verifier, expires_at',
+        [sha256(q.state)],
+      );
+      const row = rows[0] as { browser_hash: string; code_verifier: string; expires_at: Date | string } | undefined;
+      if (!row) throw new SignInFailure('unknown or reused state');
+      if (new Date(row.expires_at).getTime() <= clock().getTime()) throw new SignInFailure('expired state');
+      if (!q.browserNonce || sha256(q.browserNonce) !== row.browser_hash) throw new SignInFailure('state presented by another browser');
+      if (q.error) throw new SignInFailure('provider returned an error');
+      if (!q.code) throw new SignInFailure('missing code');
+
+      let tokens;
+      try {
+        tokens = await oauth.exchangeCode({ code: q.code, codeVerifier: row.code_verifier });
+      } catch (err) {
+        throw new SignInFailure('code exchange failed', err);
+      }
+      if (!tokens.scope.split(/\s+/).includes(MAIL_SCOPE)) throw new SignInFailure('mail scope not granted');
+      let identity;
+      try {
+        identity = await oauth.userinfo(tokens.accessToken);
+      } catch (err) {
+        throw new SignInFailure('userinfo failed', err);
+      }
+
+      const accountId = await em.transactional(async (tx) => {
+        const account = await tx.upsert(Account, { sub: identity.sub, email: identity.email, needsReconnect: false, updatedAt: clock() }, { onConflictFields: ['sub'], onConflictExcludeFields: ['id', 'createdAt', 'signature', 'responseStyle'] });
+        if (!tokens.refreshToken && !(await credentials.refreshToken(tx, account.id))) throw new SignInFailure('no refresh token granted');
+        await credentials.store(tx, account.id, tokens);
+        await tx.upsert(SyncState, { account: account.id }, { onConflictFields: ['account'], onConflictAction: 'ignore' });
+        return account.id;
+      });
+      deps.watch().register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
+      return { accountId, email: identity.email };
+    },
+
+    /** Revokes, stops the watch, deletes the credentials and every session of the account. */
+    async disconnect(em: EntityManager, accountId: string): Promise<void> {
+      try {
+        await releaseProviderAccess(em, accountId);
+      } finally {
+        await em.transactional(async (tx) => {
+          await credentials.remove(tx, accountId);
+          await tx.nativeDelete(Session, { account: accountId });
+          await tx.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null });
+        });
+      }
+    },
+
+    /** Revokes, stops the watch and deletes the account with every row that belongs to it. */
+    async deleteAccount(em: EntityManager, accountId: string): Promise<void> {
+      try {
+        await releaseProviderAccess(em, accountId);
+      } finally {
+        // Every table references accounts with ON DELETE CASCADE: one statement, one transaction.
+        await em.transactional((tx) => tx.nativeDelete(Account, { id: accountId }));
+      }
+    },
+  };
+}
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,16 @@
+import { PubSub } from '@google-cloud/pubsub';
+import { startPubSubStandIn } from '/work/main/test/stand-ins/pubsub.stand-in.ts';
+process.env.GCE_METADATA_HOST = '127.0.0.1:9';
+const s = await startPubSubStandIn();
+s.createTopic('t'); s.createSubscription('t', 'sub');
+process.env.PUBSUB_EMULATOR_HOST = s.host;
+const ps = new PubSub({ projectId: 'test-project' });
+const sub = ps.subscription('sub');
+const errs: unknown[] = []; const got: string[] = [];
+sub.on('error', (e) => errs.push(e)); sub.on('debug', (d) => console.log('debug', d.message));
+sub.on('message', (m) => { got.push(m.data.toString()); m.ack(); });
+await new Promise((r) => setTimeout(r, 50_000));
+await ps.topic('t').publishMessage({ data: Buffer.from('late') });
+await new Promise((r) => setTimeout(r, 500));
+console.log({ got, errs, calls: s.calls.StreamingPull, open: s.openStreams(), stats: s.stats('sub') });
+await sub.close(); await ps.close(); await s.close();
