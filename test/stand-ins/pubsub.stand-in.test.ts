@@ -358,7 +358,32 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
   });
 });
 
-describe('Pub/Sub stand-in shutdown', { timeout: 15_000 }, () => {
+describe('Pub/Sub stand-in options and shutdown', { timeout: 20_000 }, () => {
+  it('pullWaitMs: a pull without returnImmediately waits for a message; returnImmediately does not', async () => {
+    const standIn = await startPubSubStandIn({ pullWaitMs: 3000 });
+    const client = subscriberClientFor(standIn.host);
+    try {
+      standIn.createTopic('w');
+      const sub = standIn.createSubscription('w', 'w-sub');
+      assert.equal(sub, 'projects/test-project/subscriptions/w-sub');
+
+      let t0 = Date.now();
+      const [immediate] = await client.pull({ subscription: sub, maxMessages: 1, returnImmediately: true }, noRetry);
+      assert.equal((immediate.receivedMessages ?? []).length, 0);
+      assert.ok(Date.now() - t0 < 1000, 'returnImmediately answers at once');
+
+      t0 = Date.now();
+      setTimeout(() => standIn.publish('w', 'arrived'), 300);
+      const [waited] = await client.pull({ subscription: sub, maxMessages: 1 }, noRetry);
+      const elapsed = Date.now() - t0;
+      assert.equal(Buffer.from(waited.receivedMessages![0]!.message!.data as Uint8Array).toString(), 'arrived');
+      assert.ok(elapsed >= 250 && elapsed < 2500, `long-poll answered after ${elapsed} ms`);
+    } finally {
+      await client.close();
+      await standIn.close();
+    }
+  });
+
   it('close() returns promptly while a StreamingPull stream is open', { timeout: 10_000 }, async () => {
     const standIn = await startPubSubStandIn();
     assert.equal(standIn.projectId, 'test-project');
