@@ -772,7 +772,8 @@ export async function startPubSubStandIn(opts: PubSubStandInOptions = {}): Promi
         for (const w of sub.waiters) w.done([]);
         sub.waiters.clear();
       }
-      await new Promise((r) => server.tryShutdown(() => r(undefined)));
+      for (const st of [...allStreams]) endStream(st, new RpcError(grpc.status.UNAVAILABLE, 'Pub/Sub stand-in shutting down'));
+      server.forceShutdown();
     },
   };
   return standIn;

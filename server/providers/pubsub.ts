@@ -1,0 +1,86 @@
+/**
+ * The change-notification queue: a pull subscription read with @google-cloud/pubsub's
+ * low-level SubscriberClient (unary Pull, bounded batches), so the poller decides when to
+ * acknowledge. Every call has a deadline and no library retry: an unreachable queue must
+ * fail fast (the client otherwise hangs ~90 s), and the poller does its own backoff.
+ */
+import { PubSub, v1 } from '@google-cloud/pubsub';
+import * as grpc from '@grpc/grpc-js';
+import type { Config } from '../config.ts';
+
+export interface ReceivedNotification {
+  ackId: string;
+  messageId: string;
+  data: Buffer;
+  deliveryAttempt: number;
+  publishTime?: Date;
+}
+
+export interface NotificationQueue {
+  pull(maxMessages: number): Promise<ReceivedNotification[]>;
+  ack(ackIds: string[]): Promise<void>;
+  /** Makes the messages deliverable again after `seconds` (0 = now). */
+  retryLater(ackIds: string[], seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CALL_TIMEOUT_MS = 10_000;
+const noRetry = { retry: null, timeout: CALL_TIMEOUT_MS } as unknown as Record<string, unknown>;
+
+export function subscriptionPath(config: Readonly<Config>): string {
+  const sub = config.pubsub.subscription!;
+  return sub.startsWith('projects/') ? sub : `projects/${config.pubsub.projectId}/subscriptions/${sub}`;
+}
+
+export function pubsubClientOptions(config: Readonly<Config>): ConstructorParameters<typeof v1.SubscriberClient>[0] {
+  const host = config.pubsub.emulatorHost;
+  const projectId = config.pubsub.projectId ?? subscriptionPath(config).split('/')[1];
+  if (!host) return { projectId };
+  const [servicePath, port] = host.split(':');
+  return { servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure(), projectId };
+}
+
+export function createNotificationQueue(config: Readonly<Config>): NotificationQueue {
+  const client = new v1.SubscriberClient(pubsubClientOptions(config));
+  const subscription = subscriptionPath(config);
+  return {
+    async pull(maxMessages) {
+      const [res] = await client.pull({ subscription, maxMessages, returnImmediately: false }, noRetry);
+      return (res.receivedMessages ?? []).flatMap((m) =>
+        m.ackId && m.message
+          ? [{
+              ackId: m.ackId,
+              messageId: String(m.message.messageId ?? ''),
+              data: Buffer.from((m.message.data as Uint8Array | string | undefined) ?? ''),
+              deliveryAttempt: Number(m.deliveryAttempt ?? 0),
+              publishTime: m.message.publishTime?.seconds ? new Date(Number(m.message.publishTime.seconds) * 1000) : undefined,
+            }]
+          : [],
+      );
+    },
+    async ack(ackIds) {
+      if (ackIds.length) await client.acknowledge({ subscription, ackIds }, noRetry);
+    },
+    async retryLater(ackIds, seconds) {
+      if (ackIds.length) await client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: Math.max(0, Math.min(600, Math.round(seconds))) }, noRetry);
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Emulator convenience for local runs: create the topic and subscription if missing. */
+export async function ensureEmulatorSubscription(config: Readonly<Config>): Promise<void> {
+  if (!config.pubsub.emulatorHost || !config.pubsub.topic) return;
+  const [servicePath, port] = config.pubsub.emulatorHost.split(':');
+  const pubsub = new PubSub({ projectId: config.pubsub.projectId, servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure() });
+  try {
+    const topic = pubsub.topic(config.pubsub.topic);
+    const [topicExists] = await topic.exists();
+    if (!topicExists) await topic.create();
+    const sub = pubsub.subscription(subscriptionPath(config));
+    const [subExists] = await sub.exists();
+    if (!subExists) await topic.createSubscription(subscriptionPath(config), { ackDeadlineSeconds: 30 });
+  } finally {
+    await pubsub.close();
+  }
+}
