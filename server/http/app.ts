@@ -18,12 +18,13 @@ import { healthRoute, homeRoute } from './pages.ts';
 import { rateLimitHeaders, type BucketName } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
 import { restMiddleware } from './rest.ts';
+import { staticRoutes } from './static.routes.ts';
 import { trpcMiddleware } from './trpc.ts';
 
 /** Readable from any origin, without credentials. */
 const PUBLIC_CORS_PATHS = new Set(['/health', '/api/status/incidents']);
 /** Routes that never touch the session (and so still answer while the database is down). */
-const SESSIONLESS_PATHS = new Set(['/', '/health', '/openapi.json', '/status', '/status.js', '/docs']);
+const SESSIONLESS_PATHS = new Set(['/', '/health', '/openapi.json', '/status', '/status.js', '/status.css', '/docs', '/docs/init.js']);
 
 export function buildApp(container: Container): Koa {
   const { config } = container;
@@ -47,6 +48,7 @@ export function buildApp(container: Container): Koa {
   });
   routes.all('/trpc/{*path}', trpcMiddleware(appRouter, container));
   routes.delete('/auth/account', deleteAccountRoute(container));
+  staticRoutes(routes, { limit });
   for (const extra of container.extraRoutes) extra(routes, { limit });
 
   const sessionMw = container.sessions.install(app);
@@ -73,7 +75,7 @@ export function buildApp(container: Container): Koa {
       maxAge: 600,
     }),
   );
-  app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) ? next() : sessionMw(ctx, next)));
+  app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next)));
   app.use(routes.routes());
   app.use(restMiddleware(appRouter, container));
   // Unknown routes count against the global limit too, then answer NOT_FOUND.

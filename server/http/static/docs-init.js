@@ -1,0 +1,1 @@
+window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, supportedSubmitMethods: [] });
