@@ -94,16 +94,15 @@ const originOf = (url: string) => new URL(url).origin;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
-    throw new ConfigError([...new Set(problems)]);
-  }
-  const e = parsed.data;
-  const production = e.NODE_ENV === 'production';
+  const production = env.NODE_ENV === 'production';
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
   if (production) {
-    const missing = (['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const).filter((k) => !e[k]);
-    if (missing.length) throw new ConfigError(missing.map((k) => `${k}: required when NODE_ENV=production`));
+    for (const k of ['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const) {
+      if (!env[k]?.trim()) problems.push(`${k}: required when NODE_ENV=production`);
+    }
   }
+  if (problems.length || !parsed.success) throw new ConfigError([...new Set(problems)]);
+  const e = parsed.data;
   const port = e.PORT ?? 3000;
   const publicBaseUrl = (e.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const config: Config = {

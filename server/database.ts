@@ -38,6 +38,8 @@ const exists = (p: string) => access(p).then(() => true, () => false);
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
   database?: string;
+  /** A fixed port (to restart a cluster where its clients expect it); default: a free one. */
+  port?: number;
   fast?: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
@@ -53,7 +55,7 @@ export async function startEmbeddedPostgres(opts: {
     password = randomBytes(18).toString('base64url');
     await writeFile(passwordFile, password, { mode: 0o600 });
   }
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const log = opts.log ?? (() => {});
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,

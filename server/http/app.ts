@@ -15,7 +15,7 @@ import { errorEnvelope } from './errors.middleware.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { API_ERRORS, CREATED_OPERATIONS, NO_CONTENT_OPERATIONS } from './openapi-errors.ts';
 import { healthRoute, homeRoute } from './pages.ts';
-import { rateLimitHeaders, type BucketName } from './rate-limit.ts';
+import { consumeFor, countRefused, type BucketName } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
 import { restMiddleware } from './rest.ts';
 import { staticRoutes } from './static.routes.ts';
@@ -32,8 +32,7 @@ export function buildApp(container: Container): Koa {
   app.silent = true;
 
   const limit = (bucket: BucketName): Koa.Middleware => async (ctx, next) => {
-    const outcome = await container.rateLimits.consume(bucket, ctx.state.clientIp);
-    ctx.set(rateLimitHeaders(outcome));
+    await consumeFor(ctx, container.rateLimits, bucket);
     return next();
   };
 
@@ -75,11 +74,10 @@ export function buildApp(container: Container): Koa {
       maxAge: 600,
     }),
   );
+  app.use(countRefused(container.rateLimits, (path) => (appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { rateLimit?: BucketName } } }>)[path]?._def.meta?.rateLimit));
   app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next)));
   app.use(routes.routes());
   app.use(restMiddleware(appRouter, container));
-  // Unknown routes count against the global limit too, then answer NOT_FOUND.
-  app.use(limit('global'));
   app.use(() => {
     throw new AppError('NOT_FOUND');
   });

@@ -5,6 +5,7 @@
  * is unreachable, an in-memory insurance limiter keeps limiting (per instance) meanwhile.
  */
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type Koa from 'koa';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.ts';
 
@@ -78,5 +79,55 @@ export function rateLimitHeaders(o: RateLimitOutcome): Record<string, string> {
     'RateLimit-Limit': String(o.limit),
     'RateLimit-Remaining': String(Math.max(0, o.remaining)),
     'RateLimit-Reset': String(Math.max(0, o.resetSeconds)),
+  };
+}
+
+/**
+ * Counts the request against `bucket`, sets the RateLimit-* headers (also on refusal) and
+ * marks the request as counted, so that nothing counts it twice.
+ */
+export async function consumeFor(ctx: Koa.Context, limits: RateLimits, bucket: BucketName): Promise<void> {
+  ctx.state.rateLimited = true;
+  try {
+    ctx.set(rateLimitHeaders(await limits.consume(bucket, ctx.state.clientIp)));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'RATE_LIMITED') {
+      ctx.set({ 'RateLimit-Limit': String(limits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfter ?? 1) });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Every request counts, refused ones included: a request that was answered without passing
+ * a rate-limited route or procedure (malformed body, unknown route or procedure, wrong
+ * content type) is counted afterwards, against its procedure's bucket when known, else the
+ * global one; if that puts it over the limit, the answer becomes RATE_LIMITED.
+ */
+export function countRefused(limits: RateLimits, bucketOf: (procedurePath: string) => BucketName | undefined): Koa.Middleware {
+  return async (ctx, next) => {
+    let failure: unknown;
+    try {
+      await next();
+    } catch (err) {
+      failure = err;
+    }
+    if (!ctx.state.rateLimited && ctx.method !== 'OPTIONS') {
+      const path = typeof ctx.state.procedurePath === 'string' ? ctx.state.procedurePath : undefined;
+      try {
+        await consumeFor(ctx, limits, (path && bucketOf(path)) || 'global');
+      } catch (err) {
+        failure = err;
+        if (ctx.path.startsWith('/trpc/')) {
+          // The typed client expects a tRPC-shaped error on /trpc.
+          ctx.status = 429;
+          ctx.set('Retry-After', String((err as AppError).retryAfter ?? 1));
+          ctx.type = 'application/json';
+          ctx.body = { error: { code: -32029, message: 'Too many requests; please retry later.', data: { appCode: 'RATE_LIMITED', requestId: ctx.state.requestId, httpStatus: 429 } } };
+          return;
+        }
+      }
+    }
+    if (failure) throw failure;
   };
 }

@@ -51,7 +51,10 @@ export function restMiddleware(router: AppRouter, container: Container): Koa.Mid
     router,
     maxBodySize: BODY_LIMIT_BYTES,
     createContext: ({ req }) => createRequestContext((req as IncomingMessage & { koa: Koa.Context }).koa, container, 'rest'),
-    onError: ({ error, req }) => failures.set(req as IncomingMessage, error),
+    onError: ({ error, req, path }) => {
+      failures.set(req as IncomingMessage, error);
+      if (path) (req as IncomingMessage & { koa?: Koa.Context }).koa!.state.procedurePath = path;
+    },
     responseMeta: ({ ctx, errors }) => {
       const status = (ctx as { koa?: Koa.Context } | undefined)?.koa?.state.status;
       return errors.length === 0 && typeof status === 'number' ? { status } : {};

@@ -8,7 +8,8 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ERROR_TABLE } from '../../shared/errors.ts';
 import { AppError } from '../domain/errors.ts';
 import { toAppError } from '../http/envelope.ts';
-import { rateLimitHeaders, type BucketName } from '../http/rate-limit.ts';
+import { consumeFor, type BucketName } from '../http/rate-limit.ts';
+import { currentRequestId } from '../http/request-id.ts';
 import type { RequestContext } from './context.ts';
 
 export interface Meta extends OpenApiMeta {
@@ -27,7 +28,8 @@ const t = initTRPC
         message: ERROR_TABLE[app.code].message,
         data: {
           appCode: app.code,
-          requestId: ctx?.requestId ?? '',
+          // Errors raised before the context exists (bad content type, unknown procedure) still carry the id.
+          requestId: ctx?.requestId ?? currentRequestId() ?? '',
           httpStatus: app.status,
           issues: app.code === 'VALIDATION_FAILED' ? (app.issues ?? []) : undefined,
           path: shape.data.path,
@@ -41,16 +43,9 @@ export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
 const rateLimited = t.middleware(async ({ ctx, meta, next }) => {
-  const bucket = meta?.rateLimit ?? 'global';
-  try {
-    const outcome = await ctx.container.rateLimits.consume(bucket, ctx.clientIp);
-    ctx.koa.set(rateLimitHeaders(outcome));
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'RATE_LIMITED') {
-      ctx.koa.set({ 'RateLimit-Limit': String(ctx.container.rateLimits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfter ?? 1) });
-    }
+  await consumeFor(ctx.koa, ctx.container.rateLimits, meta?.rateLimit ?? 'global').catch((err: unknown) => {
     throw wrap(err);
-  }
+  });
   return next();
 });
 

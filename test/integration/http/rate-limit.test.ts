@@ -21,7 +21,10 @@ function assertRateLimitHeaders(res: Response, remaining: number, where: string)
   assert.ok(Number.isInteger(reset) && reset >= 0 && reset <= 60, `${where}: RateLimit-Reset ${res.headers.get('ratelimit-reset')}`);
 }
 
-/** Asserts a REST 429 RATE_LIMITED envelope with Retry-After and RateLimit-* headers. */
+/**
+ * Asserts a REST 429 RATE_LIMITED envelope with Retry-After. (The RateLimit-* headers of a
+ * 429 are checked once per kind of route, in the first tests, so that one defect fails one test.)
+ */
 async function assertRateLimited(res: Response, where: string) {
   const text = await res.text();
   assert.equal(res.status, 429, `${where}: status (body ${text})`);
@@ -32,7 +35,6 @@ async function assertRateLimited(res: Response, where: string) {
   const retryAfter = res.headers.get('retry-after') ?? '';
   assert.match(retryAfter, /^[1-9]\d*$/, `${where}: Retry-After is a positive integer`);
   assert.ok(Number(retryAfter) <= 60, `${where}: Retry-After within the window`);
-  assertRateLimitHeaders(res, 0, where);
 }
 
 describe('global default rate limit', () => {
@@ -43,7 +45,9 @@ describe('global default rate limit', () => {
       assert.equal(res.status, 200, `request ${i + 1}`);
       assertRateLimitHeaders(res, 4 - i, `request ${i + 1}`);
     }
-    await assertRateLimited(await get(app, '/health'), '6th /health');
+    const sixth = await get(app, '/health');
+    assertRateLimitHeaders(sixth, 0, '6th /health');
+    await assertRateLimited(sixth, '6th /health');
   });
 
   it('refuses the 6th request to /auth/session the same way', async (t) => {
@@ -53,7 +57,9 @@ describe('global default rate limit', () => {
       assert.equal(res.status, 200, `request ${i + 1}`);
       assertRateLimitHeaders(res, 4 - i, `request ${i + 1}`);
     }
-    await assertRateLimited(await get(app, '/auth/session'), '6th /auth/session');
+    const sixth = await get(app, '/auth/session');
+    assertRateLimitHeaders(sixth, 0, '6th /auth/session');
+    await assertRateLimited(sixth, '6th /auth/session');
     // Still refused: the client stays blocked for the window.
     await assertRateLimited(await get(app, '/auth/session'), '7th /auth/session');
   });
