@@ -3,6 +3,7 @@
  * request logs carry the path without its query string (OAuth codes travel there).
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { currentRequestId } from './http/request-id.ts';
 
 export type { Logger };
 
@@ -20,6 +21,11 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      // Every line logged while handling a request carries its id, whichever logger wrote it.
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { requestId } : {};
+      },
     },
     opts.destination,
   );

@@ -5,7 +5,9 @@
  * rate-limit headers). Errors are recorded in onError and rendered as the envelope.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import parse from 'co-body';
 import type Koa from 'koa';
+import { AppError } from '../domain/errors.ts';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import type { Container } from '../container.ts';
 import { createRequestContext } from '../trpc/context.ts';
@@ -45,7 +47,39 @@ function normaliseContentType(req: IncomingMessage) {
   if (media === 'application/json') req.headers['content-type'] = 'application/json';
 }
 
+/** Method + path patterns of the REST operations, to know when a request targets one. */
+function restOperations(router: AppRouter): { method: string; pattern: RegExp }[] {
+  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string } } } }>;
+  return Object.values(procedures).flatMap((p) => {
+    const op = p._def.meta?.openapi;
+    if (!op) return [];
+    const escaped = op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+    const pattern = new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
+    return [{ method: op.method, pattern }];
+  });
+}
+
+/**
+ * Reads a JSON body for an operation that takes one. trpc-to-openapi would spread a body
+ * like `[]`, `5` or `null` into an empty input; the API's bodies are objects, so anything
+ * else is refused here, as is malformed or oversized JSON.
+ */
+async function readJsonBody(req: IncomingMessage & { body?: unknown }): Promise<void> {
+  let value: unknown;
+  try {
+    value = await parse.json(req, { limit: BODY_LIMIT_BYTES, strict: false });
+  } catch (err) {
+    const tooBig = (err as { type?: string }).type === 'entity.too.large';
+    throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: tooBig ? 'too_big' : 'invalid_json' }] });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: 'invalid_type' }] });
+  }
+  req.body = value;
+}
+
 export function restMiddleware(router: AppRouter, container: Container): Koa.Middleware {
+  const operations = restOperations(router);
   const failures = new WeakMap<IncomingMessage, unknown>();
   const handler = createOpenApiNodeHttpHandler({
     router,
@@ -65,6 +99,10 @@ export function restMiddleware(router: AppRouter, container: Container): Koa.Mid
     const req = ctx.req as IncomingMessage & { koa?: Koa.Context };
     req.koa = ctx;
     normaliseContentType(req);
+    const hasBody = 'body' in req;
+    if (!hasBody && req.headers['content-type'] === 'application/json' && operations.some((o) => o.method === ctx.method && o.pattern.test(ctx.path))) {
+      await readJsonBody(req);
+    }
     const captured = new CapturedResponse(ctx.res);
     let noProcedure = false;
     await handler(req, captured as unknown as ServerResponse, async () => {
