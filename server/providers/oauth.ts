@@ -4,7 +4,7 @@
  * client class, given an account's tokens, authorises the mail API and refreshes the
  * access token when it has expired or after a 401.
  */
-import { OAuth2Client, type Credentials } from 'google-auth-library';
+import { gaxios, OAuth2Client, type Credentials } from 'google-auth-library';
 import type { Config } from '../config.ts';
 
 export const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
@@ -38,6 +38,20 @@ export function isInvalidGrant(err: unknown): boolean {
   return e?.response?.data?.error === 'invalid_grant' || (typeof e?.message === 'string' && e.message.includes('invalid_grant'));
 }
 
+/**
+ * google-auth-library sends its token-endpoint calls (code exchange, refresh) with a per-request
+ * `retry: true` (3 retries on 5xx, POST included), which overrides `transporterOptions.retry`.
+ * Force it off for those calls: a code is single use, and one provider timeout must bound the
+ * callback. Other requests (the mail client's) keep the retry settings their caller chose.
+ */
+function tokenNoRetryTransporter(tokenUrl: string): gaxios.Gaxios {
+  return new (class extends gaxios.Gaxios {
+    override request<T>(opts: gaxios.GaxiosOptions = {}): gaxios.GaxiosPromise<T> {
+      return super.request<T>(String(opts.url) === tokenUrl ? { ...opts, retry: false, retryConfig: { retry: 0, noResponseRetries: 0 } } : opts);
+    }
+  })({ timeout: PROVIDER_TIMEOUT_MS, retry: false });
+}
+
 export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
   const o = config.oauth;
   const client = () =>
@@ -46,7 +60,7 @@ export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
       clientSecret: o.clientSecret,
       redirectUri: o.redirectUri,
       endpoints: { oauth2AuthBaseUrl: o.authUrl, oauth2TokenUrl: o.tokenUrl, oauth2RevokeUrl: o.revokeUrl },
-      transporterOptions: { timeout: PROVIDER_TIMEOUT_MS, retry: false },
+      transporter: tokenNoRetryTransporter(o.tokenUrl),
       // Refresh once after any 401 even when the stored expiry says the token is fresh.
       forceRefreshOnFailure: true,
     });

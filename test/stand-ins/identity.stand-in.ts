@@ -5,7 +5,7 @@
  *   GET  /o/oauth2/v2/auth          consent (auto-consents as the "current user", 302 back)
  *   POST /token                     authorization_code and refresh_token grants
  *   GET  /v1/userinfo               {sub, email, email_verified} for a Bearer access token
- *   POST /revoke                    revokes a whole grant by its refresh or access token
+ *   POST /revoke                    revokes the user's whole grant to the client, by any of its tokens
  *   GET  /oauth2/v3/certs           JWKS for the RS256 id_token
  *   GET  /.well-known/openid-configuration
  *
@@ -575,7 +575,10 @@ export async function startIdentityStandIn(opts: IdentityStandInOptions = {}): P
     const grantId = refreshIndex.get(token) ?? (liveAccess(token)?.grant.id ?? undefined);
     const grant = grantId ? grantsById.get(grantId) : undefined;
     if (!grant || grant.revoked) throw new HttpError(400, { error: 'invalid_token', error_description: 'Token expired or revoked' });
-    revokeGrant(grant);
+    // As Google does: revoking one token revokes the user's whole grant to this client.
+    for (const g of grantsById.values()) {
+      if (!g.revoked && g.user.sub === grant.user.sub && g.clientId === grant.clientId) revokeGrant(g);
+    }
     sendJson(res, 200, {});
   }
 

@@ -97,6 +97,8 @@ export function createAuthService(deps: {
       } catch (err) {
         throw new SignInFailure('code exchange failed', err);
       }
+      // Tokens of a failed callback are not revoked: revoking revokes the user's whole grant
+      // to this client, which would also cut off an existing connection of the same user.
       if (!tokens.scope.split(/\s+/).includes(MAIL_SCOPE)) throw new SignInFailure('mail scope not granted');
       let identity;
       try {

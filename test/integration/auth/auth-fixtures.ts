@@ -1,0 +1,99 @@
+/**
+ * Shared steps of the auth integration tests: an app wired to the stand-in providers, the
+ * consent leg of the redirect flow done by hand (so a test can tamper with the callback),
+ * SQL against the app's own database, and envelope / tRPC error assertions.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { startProviders, type Providers } from '../../helpers/providers.ts';
+
+export const SESSION_COOKIE = 'mia_session';
+export const PREAUTH_COOKIE = 'mia_oauth';
+export const OAUTH_FAILED_URL = `${WEB_ORIGIN}/?error=oauth_failed`;
+export const CONNECTED_URL = `${WEB_ORIGIN}/?connected=1`;
+export const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+export const sha256hex = (v: string) => createHash('sha256').update(v).digest('hex');
+
+export interface AuthWorld {
+  providers: Providers;
+  app: TestApp;
+  sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+interface TestContext {
+  after(fn: () => unknown): void;
+}
+
+export async function authWorld(t: TestContext, env: Record<string, string | undefined> = {}): Promise<AuthWorld> {
+  const providers = await startProviders(t);
+  const app = await buildTestApp(t, { env: { ...providers.env, ...env } });
+  return { providers, app, sql: sqlOf(app) };
+}
+
+export function sqlOf(app: TestApp) {
+  return async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await app.container.pool.query(text, params)).rows as T[];
+}
+
+/**
+ * GET /auth/provider in `browser`, then the consent screen (outside the browser's cookie jar,
+ * as the provider is another site). Returns the consent URL and the callback path+query the
+ * provider redirected to, without calling it.
+ */
+export async function consent(browser: Browser): Promise<{ authorizeUrl: URL; callback: string; state: string }> {
+  const start = await browser.fetch('/auth/provider');
+  assert.equal(start.status, 302, `GET /auth/provider answered ${start.status}`);
+  const authorizeUrl = new URL(start.headers.get('location')!);
+  const answer = await fetch(authorizeUrl, { redirect: 'manual' });
+  assert.equal(answer.status, 302, 'the consent stand-in redirects back');
+  const back = new URL(answer.headers.get('location')!);
+  return { authorizeUrl, callback: back.pathname + back.search, state: authorizeUrl.searchParams.get('state')! };
+}
+
+/** Calls the callback and returns the response (302 expected either way). */
+export async function callback(browser: Browser, pathAndQuery: string): Promise<Response> {
+  return browser.fetch(pathAndQuery);
+}
+
+export async function sessionOf(browser: Browser): Promise<{ authenticated: boolean; csrfToken: string; email?: string }> {
+  const res = await browser.fetch('/auth/session');
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+export async function accountBySub(world: AuthWorld, sub: string) {
+  const rows = await world.sql<{ id: string; email: string; needs_reconnect: boolean }>('select id, email, needs_reconnect from accounts where sub = $1', [sub]);
+  return rows[0];
+}
+
+/** Asserts a REST error envelope with `code` and `status`; returns the body. */
+export async function expectEnvelope(res: Response, code: string, status: number) {
+  const text = await res.text();
+  assert.equal(res.status, status, `status (body ${text})`);
+  const body = JSON.parse(text);
+  assert.equal(body.error?.code, code, `code (body ${text})`);
+  assert.equal(typeof body.error.message, 'string');
+  assert.ok(body.error.requestId.length > 0, 'requestId present');
+  assert.equal(body.error.requestId, res.headers.get('x-request-id'), 'requestId is the request id');
+  return body as { error: { code: string; message: string; requestId: string; details?: { issues: { path: string; code: string }[] } } };
+}
+
+/** Asserts a /trpc error with the spec's code in error.data.appCode; returns the body. */
+export async function expectTrpcError(res: Response, appCode: string, status: number) {
+  const text = await res.text();
+  assert.equal(res.status, status, `status (body ${text})`);
+  const body = JSON.parse(text);
+  assert.equal(body.error?.data?.appCode, appCode, `appCode (body ${text})`);
+  assert.ok(body.error.data.requestId.length > 0, 'requestId present');
+  assert.ok(!text.includes('"stack"'), 'no stack');
+  return body as { error: { data: { appCode: string; requestId: string; issues?: { path: string; code: string }[] } } };
+}
+
+/** Redirect-flow failure: a 302 to the web app with error=oauth_failed, never JSON. */
+export function assertOAuthFailed(res: Response, why: string) {
+  assert.equal(res.status, 302, `${why}: 302 (got ${res.status})`);
+  assert.equal(res.headers.get('location'), OAUTH_FAILED_URL, `${why}: redirect target`);
+  assert.ok(!/json/i.test(res.headers.get('content-type') ?? ''), `${why}: not a JSON error`);
+}
