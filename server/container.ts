@@ -7,11 +7,14 @@ import type Koa from 'koa';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from './config.ts';
+import { createAiFeature, type AiFeature } from './domain/ai/index.ts';
 import { createAnalyticsService, type AnalyticsService } from './domain/analytics/analytics.service.ts';
 import { createAuthService, noMailWatch, type AuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
 import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
 import { createHealthService, type HealthService } from './domain/health/health.service.ts';
+import { syncNotInstalled, type SyncService } from './domain/mail/sync.service.ts';
+import { createSettingsService, type SettingsService } from './domain/settings/settings.service.ts';
 import { createIncidentService, type IncidentService } from './domain/status/incident.service.ts';
 import { createRateLimits, type BucketName, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
@@ -35,10 +38,15 @@ export interface Container {
   credentials: CredentialsService;
   auth: AuthService;
   analytics: AnalyticsService;
+  /** AI triage, drafts and the token budget (replaceable: tests inject a clock). */
+  ai: AiFeature;
+  settings: SettingsService;
   /** The mail watch; a no-op until the watch feature installs itself. */
   mailWatch: MailWatchControl;
   /** Fetches and stores the bodies of a thread's messages if not yet cached (the mail feature installs it). */
   threadBodies: { ensure(em: EntityManager, accountId: string, threadId: string): Promise<void> };
+  /** The mail sync engine (the mail feature installs it; the route and the poller share it). */
+  sync: SyncService;
   /** Plain Koa routes that features add (OAuth redirects, pages). */
   extraRoutes: RouteInstaller[];
   /** Background workers started with the server and stopped before the database closes. */
@@ -98,8 +106,11 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     credentials,
     auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: () => container.mailWatch }),
     analytics: createAnalyticsService(),
+    ai: createAiFeature({ config, orm, log, ensureBodies: (em, accountId, threadId) => container.threadBodies.ensure(em, accountId, threadId) }),
+    settings: createSettingsService(),
     mailWatch: noMailWatch,
     threadBodies: { ensure: async () => {} },
+    sync: syncNotInstalled,
     extraRoutes: [],
     workers: [],
     async close() {

@@ -1,7 +1,10 @@
 /** The whole API as one router; `AppRouter` is the type the client package imports. */
 import { router } from '../init.ts';
+import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
+import { mailProcedures } from './mail.router.ts';
+import { settingsRouter } from './settings.router.ts';
 import { statusRouter } from './status.router.ts';
 import { systemRouter } from './system.router.ts';
 
@@ -10,6 +13,8 @@ export const appRouter = router({
   auth: authRouter,
   status: statusRouter,
   analytics: analyticsRouter,
+  mail: router({ ...mailProcedures, ...aiProcedures }),
+  settings: settingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,170 @@
+/**
+ * The stored side of the sync: set-based SQL, one statement per kind of write however many
+ * messages a batch holds (rows travel as one JSON parameter through jsonb_to_recordset).
+ * Keys are the provider's ids (unique per account), so replaying a batch changes nothing.
+ * Thread aggregates are recomputed from the stored messages of the threads a batch touched.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { MessageBodies } from './message-body.ts';
+import type { MessageMeta } from './message-parse.ts';
+
+export type MessageRow = MessageMeta & Partial<MessageBodies>;
+
+export interface StoreChanges {
+  upserts: MessageRow[];
+  /** Stored messages whose labels changed: their new full label set. */
+  labelChanges: { providerMessageId: string; labelIds: string[] }[];
+  deletes: string[];
+  /** A full resync finished: inbox rows not refreshed since this (database) time have left the inbox. */
+  sweepBefore?: string;
+}
+
+export const noChanges = (): StoreChanges => ({ upserts: [], labelChanges: [], deletes: [] });
+
+export interface KnownRows {
+  /** provider message id -> stored labels */
+  messages: Map<string, string[]>;
+  threads: Set<string>;
+}
+
+const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
+
+export async function lookupKnown(em: EntityManager, accountId: string, messageIds: string[], threadIds: string[]): Promise<KnownRows> {
+  const known: KnownRows = { messages: new Map(), threads: new Set() };
+  if (!messageIds.length && !threadIds.length) return known;
+  const rows = await em.execute<{ kind: string; pid: string; labels: string[] | null }[]>(
+    `select 'm' as kind, provider_message_id as pid, label_ids as labels from mail_messages
+       where account_id = ? and provider_message_id = any(array[?]::text[])
+     union all
+     select 't', provider_thread_id, null from mail_threads where account_id = ? and provider_thread_id = any(array[?]::text[])`,
+    [accountId, uniq(messageIds), accountId, uniq(threadIds)],
+  );
+  for (const r of rows) {
+    if (r.kind === 'm') known.messages.set(r.pid, r.labels ?? []);
+    else known.threads.add(r.pid);
+  }
+  return known;
+}
+
+const threadIdsOf = (rows: { thread_id: string }[]) => rows.map((r) => r.thread_id);
+
+/** Upserts threads and messages in one statement; bodies are written only when a row carries them. */
+async function upsertMessages(em: EntityManager, accountId: string, rows: MessageRow[]): Promise<string[]> {
+  const byId = new Map(rows.map((r) => [r.providerMessageId, r]));
+  const payload = [...byId.values()].map((r) => ({
+    pmid: r.providerMessageId,
+    ptid: r.providerThreadId,
+    from_name: r.fromName,
+    from_address: r.fromAddress,
+    subject: r.subject,
+    snippet: r.snippet,
+    sent_at: r.sentAt.toISOString(),
+    labels: r.labelIds,
+    fetched: r.bodyText !== undefined,
+    body_text: r.bodyText ?? null,
+    body_html: r.bodyHtml ?? null,
+    attachments: r.attachments ?? null,
+  }));
+  const result = await em.execute<{ thread_id: string }[]>(
+    `with r as (
+       select * from jsonb_to_recordset(?::jsonb) as x(pmid text, ptid text, from_name text, from_address text, subject text,
+         snippet text, sent_at timestamptz, labels text[], fetched boolean, body_text text, body_html text, attachments jsonb)
+     ), t as (
+       insert into mail_threads (account_id, provider_thread_id)
+       select distinct ?::uuid, ptid from r
+       on conflict (account_id, provider_thread_id) do update set updated_at = now()
+       returning id, provider_thread_id
+     )
+     insert into mail_messages as m (account_id, thread_id, provider_message_id, from_name, from_address, subject, snippet, sent_at,
+       is_unread, in_inbox, label_ids, body_text, body_html, attachments, body_fetched_at)
+     select ?::uuid, t.id, r.pmid, r.from_name, r.from_address, r.subject, r.snippet, r.sent_at,
+       'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.body_text, r.body_html, r.attachments,
+       case when r.fetched then now() end
+     from r join t on t.provider_thread_id = r.ptid
+     on conflict (account_id, provider_message_id) do update set
+       from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
+       snippet = excluded.snippet, sent_at = excluded.sent_at, is_unread = excluded.is_unread, in_inbox = excluded.in_inbox,
+       label_ids = excluded.label_ids,
+       body_text = case when excluded.body_fetched_at is null then m.body_text else excluded.body_text end,
+       body_html = case when excluded.body_fetched_at is null then m.body_html else excluded.body_html end,
+       attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
+       body_fetched_at = coalesce(excluded.body_fetched_at, m.body_fetched_at),
+       updated_at = now()
+     returning m.thread_id`,
+    [JSON.stringify(payload), accountId, accountId],
+  );
+  return threadIdsOf(result);
+}
+
+async function updateLabels(em: EntityManager, accountId: string, changes: StoreChanges['labelChanges']): Promise<string[]> {
+  const payload = changes.map((c) => ({ pmid: c.providerMessageId, labels: uniq(c.labelIds) }));
+  const result = await em.execute<{ thread_id: string }[]>(
+    `update mail_messages m set label_ids = x.labels, is_unread = 'UNREAD' = any(x.labels), in_inbox = 'INBOX' = any(x.labels), updated_at = now()
+     from jsonb_to_recordset(?::jsonb) as x(pmid text, labels text[])
+     where m.account_id = ? and m.provider_message_id = x.pmid
+     returning m.thread_id`,
+    [JSON.stringify(payload), accountId],
+  );
+  return threadIdsOf(result);
+}
+
+/** Recomputes the aggregates of the given threads and deletes those left without messages. */
+export async function refreshThreads(em: EntityManager, threadIds: string[]): Promise<void> {
+  const ids = uniq(threadIds);
+  if (!ids.length) return;
+  await em.execute(
+    `with a as (
+       select m.thread_id,
+         (array_agg(m.subject order by m.sent_at, m.provider_message_id))[1] as subject,
+         coalesce((array_agg(m.snippet order by m.sent_at desc, m.provider_message_id desc) filter (where m.in_inbox))[1],
+                  (array_agg(m.snippet order by m.sent_at desc, m.provider_message_id desc))[1]) as snippet,
+         coalesce(max(m.sent_at) filter (where m.in_inbox), max(m.sent_at)) as last_at,
+         bool_or(m.is_unread) as unread, bool_or(m.in_inbox) as inbox
+       from mail_messages m where m.thread_id = any(array[?]::uuid[]) group by m.thread_id
+     ), u as (
+       update mail_threads t set subject = coalesce(a.subject, ''), snippet = coalesce(a.snippet, ''), last_message_at = a.last_at,
+         is_unread = a.unread, in_inbox = a.inbox, updated_at = now()
+       from a where t.id = a.thread_id
+       returning t.id
+     )
+     delete from mail_threads t where t.id = any(array[?]::uuid[]) and not exists (select 1 from mail_messages m where m.thread_id = t.id)`,
+    [ids, ids],
+    'run',
+  );
+}
+
+/** Applies a batch; call inside the transaction that also moves the checkpoint. Returns how many rows the sweep took out of the inbox. */
+export async function applyChanges(em: EntityManager, accountId: string, c: StoreChanges): Promise<number> {
+  const touched: string[] = [];
+  if (c.upserts.length) touched.push(...(await upsertMessages(em, accountId, c.upserts)));
+  if (c.labelChanges.length) touched.push(...(await updateLabels(em, accountId, c.labelChanges)));
+  if (c.deletes.length) {
+    const rows = await em.execute<{ thread_id: string }[]>(
+      'delete from mail_messages where account_id = ? and provider_message_id = any(array[?]::text[]) returning thread_id',
+      [accountId, uniq(c.deletes)],
+    );
+    touched.push(...threadIdsOf(rows));
+  }
+  let swept = 0;
+  if (c.sweepBefore) {
+    const rows = await em.execute<{ thread_id: string }[]>(
+      `update mail_messages set in_inbox = false, label_ids = array_remove(label_ids, 'INBOX'), updated_at = now()
+       where account_id = ? and in_inbox and updated_at < ?::timestamptz returning thread_id`,
+      [accountId, c.sweepBefore],
+    );
+    touched.push(...threadIdsOf(rows));
+    swept = rows.length;
+  }
+  await refreshThreads(em, touched);
+  return swept;
+}
+
+/** Replaces one thread's messages with the provider's full copy (bodies included). */
+export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<void> {
+  const touched = await upsertMessages(em, accountId, rows);
+  const gone = await em.execute<{ thread_id: string }[]>(
+    'delete from mail_messages where thread_id = ? and account_id = ? and provider_message_id <> all(array[?]::text[]) returning thread_id',
+    [threadId, accountId, rows.map((r) => r.providerMessageId)],
+  );
+  await refreshThreads(em, [threadId, ...touched, ...threadIdsOf(gone)]);
+}

@@ -1,0 +1,129 @@
+/**
+ * The mail sync engine, shared by POST /api/mail/sync and the notification poller.
+ *
+ * One call: take the account's lease (a second caller gets RATE_LIMITED at once), read the
+ * provider (history since the stored checkpoint, or the next page of an inbox listing;
+ * an expired checkpoint falls back to a full resync in the same call), then commit the
+ * data and the new checkpoint in one transaction that also releases the lease. Provider
+ * calls all happen before that transaction, so a failure at any point leaves the stored
+ * data and the checkpoint exactly as they were, and a re-run redoes the same work.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../../logger.ts';
+import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
+import type { CredentialsService } from '../auth/credentials.service.ts';
+import { AppError } from '../errors.ts';
+import { applyChanges } from './mail-store.ts';
+import { acquireLease, commitCheckpoint, readLastSyncedAt, releaseLease, type LeasedState } from './sync-lease.ts';
+import { decodeCursor, planHistory, planListingPage, type SyncPlan } from './sync-plan.ts';
+
+/** Most new messages one call handles (spec part 8). */
+export const SYNC_BATCH = 50;
+/** Retry-After for a caller refused because a sync of the account is running. */
+const BUSY_RETRY_AFTER_SECONDS = 5;
+const INSTANCE = `${hostname()}:${process.pid}`;
+
+export interface SyncOptions {
+  /** Messages fetched per call, 1..50 (default 50). */
+  maxMessages?: number;
+  /** Ignore the stored checkpoint and list the whole inbox again (reconciling with the store). */
+  fullResync?: boolean;
+}
+
+export interface SyncOutcome {
+  messagesSynced: number;
+  /** More work remains beyond this call's bound: call again. */
+  hasMore: boolean;
+  lastSyncedAt: string;
+}
+
+export interface SyncService {
+  syncAccount(accountId: string, opts?: SyncOptions): Promise<SyncOutcome>;
+  /** The stored sync state; no provider call. */
+  syncState(em: EntityManager, accountId: string): Promise<{ lastSyncedAt: string | null }>;
+}
+
+/** Placeholder until the mail feature installs the real service. */
+export const syncNotInstalled: SyncService = {
+  syncAccount: async () => {
+    throw new AppError('SERVICE_UNAVAILABLE');
+  },
+  syncState: async () => {
+    throw new AppError('SERVICE_UNAVAILABLE');
+  },
+};
+
+export function createSyncService(deps: {
+  orm: MikroORM;
+  gmail: GmailFactory;
+  credentials: CredentialsService;
+  log: Logger;
+  clock?: () => Date;
+  leaseSeconds?: number;
+}): SyncService {
+  const { orm, credentials, log } = deps;
+  const clock = deps.clock ?? (() => new Date());
+
+  async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, fullResync: boolean): Promise<SyncPlan> {
+    const ctx = { api, em, accountId, budget };
+    const cursor = decodeCursor(lease.cursor);
+    if (!fullResync && lease.historyId) {
+      if (lease.fullSyncActive && cursor) return planListingPage(ctx, lease.historyId, cursor);
+      if (!lease.fullSyncActive) {
+        const incremental = await planHistory(ctx, lease.historyId);
+        if (incremental !== 'expired') return incremental;
+        log.info({ accountId }, 'mail history checkpoint expired; falling back to a full resync');
+      }
+    }
+    // A new listing: its checkpoint is the history id from before the first page, so that
+    // whatever changes while the listing is drained is replayed from history afterwards.
+    const { historyId } = await api.profile();
+    return planListingPage(ctx, historyId, { startedAt: lease.dbNow });
+  }
+
+  return {
+    async syncAccount(accountId, opts = {}) {
+      const budget = Math.max(1, Math.min(SYNC_BATCH, Math.trunc(opts.maxMessages ?? SYNC_BATCH)));
+      const started = Date.now();
+      const em = orm.em.fork();
+      const owner = `${INSTANCE}:${randomUUID()}`;
+      const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
+      if (!lease) throw new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS });
+      let api: GmailApi | undefined;
+      try {
+        api = deps.gmail(await credentials.client(em, accountId));
+        const p = await plan(api, em, accountId, lease, budget, opts.fullResync === true);
+        const lastSyncedAt = clock();
+        let synced = p.messagesSynced;
+        const lost = () => new AppError('SYNC_FAILED', { cause: new Error('sync lease lost before commit') });
+        const { upserts, labelChanges, deletes, sweepBefore } = p.changes;
+        if (!upserts.length && !labelChanges.length && !deletes.length && !sweepBefore) {
+          // Nothing to store: the checkpoint moves in one statement, no transaction needed.
+          if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
+        } else {
+          await em.transactional(async (tx) => {
+            if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
+            synced += await applyChanges(tx, accountId, p.changes);
+          });
+        }
+        log.info(
+          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },
+          'mail sync',
+        );
+        return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
+      } catch (err) {
+        await releaseLease(em, accountId, owner).catch((e: unknown) => log.warn({ accountId, err: (e as Error).message }, 'releasing the sync lease failed'));
+        const code = err instanceof AppError ? err.code : 'unexpected';
+        log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
+        if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
+        throw err;
+      }
+    },
+
+    async syncState(em, accountId) {
+      return { lastSyncedAt: await readLastSyncedAt(em, accountId) };
+    },
+  };
+}

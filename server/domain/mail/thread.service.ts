@@ -1,0 +1,111 @@
+/**
+ * Reading the synced mail: the inbox thread list (newest first, one query through the
+ * partial list index) and a thread's detail. Bodies are fetched only when a thread is
+ * opened — one threads.get (format=full) for the whole thread — stored, and served from
+ * the store until a message without a body joins the thread.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { AttachmentMeta } from '../../../db/entities/index.ts';
+import type { ThreadDetail, ThreadList } from '../../../shared/schemas/mail.ts';
+import type { GmailFactory } from '../../providers/gmail.ts';
+import type { CredentialsService } from '../auth/credentials.service.ts';
+import { AppError } from '../errors.ts';
+import { storeThread } from './mail-store.ts';
+import { extractBodies } from './message-body.ts';
+import { toMessageMeta } from './message-parse.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (v: unknown) => new Date(v as string | Date).toISOString();
+
+export interface ThreadBodies {
+  /** Fetches and stores the bodies of the thread's messages unless all are cached; NOT_FOUND for another account's thread. */
+  ensure(em: EntityManager, accountId: string, threadId: string): Promise<void>;
+}
+
+export function createThreadBodies(deps: { gmail: GmailFactory; credentials: CredentialsService }): ThreadBodies {
+  return {
+    async ensure(em, accountId, threadId) {
+      if (!UUID.test(threadId)) throw new AppError('NOT_FOUND');
+      const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
+        `select t.provider_thread_id,
+           (select count(*)::int from mail_messages m where m.thread_id = t.id and m.body_fetched_at is null) +
+           (case when exists (select 1 from mail_messages m where m.thread_id = t.id) then 0 else 1 end) as missing
+         from mail_threads t where t.id = ? and t.account_id = ?`,
+        [threadId, accountId],
+      );
+      const thread = rows[0];
+      if (!thread) throw new AppError('NOT_FOUND');
+      if (thread.missing === 0) return;
+      let messages;
+      try {
+        messages = await deps.gmail(await deps.credentials.client(em, accountId)).getThreadFull(thread.provider_thread_id);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
+        throw err;
+      }
+      if (!messages) throw new AppError('NOT_FOUND');
+      const stored = messages
+        .filter((m) => m.threadId === thread.provider_thread_id)
+        .map((m) => ({ ...toMessageMeta(m), ...extractBodies(m.payload) }));
+      await em.transactional((tx) => storeThread(tx, accountId, threadId, stored));
+    },
+  };
+}
+
+export async function listThreads(em: EntityManager, accountId: string, page: { limit: number; offset: number }): Promise<ThreadList> {
+  const rows = await em.execute<{ total: number; id: string | null; provider_thread_id: string; subject: string; snippet: string; last_message_at: Date | null; is_unread: boolean; created_at: Date }[]>(
+    `select c.total, t.* from (select count(*)::int as total from mail_threads where account_id = ? and in_inbox) c
+     left join lateral (
+       select id, provider_thread_id, subject, snippet, last_message_at, is_unread, created_at from mail_threads
+       where account_id = ? and in_inbox order by last_message_at desc, id desc limit ? offset ?
+     ) t on true`,
+    [accountId, accountId, page.limit, page.offset],
+  );
+  const total = rows[0]?.total ?? 0;
+  const threads = rows
+    .filter((r) => r.id !== null)
+    .map((r) => ({
+      id: r.id!,
+      mailThreadId: r.provider_thread_id,
+      subject: r.subject,
+      snippet: r.snippet,
+      lastMessageAt: iso(r.last_message_at ?? r.created_at),
+      isUnread: r.is_unread,
+    }));
+  return { threads, total, hasMore: page.offset + threads.length < total };
+}
+
+export async function threadDetail(em: EntityManager, bodies: ThreadBodies, accountId: string, threadId: string): Promise<ThreadDetail> {
+  await bodies.ensure(em, accountId, threadId);
+  const [thread] = await em.execute<{ id: string; provider_thread_id: string; subject: string; is_unread: boolean }[]>(
+    'select id, provider_thread_id, subject, is_unread from mail_threads where id = ? and account_id = ?',
+    [threadId, accountId],
+  );
+  if (!thread) throw new AppError('NOT_FOUND');
+  const messages = await em.execute<
+    { id: string; from_name: string; from_address: string; subject: string; snippet: string; sent_at: Date; is_unread: boolean; body_text: string | null; body_html: string | null; attachments: AttachmentMeta[] | null }[]
+  >(
+    `select id, from_name, from_address, subject, snippet, sent_at, is_unread, body_text, body_html, attachments
+     from mail_messages where thread_id = ? and account_id = ? order by sent_at, provider_message_id`,
+    [threadId, accountId],
+  );
+  return {
+    id: thread.id,
+    mailThreadId: thread.provider_thread_id,
+    subject: thread.subject,
+    isUnread: thread.is_unread,
+    messages: messages.map((m) => ({
+      id: m.id,
+      threadId: thread.id,
+      fromName: m.from_name,
+      fromAddress: m.from_address,
+      subject: m.subject,
+      snippet: m.snippet,
+      sentAt: iso(m.sent_at),
+      isUnread: m.is_unread,
+      bodyText: m.body_text ?? '',
+      bodyHtml: m.body_html ?? '',
+      attachments: (m.attachments ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size })),
+    })),
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The mail provider (runtime-contract part 3 "Mail") behind a small interface, implemented
+ * with the official `@googleapis/gmail` client. Every request has a timeout and no client
+ * retry: a sync is idempotent and resumable, so a failed request fails the sync promptly
+ * (quota errors must reach the caller as MAIL_RATE_LIMITED, not be retried for seconds).
+ * The bearer token is attached here rather than by the OAuth2Client, which would refresh
+ * and retry on every 403 too (a quota 403 then costs a token refresh and a second call);
+ * here the token is refreshed when expired and once after a 401, shared by parallel calls.
+ * Answers are shape-checked here; a garbled body is a provider failure, never a crash.
+ */
+import { gmail as gmailClient } from '@googleapis/gmail';
+import type { OAuth2Client } from 'google-auth-library';
+import { z } from 'zod';
+import { AppError } from '../domain/errors.ts';
+import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import { isInvalidGrant } from './oauth.ts';
+
+export const GMAIL_TIMEOUT_MS = 10_000;
+/** Parallel messages.get per sync: Gmail refuses more than a few concurrent requests per user. */
+export const GET_CONCURRENCY = 10;
+const HISTORY_PAGE = 500;
+const HISTORY_MAX_PAGES = 10;
+
+export type { GmailMessage, HistoryRecord, WirePart } from './gmail-wire.ts';
+export interface MessageRef {
+  id: string;
+  threadId: string;
+}
+export interface HistoryPage {
+  records: HistoryRecord[];
+  /** The mailbox's current history id (valid as a checkpoint only when `complete`). */
+  historyId: string;
+  /** False when more records exist than were fetched (page cap reached). */
+  complete: boolean;
+}
+
+export interface GmailApi {
+  /** A page of the inbox, newest first. A page token the provider refuses (400) restarts the listing from the top. */
+  listInbox(p: { pageToken?: string; maxResults: number }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
+  /** format=metadata (From, Subject, Date), at most GET_CONCURRENCY at a time; messages gone meanwhile (404) are left out. */
+  getMetadata(ids: string[]): Promise<GmailMessage[]>;
+  /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
+  listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
+  /** format=full: every message of the thread with its MIME tree; null when the thread is gone. */
+  getThreadFull(threadId: string): Promise<GmailMessage[] | null>;
+  profile(): Promise<{ emailAddress: string; historyId: string }>;
+  watch(p: { topicName: string; labelIds: string[] }): Promise<{ historyId: string; expiration: Date }>;
+  stop(): Promise<void>;
+  /** Requests sent through this instance (for logs and measurements). */
+  readonly requests: number;
+}
+export type GmailFactory = (auth: OAuth2Client) => GmailApi;
+
+const QUOTA_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'dailyLimitExceeded', 'quotaExceeded']);
+interface ErrorLike {
+  status?: unknown;
+  response?: { status?: unknown; headers?: unknown; data?: unknown };
+}
+
+function statusOf(err: unknown): number | undefined {
+  const e = err as ErrorLike | null;
+  const s = e?.response?.status ?? e?.status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+function reasonOf(err: unknown): string | undefined {
+  const data = (err as ErrorLike | null)?.response?.data as { error?: { errors?: { reason?: unknown }[] } } | undefined;
+  const reason = typeof data === 'object' ? data?.error?.errors?.[0]?.reason : undefined;
+  return typeof reason === 'string' ? reason : undefined;
+}
+
+function retryAfterOf(err: unknown): number | undefined {
+  const h = (err as ErrorLike | null)?.response?.headers as { get?: unknown } | Record<string, unknown> | undefined;
+  // gaxios hands over a fetch Headers object (not always this realm's class); older versions a plain record.
+  const raw = typeof h?.get === 'function' ? (h as { get(n: string): string | null }).get('retry-after') : (h as Record<string, unknown> | undefined)?.['retry-after'];
+  const n = Number(raw);
+  return raw != null && Number.isFinite(n) && n >= 0 ? Math.min(Math.ceil(n), 3600) : undefined;
+}
+
+/** The one mapping from provider failures to the spec's codes. */
+export function classifyGmailError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (isInvalidGrant(err)) return new AppError('TOKEN_EXPIRED', { cause: err });
+  const status = statusOf(err);
+  if (status === 429 || (status === 403 && QUOTA_REASONS.has(reasonOf(err) ?? ''))) {
+    return new AppError('MAIL_RATE_LIMITED', { retryAfter: retryAfterOf(err) ?? 30, cause: err });
+  }
+  if (status === 401) return new AppError('TOKEN_EXPIRED', { cause: err });
+  return new AppError('SYNC_FAILED', { cause: err });
+}
+
+function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
+  const r = schema.safeParse(data);
+  if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
+  return r.data;
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; stops starting new work after the first failure. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        out[i] = await fn(items[i]!);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected) throw rejected.reason;
+  return out;
+}
+
+export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number }): GmailFactory {
+  const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
+  const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
+  return (auth) => {
+    let requests = 0;
+    let token: Promise<string> | null = null;
+    /** The current access token; `stale` (the one a 401 refused) forces one shared refresh. */
+    const bearer = (stale?: Promise<string>): Promise<string> => {
+      if (!token || (stale && token === stale)) {
+        if (stale) auth.setCredentials({ ...auth.credentials, access_token: null, expiry_date: null });
+        const next = auth.getAccessToken().then((r) => {
+          if (!r.token) throw new Error('no access token');
+          return r.token;
+        });
+        token = next;
+        next.catch(() => token === next && (token = null));
+      }
+      return token;
+    };
+    type Send = (o: { timeout: number; retry: false; headers: Record<string, string> }) => Promise<{ data: unknown }>;
+    const call = async <T>(send: Send, schema: z.ZodType<T>, what: string): Promise<T> => {
+      let data: unknown;
+      try {
+        let used = bearer();
+        for (let attempt = 0; ; attempt++) {
+          requests++;
+          try {
+            data = (await send({ timeout, retry: false, headers: { Authorization: `Bearer ${await used}` } })).data;
+            break;
+          } catch (err) {
+            if (attempt > 0 || statusOf(err) !== 401) throw err;
+            used = bearer(used);
+          }
+        }
+      } catch (err) {
+        throw classifyGmailError(err);
+      }
+      return parse(schema, data, what);
+    };
+    const orNullOn404 = async <T>(p: Promise<T>): Promise<T | null> => {
+      try {
+        return await p;
+      } catch (err) {
+        if (err instanceof AppError && statusOf(err.cause) === 404) return null;
+        throw err;
+      }
+    };
+
+    return {
+      get requests() {
+        return requests;
+      },
+      async listInbox({ pageToken, maxResults }) {
+        const list = (token?: string) =>
+          call((o) => users.messages.list({ userId: 'me', labelIds: ['INBOX'], maxResults, pageToken: token, fields: 'messages(id,threadId),nextPageToken' }, o), listSchema, 'messages.list');
+        try {
+          return await list(pageToken);
+        } catch (err) {
+          // Re-listing is safe: stored rows are upserted by provider id, and the resync sweep keys on time.
+          if (pageToken && err instanceof AppError && statusOf(err.cause) === 400) return list(undefined);
+          throw err;
+        }
+      },
+
+      async getMetadata(ids) {
+        const got = await mapLimit(ids, GET_CONCURRENCY, (messageId) =>
+          orNullOn404(
+            call(
+              (o) => users.messages.get({ userId: 'me', id: messageId, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'], fields: 'id,threadId,labelIds,snippet,internalDate,payload/headers' }, o),
+              messageSchema,
+              'messages.get',
+            ),
+          ),
+        );
+        return got.filter((m): m is GmailMessage => m !== null);
+      },
+
+      async listHistory(startHistoryId) {
+        const records: HistoryRecord[] = [];
+        let pageToken: string | undefined;
+        for (let page = 0; ; page++) {
+          const res = await orNullOn404(
+            call((o) => users.history.list({ userId: 'me', startHistoryId, pageToken, maxResults: HISTORY_PAGE }, o), historySchema, 'history.list'),
+          );
+          if (!res) return 'expired';
+          records.push(...res.history);
+          pageToken = res.nextPageToken;
+          if (!pageToken || page + 1 >= HISTORY_MAX_PAGES) return { records, historyId: res.historyId, complete: !pageToken };
+        }
+      },
+
+      async getThreadFull(threadId) {
+        const t = await orNullOn404(call((o) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, o), threadSchema, 'threads.get'));
+        return t && t.messages.length ? t.messages : null;
+      },
+
+      profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),
+
+      async watch({ topicName, labelIds }) {
+        const w = await call((o) => users.watch({ userId: 'me', requestBody: { topicName, labelIds, labelFilterBehavior: 'include' } }, o), watchSchema, 'watch');
+        return { historyId: w.historyId, expiration: new Date(Number(w.expiration)) };
+      },
+
+      async stop() {
+        await call((o) => users.stop({ userId: 'me' }, o), z.unknown(), 'stop');
+      },
+    };
+  };
+}

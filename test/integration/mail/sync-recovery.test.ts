@@ -1,0 +1,100 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
+
+async function snapshot(mail: MailApp) {
+  const state = await mail.sql('select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states');
+  const messages = await mail.sql('select provider_message_id, label_ids, is_unread, in_inbox, updated_at from mail_messages order by provider_message_id');
+  const threads = await mail.sql('select provider_thread_id, subject, snippet, last_message_at, is_unread, in_inbox from mail_threads order by provider_thread_id');
+  return { state, messages, threads };
+}
+
+describe('sync recovery', () => {
+  it('an expired checkpoint falls back to a full resync that reconciles without duplicates', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 120, { sentReplies: false, readRatio: 0.5 });
+    await mail.drain();
+    const inbox = mail.gmail.inbox(ALICE);
+    const archived = inbox[3]!;
+    const toggled = inbox.find((m) => m.unread)!;
+    const deleted = inbox[7]!;
+    mail.gmail.archive(ALICE, archived.id);
+    mail.gmail.setRead(ALICE, toggled.id, true);
+    mail.gmail.deleteMessage(ALICE, deleted.id);
+    const fresh = mail.gmail.addMessage(ALICE, { subject: 'Arrived while the checkpoint expired' });
+    mail.gmail.expireHistory(ALICE);
+
+    mail.gmail.resetCounters();
+    const steps = await mail.drain();
+    assert.equal(steps.length, 3, '120 inbox messages: three listing pages of at most 50');
+    assert.deepEqual(steps.map((s) => s.hasMore), [true, true, false]);
+    assert.equal(mail.gmail.calls['history.list'], 1, 'the 404 is met once, then the listing runs');
+    assert.equal(mail.gmail.calls.profile, 1);
+    assert.equal(mail.gmail.calls['messages.get:full'], 0);
+    // Only what changed upstream counts: the new message, the read flag, the archived and the deleted one.
+    assert.equal(steps.reduce((n, s) => n + s.messagesSynced, 0), 4);
+
+    const stored = await mail.stored();
+    assert.equal(stored.size, 121, 'no duplicates: 120 seeded + 1 new');
+    assert.equal(stored.get(fresh.id)?.in_inbox, true);
+    assert.equal(stored.get(toggled.id)?.is_unread, false);
+    assert.equal(stored.get(archived.id)?.in_inbox, false, 'the resync takes archived messages out of the inbox');
+    assert.equal(stored.get(deleted.id)?.in_inbox, false, 'a message deleted upstream leaves the inbox');
+    const threads = await allThreads(mail);
+    assert.deepEqual(threads.map((x) => x.mailThreadId), [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))]);
+
+    // Back on history: the new checkpoint is honoured.
+    mail.gmail.resetCounters();
+    const next = await mail.syncOk();
+    assert.equal(next.messagesSynced, 0);
+    assert.equal(mail.gmail.calls['history.list'], 1);
+    assert.equal(mail.gmail.calls['messages.list'], 0);
+  });
+
+  it('a provider fault half-way through leaves nothing half-written; the next sync completes the work', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 120, { sentReplies: false });
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, afterCalls: 25 });
+    const failed = await mail.sync();
+    assert.equal(failed.status, 502);
+    assert.equal((await failed.json()).error.code, 'SYNC_FAILED');
+    const empty = await snapshot(mail);
+    assert.equal(empty.messages.length, 0);
+    assert.equal(empty.threads.length, 0);
+    assert.deepEqual((await mail.getJson('/api/mail/sync-state')).body, { lastSyncedAt: null });
+
+    const ok = await mail.syncOk();
+    assert.equal(ok.messagesSynced, 50);
+    await mail.drain();
+    assert.equal((await mail.stored()).size, 120);
+
+    // The same in incremental mode: checkpoint and data stay exactly as they were.
+    for (let i = 0; i < 4; i++) mail.gmail.addMessage(ALICE, { subject: `later ${i}` });
+    const before = await snapshot(mail);
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, afterCalls: 2 });
+    assert.equal((await mail.sync()).status, 502);
+    assert.deepEqual(await snapshot(mail), before);
+    const done = await mail.syncOk();
+    assert.equal(done.messagesSynced, 4);
+    assert.equal((await mail.stored()).size, 124);
+  });
+
+  it('a database failure inside the commit rolls back the data and the checkpoint together', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 30, { sentReplies: false });
+    await mail.drain();
+    // A trigger that fails the message write, after the checkpoint update ran in the same transaction.
+    await mail.sql(`create function boom() returns trigger language plpgsql as $$ begin if new.subject = 'BOOM' then raise exception 'boom'; end if; return new; end $$`);
+    await mail.sql('create trigger boom before insert or update on mail_messages for each row execute function boom()');
+    mail.gmail.addMessage(ALICE, { subject: 'fine' });
+    mail.gmail.addMessage(ALICE, { subject: 'BOOM' });
+    const before = await snapshot(mail);
+    const res = await mail.sync();
+    assert.equal(res.status, 500);
+    assert.deepEqual(await snapshot(mail), before);
+    await mail.sql('drop trigger boom on mail_messages');
+    const r = await mail.syncOk();
+    assert.equal(r.messagesSynced, 2);
+    assert.equal((await mail.stored()).size, 32);
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../server/domain/mail/message-body.ts';
+import { decodeEncodedWords, parseAddress, toMessageMeta, unescapeHtml } from '../../../server/domain/mail/message-parse.ts';
+import type { WirePart } from '../../../server/providers/gmail.ts';
+
+const b64 = (s: string, enc: BufferEncoding = 'utf8') => Buffer.from(s, enc).toString('base64url');
+const text = (mimeType: string, content: string, charset = 'UTF-8', enc: BufferEncoding = 'utf8'): WirePart => ({
+  mimeType,
+  filename: '',
+  headers: [{ name: 'Content-Type', value: `${mimeType}; charset="${charset}"` }],
+  body: { size: content.length, data: b64(content, enc) },
+});
+
+describe('address and header parsing', () => {
+  it('parses the usual From shapes', () => {
+    assert.deepEqual(parseAddress('Bob Example <bob@example.com>'), { name: 'Bob Example', address: 'bob@example.com' });
+    assert.deepEqual(parseAddress('"Doe, Jane \\"JD\\"" <jane@example.com>'), { name: 'Doe, Jane "JD"', address: 'jane@example.com' });
+    assert.deepEqual(parseAddress('<noreply@example.com>'), { name: '', address: 'noreply@example.com' });
+    assert.deepEqual(parseAddress('solo@example.com'), { name: '', address: 'solo@example.com' });
+    assert.deepEqual(parseAddress('solo@example.com (Solo Person)'), { name: 'Solo Person', address: 'solo@example.com' });
+    assert.deepEqual(parseAddress('=?UTF-8?B?SsO8cmdlbg==?= <j@example.de>'), { name: 'Jürgen', address: 'j@example.de' });
+    assert.deepEqual(parseAddress(undefined), { name: '', address: '' });
+    assert.deepEqual(parseAddress('a@x.com, b@y.com'), { name: '', address: 'a@x.com' });
+  });
+
+  it('decodes RFC 2047 encoded words (B and Q, any charset) and joins adjacent ones', () => {
+    assert.equal(decodeEncodedWords('=?UTF-8?B?w6l0w6k=?='), 'été');
+    assert.equal(decodeEncodedWords('=?ISO-8859-1?Q?Caf=E9_cr=E8me?='), 'Café crème');
+    assert.equal(decodeEncodedWords('Re: =?UTF-8?Q?a?= =?UTF-8?Q?b?= end'), 'Re: ab end');
+    assert.equal(decodeEncodedWords('plain subject'), 'plain subject');
+  });
+
+  it("unescapes the provider's HTML-escaped snippets", () => {
+    assert.equal(unescapeHtml('It&#39;s &lt;b&gt; &amp; &quot;x&quot; &#x263A; &bogus;'), 'It\'s <b> & "x" ☺ &bogus;');
+  });
+
+  it('builds stored metadata from a metadata-format message', () => {
+    const meta = toMessageMeta({
+      id: 'm1',
+      threadId: 't1',
+      labelIds: ['INBOX', 'UNREAD', 'INBOX'],
+      snippet: 'Don&#39;t forget',
+      internalDate: '1767225600000',
+      payload: { headers: [{ name: 'subject', value: ' Lunch? ' }, { name: 'FROM', value: 'Ann <ann@example.com>' }] },
+    });
+    assert.deepEqual(meta, {
+      providerMessageId: 'm1',
+      providerThreadId: 't1',
+      labelIds: ['INBOX', 'UNREAD'],
+      fromName: 'Ann',
+      fromAddress: 'ann@example.com',
+      subject: 'Lunch?',
+      snippet: "Don't forget",
+      sentAt: new Date(1767225600000),
+    });
+    const dated = toMessageMeta({ id: 'm2', threadId: 't2', labelIds: [], snippet: '', payload: { headers: [{ name: 'Date', value: 'Thu, 01 Jan 2026 10:00:00 +0000' }] } });
+    assert.equal(dated.sentAt.toISOString(), '2026-01-01T10:00:00.000Z');
+  });
+});
+
+describe('bodies', () => {
+  it('walks nested multiparts: text, HTML and attachment metadata', () => {
+    const payload: WirePart = {
+      mimeType: 'multipart/mixed',
+      parts: [
+        { mimeType: 'multipart/alternative', parts: [text('text/plain', 'Grüße\r\nline two'), text('text/html', '<p>Grüße</p>')] },
+        {
+          mimeType: 'application/pdf',
+          filename: 'report.pdf',
+          headers: [{ name: 'Content-Disposition', value: 'attachment; filename="report.pdf"' }],
+          body: { attachmentId: 'ANGj', size: 1234 },
+        },
+        { mimeType: 'image/png', filename: '', headers: [{ name: 'Content-Disposition', value: 'attachment' }], body: { attachmentId: 'X', size: 9 } },
+      ],
+    };
+    assert.deepEqual(extractBodies(payload), {
+      bodyText: 'Grüße\nline two',
+      bodyHtml: '<p>Grüße</p>',
+      attachments: [
+        { filename: 'report.pdf', mimeType: 'application/pdf', size: 1234 },
+        { filename: 'attachment', mimeType: 'image/png', size: 9 },
+      ],
+    });
+  });
+
+  it('decodes the part charset and derives text from HTML-only messages', () => {
+    const latin = extractBodies(text('text/plain', 'Café', 'iso-8859-1', 'latin1'));
+    assert.equal(latin.bodyText, 'Café');
+    const htmlOnly = extractBodies(text('text/html', '<div>Hi&nbsp;<b>you</b><br>next</div><script>x()</script><p>Para &lt;3</p>'));
+    assert.equal(htmlOnly.bodyText, 'Hi you\nnext\nPara <3');
+    assert.deepEqual(extractBodies(undefined), { bodyText: '', bodyHtml: '', attachments: [] });
+    assert.deepEqual(extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), { bodyText: '', bodyHtml: '', attachments: [] });
+  });
+
+  it('sanitises HTML: no scripts, event handlers or javascript: URLs', () => {
+    const out = sanitizeMailHtml(
+      '<p onclick="x()" style="color:red">ok</p><script>bad()</script><a href="javascript:bad()">a</a><a href=" JaVaScRiPt:bad()">b</a>' +
+        '<img src="data:image/png;base64,AAAA" onload="bad()"><img src="https://e.com/i.png"><a href="https://e.com">c</a><svg><script>bad()</script></svg>',
+    );
+    for (const bad of ['<script', 'bad()', 'onclick', 'onload', 'javascript:', 'data:', 'style=', '<svg']) assert.equal(out.toLowerCase().includes(bad.toLowerCase()), false, `${bad} in ${out}`);
+    assert.match(out, /<p>ok<\/p>/);
+    assert.match(out, /<a href="https:\/\/e.com" rel="noopener noreferrer nofollow" target="_blank">c<\/a>/);
+    assert.equal(htmlToText('<style>p{}</style><ul><li>one</li><li>two</li></ul>'), 'one\ntwo');
+  });
+});
