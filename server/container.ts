@@ -47,6 +47,8 @@ export interface Container {
   threadBodies: { ensure(em: EntityManager, accountId: string, threadId: string): Promise<void> };
   /** The mail sync engine (the mail feature installs it; the route and the poller share it). */
   sync: SyncService;
+  /** The live-inbox workers, exposed so tests can drive a round directly. */
+  liveInbox?: { maintenance?: { runOnce(): Promise<unknown> }; poller?: { runOnce(): Promise<number> } };
   /** Plain Koa routes that features add (OAuth redirects, pages). */
   extraRoutes: RouteInstaller[];
   /** Background workers started with the server and stopped before the database closes. */

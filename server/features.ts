@@ -6,6 +6,7 @@ import type { Container } from './container.ts';
 import { oauthRoutes } from './http/oauth.routes.ts';
 import { createSyncService } from './domain/mail/sync.service.ts';
 import { createThreadBodies } from './domain/mail/thread.service.ts';
+import { installLiveInbox } from './domain/mail/live-inbox.ts';
 import { createGmailFactory } from './providers/gmail.ts';
 
 export function installFeatures(container: Container): void {
@@ -13,4 +14,5 @@ export function installFeatures(container: Container): void {
   const gmail = createGmailFactory({ rootUrl: container.config.gmailApiUrl });
   container.sync = createSyncService({ orm: container.orm, gmail, credentials: container.credentials, log: container.log });
   container.threadBodies = createThreadBodies({ gmail, credentials: container.credentials });
+  installLiveInbox(container, gmail);
 }

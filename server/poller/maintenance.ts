@@ -72,7 +72,6 @@ export function createMaintenance(deps: {
       };
       timer = setInterval(tick, deps.everyMs ?? 10 * 60_000);
       timer.unref();
-      setTimeout(tick, 5_000).unref();
     },
     async stop() {
       if (timer) clearInterval(timer);

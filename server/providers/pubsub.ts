@@ -36,6 +36,8 @@ export function pubsubClientOptions(config: Readonly<Config>): ConstructorParame
   const host = config.pubsub.emulatorHost;
   const projectId = config.pubsub.projectId ?? subscriptionPath(config).split('/')[1];
   if (!host) return { projectId };
+  // The emulator needs no credentials: keep google-auth from probing a metadata server.
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
   const [servicePath, port] = host.split(':');
   return { servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure(), projectId };
 }

@@ -1,0 +1,68 @@
+/**
+ * Wires the live inbox: the mail watch over the Gmail provider, the Pub/Sub poller and the
+ * periodic maintenance (watch renewal + safety sweep), all on the shared sync service.
+ */
+import type { Container } from '../../container.ts';
+import { createMaintenance } from '../../poller/maintenance.ts';
+import { createNotificationPoller } from '../../poller/notification-poller.ts';
+import type { GmailFactory } from '../../providers/gmail.ts';
+import { createNotificationQueue, ensureEmulatorSubscription } from '../../providers/pubsub.ts';
+import { createWatchService } from './watch.service.ts';
+
+/** Calls a full resync may take before the sweep moves on (50 messages each). */
+const FULL_RESYNC_MAX_CALLS = 40;
+
+export function installLiveInbox(container: Container, gmail: GmailFactory): void {
+  const { config, orm, credentials, log } = container;
+  const apiFor = async (accountId: string) => gmail(await credentials.client(orm.em.fork(), accountId));
+  const watch = createWatchService({
+    orm,
+    topic: config.pubsub.topic,
+    log,
+    api: {
+      watch: async (accountId, topicName) => (await apiFor(accountId)).watch({ topicName, labelIds: ['INBOX'] }),
+      stop: async (accountId) => (await apiFor(accountId)).stop(),
+    },
+  });
+  container.mailWatch = watch;
+
+  const sync = container.sync;
+  const fullResync = async (accountId: string) => {
+    let outcome = await sync.syncAccount(accountId, { fullResync: true });
+    for (let i = 1; outcome.hasMore && i < FULL_RESYNC_MAX_CALLS; i++) outcome = await sync.syncAccount(accountId);
+    return outcome;
+  };
+  if (config.oauth.configured) {
+    const maintenance = createMaintenance({ orm, watch, sync: { fullResync }, log });
+    container.workers.push(maintenance);
+    container.liveInbox = { maintenance, poller: undefined };
+  }
+
+  if (config.pubsub.subscription) {
+    const poller = createNotificationPoller({
+      queue: createNotificationQueue(config),
+      sync,
+      log,
+      async resolveAccount(emailAddress) {
+        const rows = (await orm.em.getConnection().execute(
+          `select a.id from accounts a join credentials c on c.account_id = a.id
+            where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
+          [emailAddress.toLowerCase()],
+        )) as { id: string }[];
+        return rows[0]?.id ?? null;
+      },
+      async noteNotification(accountId) {
+        await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId]);
+      },
+    });
+    container.workers.push({
+      start() {
+        // Local emulator convenience; an unreachable queue must never block the HTTP server.
+        ensureEmulatorSubscription(config).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prepare the emulator subscription'));
+        poller.start();
+      },
+      stop: () => poller.stop(),
+    });
+    container.liveInbox = { ...container.liveInbox, poller };
+  }
+}
