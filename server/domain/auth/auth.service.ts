@@ -114,7 +114,8 @@ export function createAuthService(deps: {
         await tx.upsert(SyncState, { account: account.id }, { onConflictFields: ['account'], onConflictAction: 'ignore' });
         return account.id;
       });
-      deps.watch().register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
+      // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
+      await deps.watch().register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
       return { accountId, email: identity.email };
     },
 

@@ -59,6 +59,9 @@ export async function planListingPage(p: PlanContext, checkpoint: string, cursor
     return !stored || !sameLabels(stored, u.labelIds);
   });
   const done = !page.nextPageToken;
+  // Changes made while the listing was drained are replayed from the checkpoint by the next
+  // call: say so, or a caller (the notification poller) would stop with them unsynced.
+  const changedSince = done ? BigInt((await p.api.profile()).historyId) > BigInt(checkpoint) : false;
   return {
     mode: 'listing',
     // Known messages are rewritten too: that marks them as seen by this resync for the final sweep.
@@ -67,7 +70,7 @@ export async function planListingPage(p: PlanContext, checkpoint: string, cursor
       ? { historyId: checkpoint, cursor: null, fullSyncActive: false }
       : { historyId: checkpoint, cursor: encodeCursor({ startedAt: cursor.startedAt, pageToken: page.nextPageToken }), fullSyncActive: true },
     messagesSynced: changed.length,
-    hasMore: !done,
+    hasMore: !done || changedSince,
   };
 }
 

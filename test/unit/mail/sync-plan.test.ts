@@ -17,9 +17,10 @@ function fakeEm(stored: Record<string, string[]>, threads: string[] = []): Entit
   } as unknown as EntityManager;
 }
 
-function fakeApi(opts: { history?: HistoryRecord[] | 'expired'; historyId?: string; inbox?: string[]; pageSize?: number } = {}) {
+function fakeApi(opts: { history?: HistoryRecord[] | 'expired'; historyId?: string; inbox?: string[]; pageSize?: number; profileHistoryId?: string } = {}) {
   const fetched: string[][] = [];
   const api: Partial<GmailApi> = {
+    profile: async () => ({ emailAddress: 'a@example.com', historyId: opts.profileHistoryId ?? '77' }),
     listHistory: async () => (opts.history === 'expired' ? 'expired' : { records: opts.history ?? [], historyId: opts.historyId ?? '999', complete: true }),
     getMetadata: async (ids) => {
       fetched.push(ids);
@@ -108,6 +109,14 @@ describe('planListingPage', () => {
     assert.equal(third.changes.upserts.length, 1);
     assert.equal(third.changes.sweepBefore, '2026-01-01T00:00:00.000Z');
     assert.deepEqual(third.next, { historyId: '77', cursor: null, fullSyncActive: false });
+  });
+
+  it('says more remains when the mailbox changed while the listing was drained', async () => {
+    const { api } = fakeApi({ inbox: ['m0'], profileHistoryId: '78' });
+    const ctx = { api, em: fakeEm({}), accountId: 'a', budget: 3 };
+    const last = await planListingPage(ctx, '77', { startedAt: '2026-01-01T00:00:00.000Z' });
+    assert.equal(last.next.cursor, null, 'the listing is complete');
+    assert.equal(last.hasMore, true, 'history since the checkpoint is still to be replayed');
     assert.equal(decodeCursor('not json'), null);
   });
 });
