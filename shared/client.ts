@@ -39,6 +39,7 @@ interface ErrorData {
 /** Converts whatever the tRPC client threw into an ApiError of the closed set. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  if (err instanceof TRPCClientError && err.cause instanceof ApiError) return err.cause;
   if (err instanceof TRPCClientError) {
     const data = (err.data ?? {}) as ErrorData;
     const code = isErrorCode(data.appCode) ? data.appCode : 'INTERNAL_ERROR';
@@ -91,7 +92,7 @@ export function createClient(opts: ClientOptions) {
       return () => sub.unsubscribe();
     });
 
-  return createTRPCClient<AppRouter>({
+  const client = createTRPCClient<AppRouter>({
     links: [
       errorLink,
       httpLink({
@@ -107,6 +108,22 @@ export function createClient(opts: ClientOptions) {
         },
       }),
     ],
+  });
+  return withApiErrors(client);
+}
+
+/** Makes every query/mutate of the client reject with an ApiError (tRPC wraps link errors). */
+function withApiErrors<T extends object>(target: T): T {
+  return new Proxy(target, {
+    get(obj, key) {
+      const value = Reflect.get(obj, key) as unknown;
+      if (key === 'query' || key === 'mutate') {
+        return (...args: unknown[]) => (value as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+          throw toApiError(err);
+        });
+      }
+      return (typeof value === 'object' || typeof value === 'function') && value !== null ? withApiErrors(value as object) : value;
+    },
   });
 }
 

@@ -76,6 +76,8 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
       else if (opts.created.includes(key)) responses['201'] = { ...ok, description: 'Created' };
       else responses['200'] = ok;
       op.responses = errorResponses(key, responses);
+      const codes = opts.errors[key] ?? [];
+      op.security = codes.includes('AUTH_REQUIRED') ? [{ session: [] }] : codes.includes('FORBIDDEN') ? [{ statusAdmin: [] }] : [];
     }
   }
   const plain = (summary: string, responses: Json) => ({ summary, tags: ['system'], responses });

@@ -1,0 +1,60 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { ERROR_CODES } from '../../../shared/errors.ts';
+import { buildTestApp } from '../../helpers/app.ts';
+
+/** Every REST path of the specification (part 4) plus the product's own (runtime-contract part 5). */
+const SPEC_OPERATIONS = [
+  'GET /auth/provider', 'GET /auth/provider/callback', 'GET /auth/session', 'POST /auth/logout',
+  'POST /auth/provider/disconnect', 'DELETE /auth/account', 'POST /api/mail/sync', 'GET /api/mail/sync-state',
+  'GET /api/mail/threads', 'GET /api/mail/threads/{threadId}', 'POST /api/mail/threads/{threadId}/analyze',
+  'POST /api/mail/threads/{threadId}/draft', 'POST /api/analytics/event', 'GET /api/status/incidents',
+  'POST /api/status/incidents', 'PATCH /api/status/incidents/{id}', 'GET /api/settings', 'PATCH /api/settings',
+  'GET /health', 'GET /',
+];
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3 document covering every REST path with the error envelope', async (t) => {
+    const app = await buildTestApp(t);
+    const res = await fetch(`${app.url}/openapi.json`);
+    assert.equal(res.status, 200);
+    const doc = await res.json();
+    assert.match(doc.openapi, /^3\./);
+    // A maintained validator: structure, references and schemas.
+    await SwaggerParser.validate(structuredClone(doc));
+
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    for (const op of SPEC_OPERATIONS) assert.ok(operations.includes(op), `${op} is documented`);
+
+    const envelope = doc.components.schemas.ErrorEnvelope;
+    assert.deepEqual(envelope.properties.error.properties.code.enum, ERROR_CODES);
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (path === '/health' || path === '/') continue;
+        const errors = Object.entries(op.responses).filter(([status]) => Number(status) >= 400);
+        assert.ok(errors.length > 0, `${method} ${path} lists its errors`);
+        for (const [status, response] of errors) {
+          assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/ErrorEnvelope', `${method} ${path} ${status}`);
+        }
+      }
+    }
+    const threads = doc.paths['/api/mail/threads'].get;
+    assert.deepEqual(Object.keys(threads.responses).sort(), ['200', '400', '401', '429', '500', '503']);
+    assert.ok(doc.paths['/auth/logout'].post.responses['204']);
+  });
+
+  it('renders the reference at /docs from locally served assets', async (t) => {
+    const app = await buildTestApp(t);
+    const page = await fetch(`${app.url}/docs`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    for (const asset of ['/docs/assets/swagger-ui.css', '/docs/assets/swagger-ui-bundle.js', '/docs/init.js']) {
+      assert.ok(html.includes(asset), asset);
+      assert.equal((await fetch(`${app.url}${asset}`)).status, 200, asset);
+    }
+    assert.match(await (await fetch(`${app.url}/docs/init.js`)).text(), /openapi\.json/);
+  });
+});
