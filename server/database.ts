@@ -84,10 +84,27 @@ export async function startEmbeddedPostgres(opts: {
   return { url, port, stop: () => server.stop() };
 }
 
-/** Connects MikroORM and applies pending migrations (never schema.update()). */
+/** Arbitrary constant key of the advisory lock that serialises migrations across instances. */
+const MIGRATION_LOCK_KEY = 704_211_337;
+
+/**
+ * Connects MikroORM and applies pending migrations (never schema.update()). Instances that
+ * start together take turns: a session advisory lock held on one dedicated connection (not
+ * the pool, where lock and unlock could land on different connections).
+ */
 export async function openDatabase(url: string, onMigrated?: (names: string[]) => void): Promise<MikroORM> {
   const orm = await MikroORM.init(ormOptions(url));
-  const applied = await orm.migrator.up();
-  onMigrated?.(applied.map((m) => m.name));
+  const lock = new pg.Client({ connectionString: url });
+  try {
+    await lock.connect();
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const applied = await orm.migrator.up();
+    onMigrated?.(applied.map((m) => m.name));
+  } catch (err) {
+    await orm.close(true);
+    throw err;
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
   return orm;
 }
