@@ -29,8 +29,13 @@ export function createMaintenance(deps: {
   const log = deps.log.child({ component: 'maintenance' });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
+  let stopping = false;
 
-  /** Accounts whose notifications cannot be trusted any more. */
+  /**
+   * Accounts whose notifications cannot be trusted any more: the watch expired, or nothing
+   * was heard and nothing synced for too long (an account never synced counts from when its
+   * row was last touched, so one whose every notification was lost is still covered).
+   */
   async function staleAccounts(): Promise<string[]> {
     const now = clock();
     const stale = new Date(now.getTime() - staleAfterMs);
@@ -38,9 +43,9 @@ export function createMaintenance(deps: {
       `select s.account_id from sync_states s
          join credentials c on c.account_id = s.account_id
          join accounts a on a.id = s.account_id
-        where not a.needs_reconnect and s.history_id is not null
+        where not a.needs_reconnect
           and ((s.watch_expires_at is not null and s.watch_expires_at < ?)
-            or (greatest(s.last_notification_at, s.last_synced_at) < ?))
+            or coalesce(greatest(s.last_notification_at, s.last_synced_at), s.updated_at) < ?)
         order by s.last_synced_at nulls first limit 200`,
       [now, stale],
     )) as { account_id: string }[];
@@ -48,10 +53,12 @@ export function createMaintenance(deps: {
   }
 
   async function runOnce() {
-    const renewal = await deps.watch.renewDue();
+    // Before renewing: a watch that had expired must still count, its gap was never notified.
     const accounts = await staleAccounts();
+    const renewal = await deps.watch.renewDue();
     let resynced = 0;
     for (const accountId of accounts) {
+      if (stopping) break; // shutting down: the next round (of this or another instance) picks them up
       try {
         await deps.sync.fullResync(accountId);
         resynced++;
@@ -67,13 +74,19 @@ export function createMaintenance(deps: {
     runOnce,
     start() {
       if (timer) return;
+      stopping = false;
       const tick = () => {
-        running = runOnce().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'maintenance round failed'));
+        if (running) return; // a long round is still going: never two at once
+        running = runOnce()
+          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'maintenance round failed'))
+          .finally(() => (running = undefined));
       };
       timer = setInterval(tick, deps.everyMs ?? 10 * 60_000);
       timer.unref();
     },
+    /** Stops the timer; a round in flight finishes the resync it is in and starts no other. */
     async stop() {
+      stopping = true;
       if (timer) clearInterval(timer);
       timer = undefined;
       await running;

@@ -4,8 +4,23 @@
  * one sync), and runs the shared sync service from the account's own checkpoint — the
  * payload only says which account changed. A message is acknowledged only after its sync
  * committed (or when it names no known account or cannot be decoded); failures are left
- * for redelivery with a growing delay, and give up after MAX_ATTEMPTS so a poison message
- * cannot loop forever (the safety sweep still covers that account).
+ * for redelivery with a growing delay, and give up after MAX_ATTEMPTS failed syncs so a
+ * poison message cannot loop forever (the safety sweep still covers that account).
+ *
+ * Failures are counted here, per message: the real service reports a delivery attempt only
+ * when the subscription has a dead-letter policy, and it would count the deliveries refused
+ * because another sync of the account was running — those are not failures (the lease is
+ * bounded) and giving up on them would lose the change.
+ *
+ * A mailbox with more work than its bounded share of a round is continued in the next
+ * rounds, and its notifications stay unacknowledged (their lease kept alive) until it is
+ * drained: if this instance stops they are handed back, if it dies they come back when the
+ * lease lapses, and another instance carries on from the checkpoint. A failed continuation
+ * hands them back for redelivery with backoff, like any failed sync.
+ *
+ * A pulled batch is kept leased while it is worked on (the subscription's ack deadline may be
+ * shorter than its syncs). Stopping lets the sync in flight commit, starts nothing new, and
+ * hands every notification not yet done straight back to the subscription.
  */
 import { AppError } from '../domain/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -28,9 +43,21 @@ export interface PollerDeps {
   roundsPerAccount?: number;
   idleDelayMs?: number;
   maxAttempts?: number;
+  /** Seconds a pulled batch is kept from redelivery while it is worked on (renewed between accounts). */
+  processingDeadlineSeconds?: number;
+  /** Seconds before a failed message is redelivered, by failure count (default backoffSeconds). */
+  backoff?: (attempt: number) => number;
+  /** Seconds before retrying while another sync holds the account (default: the sync's Retry-After). */
+  busyDelaySeconds?: number;
+  /** Epoch ms; injectable for tests. */
+  clock?: () => number;
 }
 
 export const MAX_ATTEMPTS = 8;
+/** Notifications an unfinished mailbox keeps unacknowledged (one would do; a few spare ones cost nothing). */
+const MAX_HELD = 10;
+/** Messages whose failures are remembered (oldest forgotten first). */
+const MAX_TRACKED = 10_000;
 
 export function backoffSeconds(attempt: number): number {
   return Math.min(600, 5 * 2 ** Math.max(0, attempt - 1));
@@ -45,15 +72,27 @@ function decode(n: ReceivedNotification): string | null {
   }
 }
 
+const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+/** Another sync of the account holds its lease (route, sweep or another instance): not a failure. */
+const isBusy = (err: unknown) => err instanceof AppError && err.code === 'RATE_LIMITED';
+
 export function createNotificationPoller(deps: PollerDeps) {
   const batchSize = deps.batchSize ?? 100;
   const rounds = deps.roundsPerAccount ?? 4;
   const idleDelayMs = deps.idleDelayMs ?? 1_000;
   const maxAttempts = deps.maxAttempts ?? MAX_ATTEMPTS;
+  const processingDeadline = deps.processingDeadlineSeconds ?? 60;
+  const clock = deps.clock ?? Date.now;
+  const backoff = deps.backoff ?? backoffSeconds;
+  const busyDelay = (err: unknown) => deps.busyDelaySeconds ?? Math.max((err as AppError).retryAfter ?? 5, 1);
   const log = deps.log.child({ component: 'poller' });
-  /** Accounts left with more to sync after their bounded share of a round. */
-  const unfinished = new Set<string>();
+  /** Accounts left with more to sync after their bounded share of a round, with the notifications they hold. */
+  const unfinished = new Map<string, { round: number; held: ReceivedNotification[]; extendedAt: number }>();
+  /** Failed syncs per message id (this instance's view). */
+  const failures = new Map<string, number>();
   let running = false;
+  let stopping = false;
+  let round = 0;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
@@ -66,40 +105,135 @@ export function createNotificationPoller(deps: PollerDeps) {
       };
     });
 
-  /** Syncs one account up to `rounds` times; true when it committed (drained or bounded). */
-  async function drain(accountId: string): Promise<void> {
-    for (let i = 0; i < rounds; i++) {
-      const { hasMore } = await deps.sync.syncAccount(accountId);
-      if (!hasMore) {
-        unfinished.delete(accountId);
-        return;
-      }
-    }
-    unfinished.add(accountId);
+  function countFailure(messageId: string): number {
+    const n = (failures.get(messageId) ?? 0) + 1;
+    failures.delete(messageId);
+    failures.set(messageId, n);
+    if (failures.size > MAX_TRACKED) failures.delete(failures.keys().next().value!);
+    return n;
   }
 
-  async function handleGroup(accountId: string, messages: ReceivedNotification[]) {
-    const ackIds = messages.map((m) => m.ackId);
-    const attempt = Math.max(...messages.map((m) => m.deliveryAttempt || 1));
-    try {
-      await deps.noteNotification(accountId);
-      await drain(accountId);
-      await deps.queue.ack(ackIds);
-    } catch (err) {
-      const code = err instanceof AppError ? err.code : 'INTERNAL_ERROR';
-      if (code === 'TOKEN_EXPIRED' || attempt >= maxAttempts) {
-        // Retrying cannot help (the user must reconnect) or has not helped: drop the message.
-        log.warn({ accountId, code, attempt }, 'notification dropped after sync failure');
-        await deps.queue.ack(ackIds);
-        return;
+  /** Syncs one account up to `rounds` times (each call commits on its own); true when nothing is left. */
+  async function drain(accountId: string): Promise<boolean> {
+    for (let i = 0; i < rounds; i++) {
+      const { hasMore } = await deps.sync.syncAccount(accountId);
+      if (!hasMore) return true;
+      if (stopping) break;
+    }
+    return false;
+  }
+
+  const ackQuietly = (accountId: string, messages: ReceivedNotification[]) =>
+    messages.length
+      ? deps.queue.ack(messages.map((m) => m.ackId)).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'acknowledging failed; the notification will come again'))
+      : undefined;
+
+  /** After committed syncs: acknowledge everything the account holds when drained, else hold these too. */
+  async function settleSuccess(accountId: string, drained: boolean, messages: ReceivedNotification[]) {
+    const entry = unfinished.get(accountId);
+    const held = [...(entry?.held ?? []), ...messages];
+    if (drained) {
+      unfinished.delete(accountId);
+      for (const m of held) failures.delete(m.messageId);
+      await ackQuietly(accountId, held);
+      return;
+    }
+    // One held notification is enough to carry the unfinished work; the rest are covered by the syncs that committed.
+    const extra = held.splice(MAX_HELD);
+    unfinished.set(accountId, { round, held, extendedAt: entry?.extendedAt ?? clock() });
+    await ackQuietly(accountId, extra);
+  }
+
+  async function settleFailure(accountId: string, messages: ReceivedNotification[], err: unknown) {
+    const code = codeOf(err);
+    if (code === 'TOKEN_EXPIRED') {
+      // Retrying cannot help: the user must reconnect.
+      log.warn({ accountId, code }, 'notification dropped: the account needs reconnection');
+      for (const m of messages) failures.delete(m.messageId);
+      await deps.queue.ack(messages.map((m) => m.ackId));
+      return;
+    }
+    if (isBusy(err)) {
+      const delay = busyDelay(err);
+      log.info({ accountId, retryInSeconds: delay }, 'a sync of the account is running; notification deferred');
+      await deps.queue.retryLater(messages.map((m) => m.ackId), delay);
+      return;
+    }
+    const drop: string[] = [];
+    const later = new Map<number, string[]>();
+    for (const m of messages) {
+      const attempt = countFailure(m.messageId);
+      if (attempt >= maxAttempts) {
+        failures.delete(m.messageId);
+        drop.push(m.ackId);
+        continue;
       }
-      const delay = err instanceof AppError && err.retryAfter ? Math.max(err.retryAfter, 1) : backoffSeconds(attempt);
-      log.warn({ accountId, code, attempt, retryInSeconds: delay }, 'sync for notification failed; will be redelivered');
+      const delay = err instanceof AppError && err.retryAfter ? Math.max(err.retryAfter, 1) : backoff(attempt);
+      later.set(delay, [...(later.get(delay) ?? []), m.ackId]);
+    }
+    if (drop.length) {
+      log.warn({ accountId, code, notifications: drop.length }, 'notification dropped after repeated sync failures');
+      await deps.queue.ack(drop);
+    }
+    for (const [delay, ackIds] of later) {
+      log.warn({ accountId, code, retryInSeconds: delay }, 'sync for notification failed; will be redelivered');
       await deps.queue.retryLater(ackIds, delay);
     }
   }
 
+  async function handleGroup(email: string, messages: ReceivedNotification[]) {
+    let accountId: string | null = null;
+    let drained: boolean;
+    try {
+      accountId = await deps.resolveAccount(email);
+      if (!accountId) {
+        await deps.queue.ack(messages.map((m) => m.ackId));
+        return;
+      }
+      await deps.noteNotification(accountId);
+      drained = await drain(accountId);
+    } catch (err) {
+      await handBack(accountId ?? email, messages, err);
+      return;
+    }
+    // Committed. An ack that fails is harmless: the redelivered copy syncs from the new checkpoint.
+    await settleSuccess(accountId, drained, messages);
+  }
+
+  /** A failed sync: its notifications go back to the queue (with backoff), or are dropped when hopeless. */
+  async function handBack(accountId: string, messages: ReceivedNotification[], err: unknown) {
+    // If the queue fails too, the messages come back when their lease lapses: nothing is lost.
+    await settleFailure(accountId, messages, err).catch((e: unknown) =>
+      log.warn({ accountId, err: (e as Error).message }, 'could not hand a failed notification back; it returns when its lease lapses'),
+    );
+  }
+
+  /** Continues one unfinished mailbox with the notifications it holds. */
+  async function continueDrain(accountId: string) {
+    try {
+      const drained = await drain(accountId);
+      await settleSuccess(accountId, drained, []);
+    } catch (err) {
+      const held = unfinished.get(accountId)?.held ?? [];
+      unfinished.delete(accountId);
+      if (codeOf(err) !== 'RATE_LIMITED') log.warn({ accountId, code: codeOf(err) }, 'continuing a drain failed');
+      await handBack(accountId, held, err);
+    }
+  }
+
+  /** Keeps the lease of held notifications alive. */
+  async function keepHeld() {
+    for (const [accountId, entry] of unfinished) {
+      if (clock() - entry.extendedAt <= (processingDeadline * 1000) / 3) continue;
+      entry.extendedAt = clock();
+      await deps.queue
+        .retryLater(entry.held.map((m) => m.ackId), processingDeadline)
+        .catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'extending held notifications failed'));
+    }
+  }
+
   async function runOnce(): Promise<number> {
+    round++;
     const messages = await deps.queue.pull(batchSize);
     const byEmail = new Map<string, ReceivedNotification[]>();
     const drop: string[] = [];
@@ -115,52 +249,71 @@ export function createNotificationPoller(deps: PollerDeps) {
       log.warn({ count: drop.length }, 'undecodable notifications acknowledged and dropped');
       await deps.queue.ack(drop);
     }
-    for (const [email, group] of byEmail) {
-      const accountId = await deps.resolveAccount(email);
-      if (!accountId) {
-        await deps.queue.ack(group.map((m) => m.ackId));
-        continue;
+    const groups = [...byEmail.values()];
+    let extendedAt = -Infinity;
+    for (let g = 0; g < groups.length; g++) {
+      const remaining = groups.slice(g).flat().map((m) => m.ackId);
+      if (stopping) {
+        // Shutting down: hand the rest back at once, for this or another instance.
+        await deps.queue.retryLater(remaining, 0);
+        break;
       }
-      await handleGroup(accountId, group);
+      if (clock() - extendedAt > (processingDeadline * 1000) / 3) {
+        // The subscription's ack deadline may be shorter than the syncs of a batch: keep what is
+        // still to be synced from being redelivered meanwhile (a lapsed lease would make the ack void).
+        await deps.queue.retryLater(remaining, processingDeadline).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'extending the batch deadline failed'));
+        extendedAt = clock();
+      }
+      await handleGroup(decode(groups[g]![0]!)!, groups[g]!);
     }
-    // Continue mailboxes that used up their share last round.
-    for (const accountId of [...unfinished]) {
-      if ([...byEmail.values()].length && messages.length >= batchSize) break;
-      await drain(accountId).catch((err: unknown) => {
-        unfinished.delete(accountId);
-        log.warn({ accountId, code: err instanceof AppError ? err.code : 'INTERNAL_ERROR' }, 'continuing a drain failed');
-      });
+    // Continue mailboxes that used up their share earlier (only one when the batch was full, so fresh notifications go first).
+    let continued = 0;
+    for (const [accountId, entry] of [...unfinished]) {
+      if (stopping || (messages.length >= batchSize && continued >= 1)) break;
+      if (entry.round === round) continue; // had its share this round
+      continued++;
+      await continueDrain(accountId);
     }
+    if (!stopping) await keepHeld();
     if (messages.length) log.info({ notifications: messages.length, accounts: byEmail.size }, 'notification batch handled');
-    return messages.length + unfinished.size;
+    return messages.length + continued;
   }
 
   return {
     runOnce,
+    /** Accounts with work left over (for tests and logs). */
+    unfinished: () => [...unfinished.keys()],
     start() {
       if (running) return;
       running = true;
-      let failures = 0;
+      stopping = false;
+      let failuresInARow = 0;
       loop = (async () => {
         while (running) {
           try {
             const handled = await runOnce();
-            failures = 0;
+            failuresInARow = 0;
             if (!handled && running) await sleep(idleDelayMs);
           } catch (err) {
-            failures++;
-            const ms = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+            failuresInARow++;
+            const ms = Math.min(30_000, 500 * 2 ** Math.min(failuresInARow, 6));
             log.warn({ err: (err as Error).message, code: (err as { code?: unknown }).code, retryInMs: ms }, 'notification pull failed');
             if (running) await sleep(ms);
           }
         }
       })();
     },
+    /** Stops the loop: the sync in flight finishes and commits, nothing new starts, the rest of the batch is handed back. */
     async stop() {
       running = false;
+      stopping = true;
       wake?.();
       await loop;
       loop = undefined;
+      // Mailboxes not drained yet: hand their notifications back so another instance carries on now.
+      const held = [...unfinished.values()].flatMap((e) => e.held.map((m) => m.ackId));
+      unfinished.clear();
+      if (held.length) await deps.queue.retryLater(held, 0).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'handing back held notifications failed'));
       await deps.queue.close().catch(() => undefined);
     },
   };

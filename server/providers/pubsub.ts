@@ -4,7 +4,7 @@
  * acknowledge. Every call has a deadline and no library retry: an unreachable queue must
  * fail fast (the client otherwise hangs ~90 s), and the poller does its own backoff.
  */
-import { PubSub, v1 } from '@google-cloud/pubsub';
+import { PubSub, v1, type CallOptions } from '@google-cloud/pubsub';
 import * as grpc from '@grpc/grpc-js';
 import type { Config } from '../config.ts';
 
@@ -47,7 +47,14 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
   const subscription = subscriptionPath(config);
   return {
     async pull(maxMessages) {
-      const [res] = await client.pull({ subscription, maxMessages, returnImmediately: false }, noRetry);
+      let res;
+      try {
+        [res] = await client.pull({ subscription, maxMessages, returnImmediately: false }, noRetry);
+      } catch (err) {
+        // A waiting pull on an idle subscription ends at the call deadline: that is "no messages", not a failure.
+        if ((err as { code?: unknown }).code === grpc.status.DEADLINE_EXCEEDED) return [];
+        throw err;
+      }
       return (res.receivedMessages ?? []).flatMap((m) =>
         m.ackId && m.message
           ? [{
@@ -70,18 +77,30 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
   };
 }
 
-/** Emulator convenience for local runs: create the topic and subscription if missing. */
+/**
+ * Emulator convenience for local runs: create the topic and subscription if missing. Every
+ * call has a deadline and no retry, like the queue's: an unreachable emulator must not keep
+ * a retrying client alive long after start-up (or after the server stopped).
+ */
 export async function ensureEmulatorSubscription(config: Readonly<Config>): Promise<void> {
   if (!config.pubsub.emulatorHost || !config.pubsub.topic) return;
   const [servicePath, port] = config.pubsub.emulatorHost.split(':');
   const pubsub = new PubSub({ projectId: config.pubsub.projectId, servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure() });
+  const gaxOpts = noRetry as CallOptions;
+  const exists = async (get: () => Promise<unknown>) => {
+    try {
+      await get();
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === grpc.status.NOT_FOUND) return false;
+      throw err;
+    }
+  };
   try {
     const topic = pubsub.topic(config.pubsub.topic);
-    const [topicExists] = await topic.exists();
-    if (!topicExists) await topic.create();
+    if (!(await exists(() => topic.getMetadata(gaxOpts)))) await topic.create(gaxOpts);
     const sub = pubsub.subscription(subscriptionPath(config));
-    const [subExists] = await sub.exists();
-    if (!subExists) await topic.createSubscription(subscriptionPath(config), { ackDeadlineSeconds: 30 });
+    if (!(await exists(() => sub.getMetadata(gaxOpts)))) await topic.createSubscription(subscriptionPath(config), { ackDeadlineSeconds: 30, gaxOpts });
   } finally {
     await pubsub.close();
   }

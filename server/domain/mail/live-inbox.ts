@@ -2,15 +2,43 @@
  * Wires the live inbox: the mail watch over the Gmail provider, the Pub/Sub poller and the
  * periodic maintenance (watch renewal + safety sweep), all on the shared sync service.
  */
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Container } from '../../container.ts';
 import { createMaintenance } from '../../poller/maintenance.ts';
 import { createNotificationPoller } from '../../poller/notification-poller.ts';
 import type { GmailFactory } from '../../providers/gmail.ts';
 import { createNotificationQueue, ensureEmulatorSubscription } from '../../providers/pubsub.ts';
+import type { SyncService } from './sync.service.ts';
 import { createWatchService } from './watch.service.ts';
 
 /** Calls a full resync may take before the sweep moves on (50 messages each). */
-const FULL_RESYNC_MAX_CALLS = 40;
+export const FULL_RESYNC_MAX_CALLS = 40;
+
+/** A full resync driven to its end (bounded): the first call restarts the listing, the next ones continue it. */
+export function fullResyncWith(sync: SyncService) {
+  return async (accountId: string) => {
+    let outcome = await sync.syncAccount(accountId, { fullResync: true });
+    for (let i = 1; outcome.hasMore && i < FULL_RESYNC_MAX_CALLS; i++) outcome = await sync.syncAccount(accountId);
+    return outcome;
+  };
+}
+
+/** How the poller finds a notification's account and records that notifications arrive. */
+export function notificationAccounts(orm: MikroORM) {
+  return {
+    async resolveAccount(emailAddress: string): Promise<string | null> {
+      const rows = (await orm.em.getConnection().execute(
+        `select a.id from accounts a join credentials c on c.account_id = a.id
+          where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
+        [emailAddress.toLowerCase()],
+      )) as { id: string }[];
+      return rows[0]?.id ?? null;
+    },
+    async noteNotification(accountId: string): Promise<void> {
+      await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId]);
+    },
+  };
+}
 
 export function installLiveInbox(container: Container, gmail: GmailFactory): void {
   const { config, orm, credentials, log } = container;
@@ -27,11 +55,7 @@ export function installLiveInbox(container: Container, gmail: GmailFactory): voi
   container.mailWatch = watch;
 
   const sync = container.sync;
-  const fullResync = async (accountId: string) => {
-    let outcome = await sync.syncAccount(accountId, { fullResync: true });
-    for (let i = 1; outcome.hasMore && i < FULL_RESYNC_MAX_CALLS; i++) outcome = await sync.syncAccount(accountId);
-    return outcome;
-  };
+  const fullResync = fullResyncWith(sync);
   if (config.oauth.configured) {
     const maintenance = createMaintenance({ orm, watch, sync: { fullResync }, log });
     container.workers.push(maintenance);
@@ -43,17 +67,7 @@ export function installLiveInbox(container: Container, gmail: GmailFactory): voi
       queue: createNotificationQueue(config),
       sync,
       log,
-      async resolveAccount(emailAddress) {
-        const rows = (await orm.em.getConnection().execute(
-          `select a.id from accounts a join credentials c on c.account_id = a.id
-            where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
-          [emailAddress.toLowerCase()],
-        )) as { id: string }[];
-        return rows[0]?.id ?? null;
-      },
-      async noteNotification(accountId) {
-        await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId]);
-      },
+      ...notificationAccounts(orm),
     });
     container.workers.push({
       start() {

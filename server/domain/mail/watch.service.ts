@@ -42,16 +42,19 @@ export function createWatchService(deps: {
       await em.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null, watchRenewedAt: null });
       log.info({ accountId }, 'mail watch stopped');
     },
-    /** Renews every watch of a connected account last renewed more than a day ago (or never). */
+    /**
+     * Renews every watch of a connected account last renewed more than a day ago (or never),
+     * or that would lapse within a day (a provider may grant less than its usual week).
+     */
     async renewDue() {
       if (!deps.topic) return { renewed: 0, failed: [] };
-      const cutoff = new Date(clock().getTime() - RENEW_AFTER_MS);
+      const now = clock().getTime();
       const rows = (await deps.orm.em.getConnection().execute(
         `select s.account_id from sync_states s join credentials c on c.account_id = s.account_id
           join accounts a on a.id = s.account_id
-         where not a.needs_reconnect and (s.watch_renewed_at is null or s.watch_renewed_at < ?)
+         where not a.needs_reconnect and (s.watch_renewed_at is null or s.watch_renewed_at < ? or s.watch_expires_at < ?)
          order by s.watch_renewed_at nulls first limit 500`,
-        [cutoff],
+        [new Date(now - RENEW_AFTER_MS), new Date(now + RENEW_AFTER_MS)],
       )) as { account_id: string }[];
       const failed: string[] = [];
       for (const { account_id } of rows) {

@@ -1,0 +1,172 @@
+/**
+ * The live-inbox world for integration tests: the stand-in providers, a Pub/Sub stand-in
+ * with the notification topic and subscription, the real app (its poller running on that
+ * subscription when `poller` is on), and a signed-in user. Notifications of the Gmail
+ * stand-in are forwarded to the topic while `forward` is on, as the provider would publish
+ * them; tests can also publish by hand (duplicates, stale history ids, garbage).
+ */
+import assert from 'node:assert/strict';
+import { freePort } from '../../../server/database.ts';
+import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
+import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import pg from 'pg';
+
+export const ALICE = 'alice@example.com';
+export const TOPIC = 'mail';
+export const SUBSCRIPTION = 'mail-sync';
+export const TOPIC_NAME = 'projects/test-project/topics/mail';
+
+export interface LiveWorld {
+  app: TestApp;
+  providers: Providers;
+  gmail: Providers['gmail'];
+  pubsub: PubSubStandIn;
+  browser: Browser;
+  csrfToken: string;
+  accountId: string;
+  /** While true, every provider notification is published to the topic. */
+  forward: boolean;
+  published: number;
+  sql<T = Record<string, unknown>>(query: string, params?: unknown[]): Promise<T[]>;
+  /** Publishes a notification as the provider would (defaults: the user, the mailbox's current history id). */
+  publish(body?: Partial<{ emailAddress: string; historyId: string }> | string): void;
+  /** Syncs through the route until nothing is left. */
+  syncAll(browser?: Browser, csrfToken?: string): Promise<void>;
+  /** Messages stored for an account: total rows, distinct provider ids, the inbox as (id, unread) pairs. */
+  stored(accountId?: string): Promise<{ rows: number; distinct: number; inbox: string[] }>;
+  /** The provider's inbox in the same form as `stored().inbox`. */
+  providerInbox(email?: string): string[];
+  checkpoint(accountId?: string): Promise<bigint | null>;
+  /** Sync log lines ('mail sync') of an account so far. */
+  syncLogs(accountId?: string): Record<string, unknown>[];
+  /** Waits (bounded) until the subscription holds nothing: every message acknowledged. */
+  drained(timeoutMs?: number): Promise<void>;
+  maintenance(): Promise<{ renewed: number; failed: string[]; resynced: number; stale: string[] }>;
+  /** Signs another user in with a fresh browser. */
+  signInAs(user: { sub: string; email: string }): Promise<{ browser: Browser; csrfToken: string; accountId: string }>;
+}
+
+/** Polls `check` until it holds (bounded); returns its last value. */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export async function startLiveWorld(
+  t: { after(fn: () => unknown): void },
+  opts: { poller?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean } = {},
+): Promise<LiveWorld> {
+  const providers = await startProviders(t);
+  const pubsub = await startPubSubStandIn({ projectId: 'test-project' });
+  t.after(() => pubsub.close());
+  pubsub.createTopic(TOPIC);
+  pubsub.createSubscription(TOPIC, SUBSCRIPTION, { ackDeadlineSeconds: opts.ackDeadlineSeconds ?? 10 });
+  const pollerEnv: Record<string, string> =
+    opts.poller === false ? {} : { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
+  const app = await buildTestApp(t, { env: { ...providers.env, PUBSUB_PROJECT_ID: 'test-project', ...pollerEnv, ...opts.env } });
+  const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
+  const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
+
+  const world: LiveWorld = {
+    app,
+    providers,
+    gmail: providers.gmail,
+    pubsub,
+    browser: app.browser(),
+    csrfToken: '',
+    accountId: '',
+    forward: opts.forward ?? true,
+    published: 0,
+    sql,
+    publish(body = {}) {
+      const data = typeof body === 'string' ? body : { emailAddress: ALICE, historyId: String(providers.gmail.historyId(body.emailAddress ?? ALICE)), ...body };
+      pubsub.publish(TOPIC, data);
+      world.published++;
+    },
+    async syncAll(browser = world.browser, csrfToken = world.csrfToken) {
+      for (let i = 0; i < 50; i++) {
+        const res: Response = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+        const body = await res.json();
+        assert.equal(res.status, 200, JSON.stringify(body));
+        if (!body.hasMore) return;
+      }
+      assert.fail('sync did not finish');
+    },
+    async stored(accountId = world.accountId) {
+      const rows = await sql<{ pid: string; in_inbox: boolean; is_unread: boolean }>(
+        'select provider_message_id as pid, in_inbox, is_unread from mail_messages where account_id = ?',
+        [accountId],
+      );
+      return {
+        rows: rows.length,
+        distinct: new Set(rows.map((r) => r.pid)).size,
+        inbox: rows.filter((r) => r.in_inbox).map((r) => `${r.pid}:${r.is_unread ? 'unread' : 'read'}`).sort(),
+      };
+    },
+    providerInbox(email = ALICE) {
+      return providers.gmail.inbox(email).map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`).sort();
+    },
+    async checkpoint(accountId = world.accountId) {
+      const [row] = await sql<{ h: string | null }>('select history_id::text as h from sync_states where account_id = ?', [accountId]);
+      return row?.h ? BigInt(row.h) : null;
+    },
+    syncLogs(accountId = world.accountId) {
+      return app.logs.filter((l) => l.msg === 'mail sync' && l.accountId === accountId);
+    },
+    async drained(timeoutMs = 10_000) {
+      await waitFor(() => {
+        const s = pubsub.stats(SUBSCRIPTION);
+        return s.available + s.leased === 0;
+      }, 'the subscription to be drained', timeoutMs);
+    },
+    async maintenance() {
+      return (await app.container.liveInbox!.maintenance!.runOnce()) as Awaited<ReturnType<LiveWorld['maintenance']>>;
+    },
+    async signInAs(user) {
+      providers.identity.setCurrentUser(user);
+      const browser = app.browser();
+      const { csrfToken } = await signIn(browser);
+      return { browser, csrfToken, accountId: await accountOf(user.email) };
+    },
+  };
+  providers.gmail.onNotification((n) => {
+    if (!world.forward) return;
+    pubsub.publish(TOPIC, { emailAddress: n.emailAddress, historyId: String(n.historyId) });
+    world.published++;
+  });
+  const { csrfToken } = await signIn(world.browser);
+  world.csrfToken = csrfToken;
+  world.accountId = await accountOf(ALICE);
+  return world;
+}
+
+/** An address where nothing listens (an unreachable queue). */
+export async function deadHost(): Promise<string> {
+  return `127.0.0.1:${await freePort()}`;
+}
+
+/** Cuts the app's database off (no new connections, existing ones terminated) until `restore`. */
+export async function cutDatabase(databaseUrl: string): Promise<{ restore(): Promise<void> }> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const admin = async (q: string, params: unknown[] = []) => {
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    try {
+      await c.query(q, params);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`alter database ${name} with allow_connections false`);
+  await admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
+  return { restore: () => admin(`alter database ${name} with allow_connections true`) };
+}

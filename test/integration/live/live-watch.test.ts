@@ -1,0 +1,180 @@
+/**
+ * The mail watch's lifecycle and the safety sweep (issue 5, parts 1 and 4), through the app's
+ * own maintenance round: registered at sign-in and after a reconnect (PUBSUB_TOPIC, label
+ * INBOX), renewed daily, stopped at once by disconnect and deletion (the stand-in's records),
+ * and the fallbacks to a full resync — watch expired or failed to renew, no notification for
+ * longer than the threshold, never synced at all.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { WEB_ORIGIN } from '../../helpers/app.ts';
+import { csrfHeaders } from '../../helpers/providers.ts';
+import { ALICE, startLiveWorld, TOPIC_NAME, type LiveWorld } from './live-harness.ts';
+
+const DAY_MS = 24 * 3600_000;
+
+async function watchState(w: LiveWorld, accountId = w.accountId) {
+  const [row] = await w.sql<{ watch_expires_at: string | null; watch_renewed_at: string | null }>(
+    'select watch_expires_at, watch_renewed_at from sync_states where account_id = ?',
+    [accountId],
+  );
+  const date = (v: string | null) => (v === null ? null : new Date(v));
+  return { watch_expires_at: date(row!.watch_expires_at), watch_renewed_at: date(row!.watch_renewed_at) };
+}
+
+const watchCalls = (w: LiveWorld, email = ALICE) => w.gmail.watches(email).map((r) => r.kind);
+
+/** Provider-side changes that no notification reports (the watch is gone or the queue lost them). */
+function unnotifiedChanges(w: LiveWorld) {
+  w.forward = false;
+  const inbox = w.gmail.inbox(ALICE);
+  w.gmail.archive(ALICE, inbox[0]!.id);
+  w.gmail.deleteMessage(ALICE, inbox[1]!.id);
+  w.gmail.setRead(ALICE, inbox[2]!.id, !inbox[2]!.unread);
+  return w.gmail.addMessage(ALICE, { subject: 'Missed by every notification' });
+}
+
+async function assertConverged(w: LiveWorld) {
+  const stored = await w.stored();
+  assert.deepEqual(stored.inbox, w.providerInbox(), 'stored inbox equals the provider inbox');
+  assert.equal(stored.rows, stored.distinct, 'no duplicate rows');
+}
+
+describe('mail watch and safety sweep', () => {
+  it('registers the watch right after sign-in, on PUBSUB_TOPIC for INBOX, and stores its state', async (t) => {
+    const before = Date.now();
+    const w = await startLiveWorld(t, { poller: false });
+    assert.deepEqual(
+      w.gmail.watches(ALICE).map(({ at: _at, ...r }) => r),
+      [{ kind: 'watch', topicName: TOPIC_NAME, labelIds: ['INBOX'], labelFilterBehavior: 'include' }],
+    );
+    const state = await watchState(w);
+    assert.ok(state.watch_expires_at!.getTime() > before + 6 * DAY_MS, 'the provider expiry is stored');
+    assert.ok(state.watch_renewed_at!.getTime() >= before - 1000);
+  });
+
+  it('renews every watch daily, well before its expiry, and not before it is due', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    let round = await w.maintenance();
+    assert.equal(round.renewed, 0, 'renewed at sign-in: not due');
+    assert.deepEqual(watchCalls(w), ['watch']);
+
+    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [w.accountId]);
+    round = await w.maintenance();
+    assert.equal(round.renewed, 1);
+    assert.deepEqual(watchCalls(w), ['watch', 'watch']);
+    const renewed = await watchState(w);
+    assert.ok(Date.now() - renewed.watch_renewed_at!.getTime() < 60_000, 'renewal time stored');
+    assert.ok(renewed.watch_expires_at!.getTime() > Date.now() + 6 * DAY_MS, 'new expiry stored');
+
+    // A watch that would lapse within a day is renewed even if renewed recently (a short provider expiry).
+    await w.sql(`update sync_states set watch_expires_at = now() + interval '2 hours' where account_id = ?`, [w.accountId]);
+    round = await w.maintenance();
+    assert.equal(round.renewed, 1);
+    assert.deepEqual(watchCalls(w), ['watch', 'watch', 'watch']);
+    assert.deepEqual(round.stale, [], 'a live watch is no reason to resync');
+  });
+
+  it('disconnect stops the watch at once (users.stop); the service stops syncing the account; a reconnect registers it again', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    const res = await w.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 204);
+    assert.deepEqual(watchCalls(w), ['watch', 'stop'], 'stopped at disconnect, not left to expire');
+    assert.equal((await watchState(w)).watch_expires_at, null);
+    const published = w.published;
+    w.gmail.addMessage(ALICE, { subject: 'After the disconnect' });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(w.published, published, 'the provider sends no more notifications');
+
+    // Neither renewed nor swept while disconnected, however old its state.
+    await w.sql(
+      `update sync_states set watch_renewed_at = now() - interval '3 days', last_synced_at = now() - interval '3 days',
+         last_notification_at = now() - interval '3 days', updated_at = now() - interval '3 days', history_id = 1 where account_id = ?`,
+      [w.accountId],
+    );
+    const round = await w.maintenance();
+    assert.equal(round.renewed, 0);
+    assert.deepEqual(round.stale, []);
+    assert.deepEqual(watchCalls(w), ['watch', 'stop']);
+
+    const again = await w.signInAs({ sub: 'user-alice', email: ALICE });
+    assert.equal(again.accountId, w.accountId);
+    assert.deepEqual(watchCalls(w), ['watch', 'stop', 'watch'], 'registered again after the reconnect');
+    assert.ok((await watchState(w)).watch_expires_at!.getTime() > Date.now() + 6 * DAY_MS);
+  });
+
+  it('account deletion stops the watch at once', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    const res = await w.browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 204);
+    assert.deepEqual(watchCalls(w), ['watch', 'stop']);
+    assert.deepEqual(await w.sql('select 1 from accounts where id = ?', [w.accountId]), []);
+  });
+
+  it('an expired watch falls back to a full resync, once, and is renewed', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    w.gmail.seed(ALICE, 12, { sentReplies: false });
+    await w.syncAll();
+    unnotifiedChanges(w);
+    await w.sql(`update sync_states set watch_expires_at = now() - interval '1 minute' where account_id = ?`, [w.accountId]);
+    w.gmail.resetCounters();
+    let round = await w.maintenance();
+    assert.deepEqual(round.stale, [w.accountId]);
+    assert.equal(round.resynced, 1);
+    assert.ok(w.gmail.calls['messages.list']! >= 1 && w.gmail.calls.profile! >= 1, 'a full listing, not an incremental sync');
+    await assertConverged(w);
+    assert.equal(round.renewed, 1, 'the lapsed watch is registered again');
+    assert.deepEqual(watchCalls(w), ['watch', 'watch']);
+
+    w.gmail.resetCounters();
+    round = await w.maintenance();
+    assert.deepEqual(round.stale, [], 'no resync once the watch is back');
+    assert.equal(w.gmail.calls['messages.list'], 0);
+  });
+
+  it('a renewal that fails is logged and retried next round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    w.gmail.seed(ALICE, 6, { sentReplies: false });
+    await w.syncAll();
+    await w.sql(`update sync_states set watch_renewed_at = now() - interval '8 days', watch_expires_at = now() - interval '1 day' where account_id = ?`, [w.accountId]);
+    unnotifiedChanges(w);
+    w.gmail.injectFault({ endpoint: 'watch', status: 503 });
+    let round = await w.maintenance();
+    assert.deepEqual(round.failed, [w.accountId]);
+    assert.equal(round.renewed, 0);
+    assert.ok(w.app.logs.some((l) => l.msg === 'mail watch renewal failed' && l.accountId === w.accountId));
+    assert.deepEqual(round.stale, [w.accountId]);
+    await assertConverged(w);
+    round = await w.maintenance();
+    assert.equal(round.renewed, 1, 'retried and renewed');
+    assert.deepEqual(round.failed, []);
+  });
+
+  it('no notification for longer than the threshold: the sweep resyncs that account, not the others', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    const bob = await w.signInAs({ sub: 'user-bob', email: 'bob@example.com' });
+    w.gmail.seed(ALICE, 6, { sentReplies: false });
+    await w.syncAll();
+    await w.syncAll(bob.browser, bob.csrfToken);
+    unnotifiedChanges(w);
+    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
+    const round = await w.maintenance();
+    assert.deepEqual(round.stale, [w.accountId]);
+    await assertConverged(w);
+    // Heard from recently (a notification), though not synced for long: not stale.
+    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '1 hour' where account_id = ?`, [w.accountId]);
+    assert.deepEqual((await w.maintenance()).stale, []);
+  });
+
+  it('an account never synced whose notifications were all lost is covered by the sweep too', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    w.gmail.seed(ALICE, 5, { sentReplies: false });
+    assert.deepEqual((await w.maintenance()).stale, [], 'not while it is fresh');
+    await w.sql(`update sync_states set updated_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
+    const round = await w.maintenance();
+    assert.deepEqual(round.stale, [w.accountId]);
+    assert.equal(round.resynced, 1);
+    await assertConverged(w);
+    assert.equal((await w.stored()).rows, 5);
+  });
+});
