@@ -4,6 +4,7 @@ export * from './oauth-state.entity.ts';
 export * from './credential.entity.ts';
 export * from './mail-thread.entity.ts';
 export * from './mail-message.entity.ts';
+export * from './mail-inbox-count.entity.ts';
 export * from './sync-state.entity.ts';
 export * from './analysis.entity.ts';
 export * from './draft.entity.ts';
@@ -18,6 +19,7 @@ import { OAuthStateSchema } from './oauth-state.entity.ts';
 import { CredentialSchema } from './credential.entity.ts';
 import { MailThreadSchema } from './mail-thread.entity.ts';
 import { MailMessageSchema } from './mail-message.entity.ts';
+import { MailInboxCountSchema } from './mail-inbox-count.entity.ts';
 import { SyncStateSchema } from './sync-state.entity.ts';
 import { AnalysisSchema } from './analysis.entity.ts';
 import { DraftSchema } from './draft.entity.ts';
@@ -28,5 +30,5 @@ import { RateLimitSchema } from './rate-limit.entity.ts';
 
 export const allEntities = [
   AccountSchema, SessionSchema, OAuthStateSchema, CredentialSchema, MailThreadSchema, MailMessageSchema,
-  SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema,
+  SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema, MailInboxCountSchema,
 ];

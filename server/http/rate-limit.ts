@@ -3,6 +3,12 @@
  * that every instance behind a load balancer shares them. Each route with its own limit has
  * its own bucket; every other route shares the configurable global bucket. If the database
  * is unreachable, an in-memory insurance limiter keeps limiting (per instance) meanwhile.
+ *
+ * Cost per request: one upsert. Requests of the same client that arrive while its upsert is
+ * in flight are counted together by the next one (see `coalesced`), with the same answers
+ * as one upsert each; and the counters commit without waiting for the disk (a database crash
+ * can forget the last fraction of a second of counts, which only ever lets a few more
+ * requests through). Counts are never cached: every instance sees every count at once.
  */
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type Koa from 'koa';
@@ -36,11 +42,92 @@ export interface RateLimits {
   limitOf(bucket: BucketName): number;
 }
 
+type Consume = (client: string) => Promise<RateLimiterRes>;
+
+/**
+ * Counts concurrent requests of one client in one upsert: the first goes alone; those that
+ * arrive while it is in flight wait and are counted together by the next `consume(key, n)`
+ * (they would otherwise queue on the same row lock, one upsert each). Each waiter gets the
+ * answer it would have got alone: its own position in the count decides whether it is
+ * within the limit, and its remaining points. A batch refused from memory (the key is
+ * blocked) refuses every waiter; a failure fails every waiter.
+ */
+export function coalesced(limiter: { consume(key: string, points: number): Promise<RateLimiterRes> }, points: number): Consume {
+  interface Waiter {
+    resolve(r: RateLimiterRes): void;
+    reject(err: unknown): void;
+  }
+  /** Keys with an upsert in flight, and the requests waiting for the next one. */
+  const waiting = new Map<string, Waiter[]>();
+
+  const settle = (batch: Waiter[], outcome: unknown, accepted: boolean) => {
+    if (!(outcome instanceof RateLimiterRes)) {
+      for (const w of batch) w.reject(outcome);
+      return;
+    }
+    const n = batch.length;
+    if (!accepted && outcome.consumedPoints < n) {
+      // Refused without a count (blocked in memory until the window ends).
+      for (const w of batch) w.reject(outcome);
+      return;
+    }
+    batch.forEach((w, i) => {
+      const position = outcome.consumedPoints - n + i + 1;
+      const res = new RateLimiterRes(Math.max(0, points - position), outcome.msBeforeNext, position, outcome.isFirstInDuration && i === 0);
+      if (position > points) w.reject(res);
+      else w.resolve(res);
+    });
+  };
+
+  const next = (key: string) => {
+    const batch = waiting.get(key)!;
+    if (!batch.length) {
+      waiting.delete(key);
+      return;
+    }
+    waiting.set(key, []);
+    limiter.consume(key, batch.length).then(
+      (res) => settle(batch, res, true),
+      (err: unknown) => settle(batch, err, false),
+    ).finally(() => next(key));
+  };
+
+  return (key) => {
+    const queue = waiting.get(key);
+    if (queue) return new Promise<RateLimiterRes>((resolve, reject) => queue.push({ resolve, reject }));
+    waiting.set(key, []);
+    const alone = limiter.consume(key, 1);
+    alone.then(() => next(key), () => next(key));
+    return alone;
+  };
+}
+
 export function createRateLimits(opts: { pool: pg.Pool; global: { max: number; windowSeconds: number } }): RateLimits {
-  const limiters = new Map<BucketName, { limit: number; limiter: RateLimiterPostgres }>();
+  // Counters need no disk flush per commit: each connection of the pool, before its first
+  // counter, is switched to commit without waiting for it.
+  const asynchronous = new WeakSet<pg.PoolClient>();
+  const store = {
+    async query(q: pg.QueryConfig) {
+      const client = await opts.pool.connect();
+      let broken: Error | undefined;
+      try {
+        if (!asynchronous.has(client)) {
+          await client.query('set synchronous_commit = off');
+          asynchronous.add(client);
+        }
+        return await client.query(q);
+      } catch (err) {
+        if (!(err as { code?: string }).code) broken = err as Error;
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+  };
+  const limiters = new Map<BucketName, { limit: number; consume: Consume }>();
   const make = (name: BucketName, points: number, duration: number) => {
     const limiter = new RateLimiterPostgres({
-      storeClient: opts.pool,
+      storeClient: store,
       storeType: 'pool',
       tableName: 'rate_limits',
       tableCreated: true,
@@ -51,7 +138,7 @@ export function createRateLimits(opts: { pool: pg.Pool; global: { max: number; w
       inMemoryBlockOnConsumed: points,
       insuranceLimiter: new RateLimiterMemory({ keyPrefix: name, points, duration }),
     });
-    limiters.set(name, { limit: points, limiter });
+    limiters.set(name, { limit: points, consume: coalesced(limiter, points) });
   };
   make('global', opts.global.max, opts.global.windowSeconds);
   for (const [name, points] of Object.entries(FIXED_BUCKETS)) make(name as BucketName, points, FIXED_WINDOW_SECONDS);
@@ -61,7 +148,7 @@ export function createRateLimits(opts: { pool: pg.Pool; global: { max: number; w
     async consume(bucket, client) {
       const entry = limiters.get(bucket)!;
       try {
-        const res = await entry.limiter.consume(client);
+        const res = await entry.consume(client);
         return { limit: entry.limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (err) {
         if (err instanceof RateLimiterRes) {

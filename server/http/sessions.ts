@@ -4,7 +4,7 @@
  * sha256, so a database leak yields no usable cookie. A session lives 2 days without use
  * (renewed once past half of that) and at most 30 days after sign-in.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -24,16 +24,80 @@ interface SessionData {
 
 export const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
+const sameString = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** Signed cookies remembered as verified (each entry ~0.1 kB). */
+const VERIFIED_COOKIES_MAX = 10_000;
+
+/**
+ * The cookie signing keys as Koa takes them (Keygrip's contract, and Keygrip's signatures:
+ * HMAC-SHA1, base64url, newest key first, so existing cookies stay valid). Keygrip spends
+ * three HMACs on every verification (its constant-time compare hashes both sides again);
+ * here a signature is compared with timingSafeEqual, and a cookie found signed with the
+ * newest key is remembered (bounded, oldest forgotten first), so the later requests of a
+ * session verify it without any HMAC. Only valid signatures are remembered: forged cookies
+ * cannot fill the memory. A cookie signed with an older key is never remembered, so the
+ * cookies library keeps re-signing it with the newest one.
+ */
+export function cookieKeys(keys: readonly string[]) {
+  if (!keys.length) throw new Error('no cookie signing keys');
+  const sign = (data: string, key: string) => createHmac('sha1', key).update(data).digest('base64url');
+  const verified = new Map<string, string>();
+  const index = (data: string, digest: string): number => {
+    const known = verified.get(data);
+    if (known !== undefined && sameString(known, digest)) return 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (!sameString(sign(data, keys[i]!), digest)) continue;
+      if (i === 0) {
+        if (verified.size >= VERIFIED_COOKIES_MAX) verified.delete(verified.keys().next().value!);
+        verified.set(data, digest);
+      }
+      return i;
+    }
+    return -1;
+  };
+  return {
+    sign: (data: string) => sign(String(data), keys[0]!),
+    index: (data: string, digest: string) => index(String(data), String(digest)),
+    verify: (data: string, digest: string) => index(String(data), String(digest)) > -1,
+  };
+}
+
+/**
+ * The store koa-session calls. Lookups of the same key that overlap share one SELECT: a
+ * request arriving while the row is being read for another request of the same session
+ * gets that answer (a copy) instead of reading again. Nothing is kept once the read is
+ * done, so a change to the row — sign-out, expiry, deletion with the account, here or on
+ * another instance — is seen by every request that starts after it. Writes and deletes
+ * here also detach a read still in flight, so no later request can join a stale one.
+ */
 export function createSessionStore(orm: MikroORM) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
+  const reading = new Map<string, Promise<Record<string, unknown> | null>>();
   return {
     async get(key: string) {
-      const rows = await sql('select data from sessions where id = ? and expires_at > now()', [sha256(key)]);
-      return (rows[0]?.data as Record<string, unknown>) ?? null;
+      const id = sha256(key);
+      const running = reading.get(id);
+      if (running) {
+        const data = await running;
+        return data && structuredClone(data);
+      }
+      const read = sql('select data from sessions where id = ? and expires_at > now()', [id]).then((rows) => (rows[0]?.data as Record<string, unknown>) ?? null);
+      reading.set(id, read);
+      try {
+        return await read;
+      } finally {
+        if (reading.get(id) === read) reading.delete(id);
+      }
     },
     async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
       const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
+      reading.delete(sha256(key));
       await sql(
         `insert into sessions (id, account_id, data, expires_at) values (?, ?, ?, now() + (? || ' milliseconds')::interval)
          on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
@@ -41,6 +105,7 @@ export function createSessionStore(orm: MikroORM) {
       );
     },
     async destroy(key: string) {
+      reading.delete(sha256(key));
       await sql('delete from sessions where id = ?', [sha256(key)]);
     },
   };
@@ -74,7 +139,7 @@ export function createSessions(orm: MikroORM, config: Readonly<Config>): Session
 
   return {
     install(app) {
-      app.keys = config.sessionKeys ?? [];
+      app.keys = config.sessionKeys?.length ? cookieKeys(config.sessionKeys) : [];
       const mw = session({ ...options }, app);
       return async (ctx, next) => {
         // Behind TLS the service itself speaks plain HTTP: allow Secure cookies regardless.

@@ -1,0 +1,47 @@
+/**
+ * The floor for the thread-list benchmark: a bare Koa handler that runs the service's own
+ * list SQL (imported, so always the same statement) through the same driver (pg, a pool of
+ * the ORM's size) and answers the same JSON body. No session, rate limit, validation or
+ * middleware: what serving that query costs at the least.
+ *
+ *   PORT=… DATABASE_URL=… node --import tsx bench/bare-server.ts
+ *   GET /api/mail/threads?account=<uuid>&limit=50&offset=0
+ */
+import { createServer } from 'node:http';
+import Koa from 'koa';
+import pg from 'pg';
+import { LIST_THREADS_SQL, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/thread.service.ts';
+import { ormOptions } from '../db/mikro-orm.config.ts';
+import { forPg } from './sql.ts';
+
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error('DATABASE_URL is required');
+const poolMax = (ormOptions(url).pool as { max?: number } | undefined)?.max ?? 10;
+const pool = new pg.Pool({ connectionString: url, max: poolMax });
+
+const sql = forPg(LIST_THREADS_SQL);
+
+const app = new Koa();
+app.use(async (ctx) => {
+  if (ctx.path === '/health') {
+    ctx.body = { ok: true };
+    return;
+  }
+  if (ctx.path !== '/api/mail/threads') {
+    ctx.status = 404;
+    return;
+  }
+  const page = { limit: Number(ctx.query.limit ?? 20), offset: Number(ctx.query.offset ?? 0) };
+  const { rows } = await pool.query<ThreadListRow>(sql, listThreadsParams(String(ctx.query.account), page));
+  ctx.body = toThreadList(rows, page);
+});
+
+const server = createServer(app.callback());
+server.keepAliveTimeout = 5_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+const stop = () => {
+  server.close(() => void pool.end().then(() => process.exit(0)));
+  server.closeAllConnections();
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,61 @@
+/**
+ * The benchmark (`npm run bench`, never part of the test run itself) still starts and runs
+ * end to end: `--smoke` runs every scenario at tiny sizes against a database cloned from the
+ * test template, and writes its Markdown and JSON results. Numbers are not checked here.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase } from '../helpers/database.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('npm run bench -- --smoke', () => {
+  it('runs every scenario at tiny sizes and writes the result table', { timeout: 180_000 }, async (t) => {
+    const db = await createTestDatabase();
+    const out = await mkdtemp(path.join(tmpdir(), 'mia-bench-smoke-'));
+    t.after(async () => {
+      await db.drop();
+      await rm(out, { recursive: true, force: true });
+    });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--out', out, '--database-url', db.url], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0, `bench exited with ${code}\n${stderr}`);
+
+    const files = await readdir(out);
+    const md = files.find((f) => f.endsWith('-smoke.md'));
+    const json = files.find((f) => f.endsWith('-smoke.json'));
+    assert.ok(md && json, `result files written: ${files.join(', ')}`);
+    const markdown = await readFile(path.join(out, md), 'utf8');
+    assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## Query plans']) {
+      assert.ok(markdown.includes(heading), `${heading} in the table`);
+    }
+
+    const report = JSON.parse(await readFile(path.join(out, json), 'utf8'));
+    assert.equal(report.settings.mode, 'smoke');
+    assert.ok(report.machine.cores > 0 && report.machine.node.startsWith('v'));
+    assert.equal(report.list.length, report.settings.sizes.length);
+    for (const l of report.list) {
+      for (const target of [l.service, l.bare]) {
+        assert.ok(target.requests > 0, `${target.target} answered`);
+        assert.equal(target.non2xx + target.errors, 0, `${target.target}: no failed request`);
+      }
+    }
+    assert.ok(report.sync.length > 0);
+    for (const s of report.sync) for (const run of s.runs) assert.equal(run.status, 200, `${s.kind} sync answered 200`);
+    assert.ok(report.poller.allStoredMs !== null, 'every notified message was stored');
+    assert.ok(report.poller.syncs > 0);
+    assert.ok(report.memory.afterStartMiB > 0);
+  });
+});
