@@ -31,10 +31,19 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
   );
 }
 
+/**
+ * Error messages quote the values they failed on: PostgreSQL's `date/time field value out of
+ * range: "…"`, `invalid input syntax for type uuid: "…"`, `Key (email)=(…) already exists`.
+ * Those values are request or mail data, so they are cut out of logged messages.
+ */
+export function redactQuoted(message: string): string {
+  return message.replace(/"(?:[^"\\]|\\.)*"/g, '"[value]"').replace(/=\((?:[^()]|\([^()]*\))*\)/g, '=([value])');
+}
+
 /** A loggable summary of an error: class, code and message, never a stack or a payload. */
 export function errorSummary(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { error: typeof err };
   const e = err as Error & { code?: unknown; status?: unknown };
-  const cause = e.cause instanceof Error ? `${e.cause.name}: ${e.cause.message}` : undefined;
-  return { errName: e.name, errCode: e.code, errStatus: e.status, errMessage: e.message.slice(0, 300), errCause: cause?.slice(0, 300) };
+  const cause = e.cause instanceof Error ? `${e.cause.name}: ${redactQuoted(e.cause.message)}` : undefined;
+  return { errName: e.name, errCode: e.code, errStatus: e.status, errMessage: redactQuoted(e.message).slice(0, 300), errCause: cause?.slice(0, 300) };
 }

@@ -51,6 +51,17 @@ export function buildApp(container: Container): Koa {
   for (const extra of container.extraRoutes) extra(routes, { limit });
 
   const sessionMw = container.sessions.install(app);
+  // A body refused part-way (over the size limit, undecodable) is left paused by the body
+  // parser, which keeps Node from discarding the rest of it: the keep-alive connection then
+  // stalled until reset, failing the client's next request. Let Node drain it, as it does
+  // for a body nobody read.
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      if (!ctx.req.complete) ctx.req.resume();
+    }
+  });
   app.use(requestId(container.log));
   app.use(errorEnvelope());
   app.use(
@@ -63,6 +74,15 @@ export function buildApp(container: Container): Koa {
   app.use(async (ctx, next) => {
     if (PUBLIC_CORS_PATHS.has(ctx.path)) ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
     return next();
+  });
+  // Answers carry mail, settings and CSRF tokens: no cache (browser or shared) may keep one
+  // unless its route says otherwise (the static pages and assets do). Errors included.
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
+    }
   });
   app.use(
     cors({

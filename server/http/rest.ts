@@ -47,16 +47,61 @@ function normaliseContentType(req: IncomingMessage) {
   if (media === 'application/json') req.headers['content-type'] = 'application/json';
 }
 
-/** Method + path patterns of the REST operations, to know when a request targets one. */
-function restOperations(router: AppRouter): { method: string; pattern: RegExp }[] {
+/**
+ * Method + path patterns of the REST operations, to know when a request targets one (and
+ * which), matched the way trpc-to-openapi matches them (see `targetPath`).
+ */
+function restOperations(router: AppRouter): { method: string; pattern: RegExp; procedure: string }[] {
   const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string } } } }>;
-  return Object.values(procedures).flatMap((p) => {
+  return Object.entries(procedures).flatMap(([procedure, p]) => {
     const op = p._def.meta?.openapi;
     if (!op) return [];
     const escaped = op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-    const pattern = new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
-    return [{ method: op.method, pattern }];
+    const pattern = new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}$`, 'i');
+    return [{ method: op.method, pattern, procedure }];
   });
+}
+
+/**
+ * The path trpc-to-openapi looks an operation up by: dot segments resolved, one leading and
+ * one trailing slash dropped, and (in the pattern) any letter case. Matching `ctx.path`
+ * instead missed `/API/MAIL/THREADS/…` and `/api/mail/threads/x/../sync-state`, which the
+ * library still served.
+ */
+function targetPath(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const { pathname } = new URL(url.startsWith('/') ? `http://127.0.0.1${url}` : url);
+  return `/${pathname.replace(/^\/|\/$/g, '')}`;
+}
+
+/** Deepest nesting a body may have: the API's bodies are a few levels deep at most. */
+export const MAX_BODY_DEPTH = 32;
+
+/** Nesting depth of a parsed JSON value, without recursion (the value may be thousands deep). */
+export function jsonDepth(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (d > max) max = d;
+    if (max > MAX_BODY_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/**
+ * The query as trpc-to-openapi expects it (`req.query`, key -> values), built on a null
+ * prototype: the library's own parsing indexes a plain object by the caller's keys, so
+ * `?constructor=1` or `?__proto__=1` crashed it (500). `__proto__` cannot survive as a key
+ * of the input object the library builds, so it is refused here as the unknown key it is.
+ */
+function readQuery(req: IncomingMessage & { query?: unknown }): void {
+  const query: Record<string, string[]> = Object.create(null);
+  for (const [key, value] of new URL(req.url ?? '/', 'http://localhost').searchParams) (query[key] ??= []).push(value);
+  if (Object.hasOwn(query, '__proto__')) throw new AppError('VALIDATION_FAILED', { issues: [{ path: '__proto__', code: 'unrecognized_keys' }] });
+  req.query = query;
 }
 
 /**
@@ -75,6 +120,9 @@ async function readJsonBody(req: IncomingMessage & { body?: unknown }): Promise<
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: 'invalid_type' }] });
   }
+  // trpc-to-openapi serialises the body again (JSON.stringify, recursive): thousands of
+  // levels overflowed the stack (500). No input of the API nests anywhere near this deep.
+  if (jsonDepth(value) > MAX_BODY_DEPTH) throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: 'too_deep' }] });
   req.body = value;
 }
 
@@ -100,8 +148,14 @@ export function restMiddleware(router: AppRouter, container: Container): Koa.Mid
     req.koa = ctx;
     normaliseContentType(req);
     const hasBody = 'body' in req;
-    if (!hasBody && req.headers['content-type'] === 'application/json' && operations.some((o) => o.method === ctx.method && o.pattern.test(ctx.path))) {
-      await readJsonBody(req);
+    const path = targetPath(req);
+    const target = operations.find((o) => o.method === ctx.method && o.pattern.test(path));
+    if (target) {
+      // A request refused here (query, body) never reaches the procedure's rate limit: name the
+      // procedure so that it is counted against the route's own bucket, not the global one.
+      ctx.state.procedurePath = target.procedure;
+      readQuery(req);
+      if (!hasBody && req.headers['content-type'] === 'application/json') await readJsonBody(req);
     }
     const captured = new CapturedResponse(ctx.res);
     let noProcedure = false;

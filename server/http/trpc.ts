@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { AppError, retryAfterFor } from '../domain/errors.ts';
+import { toAppError } from './envelope.ts';
 import type { Container } from '../container.ts';
 import { createRequestContext } from '../trpc/context.ts';
 import type { AppRouter } from '../trpc/routers/index.ts';
@@ -13,6 +14,10 @@ import { BODY_LIMIT_BYTES } from './rest.ts';
 
 export function trpcMiddleware(router: AppRouter, container: Container): Koa.Middleware {
   return async (ctx) => {
+    // tRPC refuses some requests before the procedure (content type, malformed body) and so
+    // before its rate limit: name a single call's procedure for the refused-request count.
+    const name = ctx.path.slice('/trpc/'.length);
+    if (!name.includes(',')) ctx.state.procedurePath = name;
     const req = incomingMessageToRequest(ctx.req, ctx.res, { maxBodySize: BODY_LIMIT_BYTES });
     const res = await fetchRequestHandler({
       endpoint: '/trpc',
@@ -25,15 +30,23 @@ export function trpcMiddleware(router: AppRouter, container: Container): Koa.Mid
         return retryAfter ? { headers: { 'Retry-After': String(retryAfter) } } : {};
       },
       onError: ({ error }) => {
-        if (!(error.cause instanceof AppError) || error.cause.status >= 500) {
+        // Only what the service answers with a 5xx is an error of the service: a caller's bad
+        // input (a ZodError, malformed JSON, an unknown procedure) is not logged as one.
+        if (toAppError(error).status >= 500) {
           ctx.state.log.error({ trpcCode: error.code, cause: error.cause?.name }, 'trpc procedure failed');
         }
       },
     });
     ctx.status = res.status;
     res.headers.forEach((value, key) => {
-      if (key !== 'content-length') ctx.set(key, value);
+      // tRPC's `Vary: trpc-accept` is added to CORS's `Vary: Origin`, not put in its place.
+      if (key === 'vary') ctx.vary(value);
+      else if (key !== 'content-length') ctx.set(key, value);
     });
     ctx.body = Buffer.from(await res.arrayBuffer());
+    // tRPC's early refusals (unsupported content type, malformed batch) are JSON built as a
+    // plain Response, labelled text/plain by default: label them as what they are.
+    const type = res.headers.get('content-type');
+    if (!type || type.startsWith('text/plain')) ctx.type = 'application/json';
   };
 }

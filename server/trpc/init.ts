@@ -17,10 +17,19 @@ export interface Meta extends OpenApiMeta {
   rateLimit?: BucketName;
 }
 
+/** The app's procedure names, registered by the app router (routers/index.ts). */
+const procedurePaths = new Set<string>();
+export function registerProcedurePaths(paths: Iterable<string>): void {
+  for (const p of paths) procedurePaths.add(p);
+}
+
 const t = initTRPC
   .context<RequestContext>()
   .meta<Meta>()
   .create({
+    // Never put a stack into an error shape, whatever NODE_ENV (runtime contract 4d). The
+    // formatter drops it anyway; without this tRPC still renders one for every error.
+    isDev: false,
     errorFormatter({ shape, error, ctx }) {
       const app = toAppError(error);
       return {
@@ -32,7 +41,8 @@ const t = initTRPC
           requestId: ctx?.requestId ?? currentRequestId() ?? '',
           httpStatus: app.status,
           issues: app.code === 'VALIDATION_FAILED' ? (app.issues ?? []) : undefined,
-          path: shape.data.path,
+          // The procedure's name, only when it is one: an unknown path is the caller's input, not echoed.
+          path: shape.data.path !== undefined && procedurePaths.has(shape.data.path) ? shape.data.path : undefined,
         },
       };
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.ts';
+import { text, timestamp, uuid } from './common.ts';
 
 export const priority = z.enum(['URGENT', 'IMPORTANT', 'NORMAL', 'LOW']);
 export const replyStatus = z.enum(['NEEDS_REPLY', 'WAITING_ON_OTHERS', 'NO_REPLY_NEEDED']);
@@ -36,8 +36,8 @@ export const draftOptions = z
   .object({
     tone: tone.optional(),
     length: length.optional(),
-    language: z.string().trim().min(1).max(60).optional(),
-    preferredTone: z.string().trim().min(1).max(60).optional(),
+    language: text().trim().min(1).max(60).optional(),
+    preferredTone: text().trim().min(1).max(60).optional(),
   })
   .strict();
 

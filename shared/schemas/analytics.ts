@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { length, tone } from './ai.ts';
-import { uuid } from './common.ts';
+import { text, uuid } from './common.ts';
 
 const threadRef = z.object({ threadId: uuid }).strict();
 
 /** Per-event property schemas (runtime-contract part 4b); `public` events need no session. */
 export const ANALYTICS_EVENTS = {
-  page_view: { public: true, properties: z.object({ path: z.string().max(512), referrer: z.string().max(2048).optional() }).strict() },
+  page_view: { public: true, properties: z.object({ path: text().max(512), referrer: text().max(2048).optional() }).strict() },
   thread_opened: { public: false, properties: threadRef },
   analysis_requested: { public: false, properties: threadRef },
   draft_generated: { public: false, properties: z.object({ threadId: uuid, tone: tone.optional(), length: length.optional() }).strict() },

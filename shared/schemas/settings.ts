@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { length, tone } from './ai.ts';
+import { text } from './common.ts';
 
 export const responseStyle = z
   .object({
     tone: tone.nullable().optional(),
     length: length.nullable().optional(),
-    language: z.string().trim().min(1).max(60).nullable().optional(),
-    preferredTone: z.string().trim().min(1).max(60).nullable().optional(),
+    language: text().trim().min(1).max(60).nullable().optional(),
+    preferredTone: text().trim().min(1).max(60).nullable().optional(),
   })
   .strict();
 
@@ -23,7 +24,7 @@ export type Settings = z.infer<typeof settings>;
 
 export const settingsUpdate = z
   .object({
-    signature: z.string().max(2000).nullable().optional(),
+    signature: text().max(2000).nullable().optional(),
     responseStyle: responseStyle.optional(),
   })
   .strict();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.ts';
+import { inputTimestamp, text, timestamp, uuid } from './common.ts';
 
 export const INCIDENT_STATES = {
   incident: ['investigating', 'identified', 'monitoring', 'resolved'],
@@ -24,8 +24,8 @@ export type Incident = z.infer<typeof incident>;
 
 export const incidentList = z.object({ incidents: z.array(incident) });
 
-const title = z.string().trim().min(1).max(200);
-const message = z.string().trim().min(1).max(5000);
+const title = text().trim().min(1).max(200);
+const message = text().trim().min(1).max(5000);
 const components = z.array(component).max(4).refine((a) => new Set(a).size === a.length, 'duplicate component');
 
 export const createIncidentInput = z
@@ -35,7 +35,7 @@ export const createIncidentInput = z
     title,
     message,
     affectedComponents: components,
-    startsAt: timestamp.optional(),
+    startsAt: inputTimestamp.optional(),
   })
   .strict()
   .superRefine((v, ctx) => {

@@ -1,5 +1,5 @@
 /** The whole API as one router; `AppRouter` is the type the client package imports. */
-import { router } from '../init.ts';
+import { registerProcedurePaths, router } from '../init.ts';
 import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
@@ -16,5 +16,7 @@ export const appRouter = router({
   mail: router({ ...mailProcedures, ...aiProcedures }),
   settings: settingsRouter,
 });
+
+registerProcedurePaths(Object.keys(appRouter._def.procedures));
 
 export type AppRouter = typeof appRouter;
