@@ -31,6 +31,7 @@ import { freePort, freshIp, machine, ROOT, signIn, spawnNode, startDatabase, typ
 import { renderMarkdown, type BenchReport } from './report.ts';
 import { checkpointAt, explainList, loadTest, pollerBurst, resetToListing, syncOnce, type ListStatement, type LoadResult, type SyncRun } from './scenarios.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
+import { identityEnv } from '../test/stand-ins/stand-in-env.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -139,12 +140,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     RATE_LIMIT_WINDOW_SECONDS: '60',
     LOG_LEVEL: settings.logLevel,
     MIA_DATA_DIR: path.join(work, 'data'),
-    GOOGLE_CLIENT_ID: identity.clientId,
-    GOOGLE_CLIENT_SECRET: identity.clientSecret,
-    GOOGLE_AUTH_URL: identity.authUrl,
-    GOOGLE_TOKEN_URL: identity.tokenUrl,
-    GOOGLE_USERINFO_URL: identity.userinfoUrl,
-    GOOGLE_REVOKE_URL: identity.revokeUrl,
+    ...identityEnv(identity),
     GMAIL_API_URL: gmail.url,
     PUBSUB_PROJECT_ID: 'bench-project',
     PUBSUB_TOPIC: 'projects/bench-project/topics/mail',

@@ -19,6 +19,7 @@ import { startOpenAIStandIn } from '../test/stand-ins/openai.stand-in.ts';
 import { startPubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
 import { demoResponder } from './ai-responder.ts';
 import { startWebClient } from './web-server.ts';
+import { identityEnv } from '../test/stand-ins/stand-in-env.ts';
 
 export interface DemoOptions {
   apiPort: number;
@@ -56,12 +57,7 @@ export async function startDemo(opts: DemoOptions) {
       PUBLIC_BASE_URL: apiBase,
       WEB_ORIGIN: webOrigin,
       DATABASE_URL: opts.databaseUrl ?? process.env.DATABASE_URL,
-      GOOGLE_CLIENT_ID: identity.clientId,
-      GOOGLE_CLIENT_SECRET: identity.clientSecret,
-      GOOGLE_AUTH_URL: identity.authUrl,
-      GOOGLE_TOKEN_URL: identity.tokenUrl,
-      GOOGLE_USERINFO_URL: identity.userinfoUrl,
-      GOOGLE_REVOKE_URL: identity.revokeUrl,
+      ...identityEnv(identity),
       GMAIL_API_URL: gmail.url,
       PUBSUB_PROJECT_ID: 'demo-project',
       PUBSUB_TOPIC: 'projects/demo-project/topics/mail',

@@ -7,6 +7,7 @@ import { startGmailStandIn, type GmailStandIn } from '../stand-ins/gmail.stand-i
 import { startIdentityStandIn, type IdentityStandIn } from '../stand-ins/identity.stand-in.ts';
 import { startOpenAIStandIn, type OpenAIStandIn } from '../stand-ins/openai.stand-in.ts';
 import type { Browser } from './browser.ts';
+import { identityEnv } from '../stand-ins/stand-in-env.ts';
 
 export interface Providers {
   identity: IdentityStandIn;
@@ -25,12 +26,7 @@ export async function startProviders(t: { after(fn: () => unknown): void }): Pro
     gmail,
     openai,
     env: {
-      GOOGLE_CLIENT_ID: identity.clientId,
-      GOOGLE_CLIENT_SECRET: identity.clientSecret,
-      GOOGLE_AUTH_URL: identity.authUrl,
-      GOOGLE_TOKEN_URL: identity.tokenUrl,
-      GOOGLE_USERINFO_URL: identity.userinfoUrl,
-      GOOGLE_REVOKE_URL: identity.revokeUrl,
+      ...identityEnv(identity),
       GMAIL_API_URL: gmail.url,
       OPENAI_API_KEY: openai.apiKey,
       OPENAI_BASE_URL: openai.baseUrl,
