@@ -81,6 +81,12 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 5, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
   // An idle client dropped by a database restart must not crash the process.
   pool.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
+  // The pool listens for errors of idle clients only; a connection the server drops while a
+  // client is checked out raises 'error' on that client, and an unheard 'error' kills the
+  // process (seen: PostgreSQL restarting under load, 57P01).
+  pool.on('connect', (client) => {
+    client.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
+  });
   const probes = { ...defaultProbes(config), ...opts.probes };
   const pingDatabase = async () => {
     await Promise.race([

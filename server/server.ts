@@ -12,8 +12,12 @@ export function listen(app: Koa, port: number, host: string): Promise<RunningSer
   server.stop = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       const force = setTimeout(() => server.closeAllConnections(), graceMs).unref();
+      // A keep-alive connection busy when the stop began turns idle once its response is
+      // sent; close it then, instead of waiting keepAliveTimeout for the client to leave.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100).unref();
       server.close(() => {
         clearTimeout(force);
+        clearInterval(sweep);
         resolve();
       });
       server.closeIdleConnections();

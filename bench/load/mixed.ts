@@ -122,7 +122,7 @@ export interface LoadResult {
     peakMb: number;
     slopeMbPerMin: number;
     slopeSecondHalfMbPerMin: number;
-    /** V8 heap after each full (mark-compact) GC of the service. */
+    /** The service's V8 heap in use right after a forced full GC, every 10 s. */
     heapAfterGc: { t: number; mb: number }[];
     heapAfterGcFirstMb: number;
     heapAfterGcLastMb: number;
@@ -197,15 +197,15 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     const users = Array.from({ length: cfg.accounts }, (_, i) => user(`load${i}`));
     providers = await startStandIns({ users, ackDeadlineSeconds: 10, openaiLatencyMs: cfg.aiLatencyMs });
     const dbUrl = cluster.url();
-    // Heap size after every full GC (V8's --trace-gc), the measure of retained memory: RSS
-    // alone also moves with how much the heap has been allowed to grow.
+    // The heap retained after a full GC, every 10 s (bench/load/heap-probe.ts), the measure of
+    // a leak: RSS alone also moves with how far V8 has let the heap grow.
     const heapAfterGc: { t: number; mb: number }[] = [];
     let loadStart: number | undefined;
     svc = await startService(null, {
-      nodeArgs: ['--trace-gc', '--trace-gc-ignore-scavenger'],
+      nodeArgs: ['--expose-gc', '--import', './bench/load/heap-probe.ts'],
       onOutput: (line) => {
-        const m = / ms: Mark-Compact[^\d]*[\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/.exec(line);
-        if (m && loadStart !== undefined) heapAfterGc.push({ t: Math.round(performance.now() - loadStart), mb: Number(m[1]) });
+        if (!line.startsWith('heap-probe ') || loadStart === undefined) return;
+        heapAfterGc.push({ t: Math.round(performance.now() - loadStart), mb: JSON.parse(line.slice('heap-probe '.length)).heapUsedMb });
       },
       databaseUrl: dbUrl,
       name: 'load',
@@ -250,7 +250,10 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     }));
 
     const url = new URL(service.url);
-    const agent = new Agent({ keepAlive: true, maxSockets: 2_000, keepAliveMsecs: 1_000 });
+    // Idle sockets are dropped after 3 s, before the service closes them (its keepAliveTimeout
+    // is 5 s): reusing a socket the server is closing at that moment fails with ECONNRESET, a
+    // client-side race that says nothing about the service.
+    const agent = new Agent({ keepAlive: true, maxSockets: 2_000, keepAliveMsecs: 1_000, timeout: 3_000 });
     const samples: Sample[] = [];
     let inflight = 0;
     const t0 = performance.now();
@@ -602,8 +605,8 @@ export function markdown(r: LoadResult): string {
     `- outside the window: ${r.outside.requests} requests, ${r.outside.errors} errors (${(r.outside.errorRate * 100).toFixed(3)} %: ${r.outside.errorKinds.unavailable503} SERVICE_UNAVAILABLE 503, ${r.outside.errorKinds.timeouts} client timeouts (10 s), ${r.outside.errorKinds.network} dropped connections, ${r.outside.errorKinds.other} other), ${r.outside.busy} sync-busy 429; latency p50 ${r.outside.p50} ms, p90 ${r.outside.p90} ms, p99 ${r.outside.p99} ms, max ${r.outside.max} ms`,
     `- inside the window: ${r.inside.requests} requests: ${r.inside.ok} ok, ${r.inside.unavailable503} SERVICE_UNAVAILABLE 503 with Retry-After, ${r.inside.busy} sync-busy, ${r.inside.otherErrors} other errors; slowest ${r.inside.maxMs} ms`,
     `- memory (service RSS): ${r.memory.afterWarmupMb} MB after warm-up, ${r.memory.endMb} MB at the end, peak ${r.memory.peakMb} MB; trend ${r.memory.slopeMbPerMin} MB/min (second half ${r.memory.slopeSecondHalfMbPerMin} MB/min)`,
-    `- V8 heap after full GCs: ${r.memory.heapAfterGcFirstMb} MB at the first after warm-up, ${r.memory.heapAfterGcLastMb} MB at the last (${r.memory.heapAfterGc.length} full GCs); trend ${r.memory.heapAfterGcSlopeMbPerMin} MB/min`,
-    `- heap after each full GC (s: MB): ${r.memory.heapAfterGc.map((h) => `${Math.round(h.t / 1000)}: ${h.mb}`).join(', ')}`,
+    `- V8 heap retained after a full GC (every 10 s): ${r.memory.heapAfterGcFirstMb} MB after warm-up, ${r.memory.heapAfterGcLastMb} MB at the end; trend ${r.memory.heapAfterGcSlopeMbPerMin} MB/min`,
+    `- heap after GC (s: MB): ${r.memory.heapAfterGc.map((h) => `${Math.round(h.t / 1000)}: ${h.mb}`).join(', ')}`,
     `- samples every 5 s (s: RSS MB / service CPU % / machine load): ${r.memory.samples.map((m) => `${Math.round(m.t / 1000)}: ${Math.round(m.rssMb)}/${m.cpuPct}/${m.load1}`).join(', ')}`,
     `- writes: ${r.writes.analyticsAcknowledged} analytics events acknowledged, ${r.writes.analyticsMissing} missing; ${r.writes.upstreamMessages} upstream inbox messages, ${r.writes.upstreamMissing} missing from the store after the final drain; ${r.writes.duplicates} duplicates`,
     `- service: ${r.service.alive ? 'alive' : 'DEAD'} at the end, ${r.service.http500} requests answered INTERNAL_ERROR 500`,

@@ -1,0 +1,233 @@
+/**
+ * The service process killed with SIGKILL in the middle of a sync — one started by the
+ * sync route, and one the notification poller runs — then started again on the same
+ * database: the stored inbox ends up complete, without duplicates, with a consistent
+ * checkpoint, and the notifications the dead process held are redelivered and handled.
+ *
+ * A killed process cannot release its sync lease (sync_states.lease_until, LEASE_SECONDS =
+ * 120 s). Until the lease expires the restarted service refuses to start a second sync of
+ * the account (RATE_LIMITED, spec part 8: never two overlapping syncs) — the safe answer,
+ * since an instance cannot tell a dead lease holder from a live one on another machine.
+ * The tests check that refusal, then simulate the expiry in SQL (lease_until moved into
+ * the past) instead of waiting two minutes.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { csrf, eventually, sharedSecrets, signIn, sleep, sql, startService, startStandIns, SUBSCRIPTION, user, type ServiceProcess, type StandIns } from './harness.ts';
+
+const ALICE = user('alice');
+
+interface Ctx {
+  db: TestDatabase;
+  providers: StandIns;
+  env: Record<string, string>;
+}
+
+async function setup(t: { after(fn: () => unknown): void }): Promise<Ctx> {
+  const db = await createTestDatabase();
+  const providers = await startStandIns({ users: [ALICE], ackDeadlineSeconds: 2 });
+  t.after(async () => {
+    await providers.close();
+    await db.drop();
+  });
+  return { db, providers, env: { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true' } };
+}
+
+async function stored(url: string) {
+  return sql<{ provider_message_id: string; in_inbox: boolean }>(url, 'select provider_message_id, in_inbox from mail_messages');
+}
+
+async function syncState(url: string) {
+  const [s] = await sql<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; lease_owner: string | null; lease_until: Date | null; last_synced_at: Date | null }>(
+    url,
+    'select history_id::text, full_sync_page_token, full_sync_active, lease_owner, lease_until, last_synced_at from sync_states',
+  );
+  return s!;
+}
+
+/** The killed instance's lease is left to expire: move it into the past. */
+const expireLeases = (url: string) => sql(url, "update sync_states set lease_until = now() - interval '1 second' where lease_until is not null");
+
+/** The store equals the provider's inbox exactly, without duplicates, and the checkpoint is settled. */
+async function assertConsistent(ctx: Ctx) {
+  const rows = await stored(ctx.db.url);
+  const ids = rows.map((r) => r.provider_message_id);
+  assert.equal(new Set(ids).size, ids.length, 'no duplicates');
+  const inbox = ctx.providers.gmail.inbox(ALICE.email).map((m) => m.id);
+  assert.deepEqual(new Set(rows.filter((r) => r.in_inbox).map((r) => r.provider_message_id)), new Set(inbox), 'the stored inbox is the provider inbox');
+  const dup = await sql(ctx.db.url, 'select provider_thread_id from mail_threads group by account_id, provider_thread_id having count(*) > 1');
+  assert.deepEqual(dup, [], 'no thread stored twice');
+  const orphans = await sql(ctx.db.url, 'select id from mail_threads t where not exists (select 1 from mail_messages m where m.thread_id = t.id)');
+  assert.deepEqual(orphans, [], 'no thread without messages');
+  const state = await syncState(ctx.db.url);
+  assert.equal(state.full_sync_active, false, 'no listing left half-way');
+  assert.equal(state.full_sync_page_token, null);
+  assert.equal(state.lease_owner, null, 'no lease held');
+  assert.ok(state.history_id && BigInt(state.history_id) <= BigInt(ctx.providers.gmail.historyId(ALICE.email)), 'checkpoint not ahead of the provider');
+}
+
+// The two scenarios are independent (own database, stand-ins and processes): run them side by side.
+describe('SIGKILL mid-sync', { concurrency: true }, () => {
+describe('SIGKILL in the middle of a sync started by the route', { concurrency: false }, () => {
+  let ctx: Ctx;
+  let first: ServiceProcess;
+  let second: ServiceProcess;
+  let browser: ReturnType<ServiceProcess['browser']>;
+  let token: string;
+  const cleanups: (() => unknown)[] = [];
+
+  before(async () => {
+    ctx = await setup({ after: (fn) => cleanups.push(fn) });
+  });
+  after(async () => {
+    await first?.kill();
+    await second?.kill();
+    for (const fn of cleanups.reverse()) await fn();
+  });
+
+  it('kills the process while the second page of a full sync is being fetched', async () => {
+    // Without PUBSUB_SUBSCRIPTION: only the route syncs.
+    const { PUBSUB_SUBSCRIPTION: _, ...env } = ctx.env;
+    first = await startService(null, { databaseUrl: ctx.db.url, env, name: 'first' });
+    browser = first.browser();
+    token = (await signIn(browser)).csrfToken;
+    ctx.providers.gmail.seed(ALICE.email, 130, { sentReplies: false });
+    const one = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) });
+    assert.equal(one.status, 200);
+    assert.deepEqual(await one.json().then((b) => [b.messagesSynced, b.hasMore]), [50, true]);
+
+    ctx.providers.gmail.setLatency(60);
+    const gets = ctx.providers.gmail.calls['messages.get'] ?? 0;
+    const pending = browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) }).then(
+      (r) => `answered ${r.status}`,
+      (e: Error) => `failed: ${e.message}`,
+    );
+    assert.ok(await eventually(async () => (ctx.providers.gmail.calls['messages.get'] ?? 0) >= gets + 15, 10_000, 10), 'the second call is fetching messages');
+    await first.kill();
+    assert.match(await pending, /^failed/, 'the client saw the connection die, not an answer');
+    ctx.providers.gmail.setLatency(0);
+
+    // Nothing of the interrupted call was written; the first page and its cursor are intact.
+    assert.equal((await stored(ctx.db.url)).length, 50);
+    const state = await syncState(ctx.db.url);
+    assert.equal(state.full_sync_active, true);
+    assert.ok(state.full_sync_page_token, 'the listing cursor of the committed first page');
+    assert.ok(state.lease_owner, 'the dead process still holds the lease');
+    assert.ok(state.lease_until && new Date(state.lease_until).getTime() > Date.now());
+  });
+
+  it('after a restart the session still works, and the dead lease refuses a second sync until it expires', async () => {
+    second = await startService(null, { databaseUrl: ctx.db.url, env: Object.fromEntries(Object.entries(ctx.env).filter(([k]) => k !== 'PUBSUB_SUBSCRIPTION')), name: 'second', port: first.port });
+    const session = await (await browser.fetch('/auth/session')).json();
+    assert.equal(session.authenticated, true, 'sessions live in the database: they survive the crash');
+    const refused = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) });
+    assert.equal(refused.status, 429);
+    assert.equal((await refused.json()).error.code, 'RATE_LIMITED');
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+  });
+
+  it('once the lease has expired, syncing resumes from the cursor and completes the inbox without duplicates', async () => {
+    await expireLeases(ctx.db.url);
+    // Meanwhile new mail arrived upstream, and some was archived.
+    const fresh = ctx.providers.gmail.addMessage(ALICE.email, { subject: 'after the crash' });
+    ctx.providers.gmail.archive(ALICE.email, ctx.providers.gmail.inbox(ALICE.email)[5]!.id);
+    ctx.providers.gmail.resetCounters();
+    const steps: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) });
+      assert.equal(res.status, 200);
+      const body = await res.json();
+      steps.push(body.messagesSynced);
+      if (!body.hasMore) break;
+    }
+    assert.equal(ctx.providers.gmail.calls['messages.list'], 2, 'the listing continued from its cursor (pages 2 and 3), it did not start over');
+    await assertConsistent(ctx);
+    assert.ok((await stored(ctx.db.url)).some((r) => r.provider_message_id === fresh.id));
+    const again = await (await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) })).json();
+    assert.equal(again.messagesSynced, 0, 'the checkpoint is current: nothing left to do');
+    assert.equal((await syncState(ctx.db.url)).history_id, String(ctx.providers.gmail.historyId(ALICE.email)));
+  });
+
+  it('SIGTERM, unlike SIGKILL, lets the sync in flight finish and commit, then exits 0 without a lease left behind', async () => {
+    for (let i = 0; i < 5; i++) ctx.providers.gmail.addMessage(ALICE.email, { subject: `before the stop ${i}` });
+    ctx.providers.gmail.setLatency(150);
+    const history = ctx.providers.gmail.calls['history.list'] ?? 0;
+    const pending = browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    assert.ok(await eventually(async () => (ctx.providers.gmail.calls['history.list'] ?? 0) > history, 5_000, 5), 'the sync is running');
+    const exit = await second.stop();
+    ctx.providers.gmail.setLatency(0);
+    const answered = await pending;
+    assert.equal(answered.status, 200, JSON.stringify(answered.body));
+    assert.equal(answered.body.messagesSynced, 5);
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(second.logs.some((l) => l.msg === 'stopped'), 'the shutdown ran to its end');
+    await assertConsistent(ctx);
+  });
+});
+
+describe('SIGKILL in the middle of a notification poller batch', { concurrency: false }, () => {
+  let ctx: Ctx;
+  let first: ServiceProcess;
+  let second: ServiceProcess;
+  let total = 0;
+  let partial = 0;
+  const cleanups: (() => unknown)[] = [];
+
+  before(async () => {
+    ctx = await setup({ after: (fn) => cleanups.push(fn) });
+  });
+  after(async () => {
+    await first?.kill();
+    await second?.kill();
+    for (const fn of cleanups.reverse()) await fn();
+  });
+
+  it('kills the process while the poller is between two committed batches of new mail', async () => {
+    first = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
+    const browser = first.browser();
+    const { csrfToken } = await signIn(browser);
+    ctx.providers.gmail.seed(ALICE.email, 10, { sentReplies: false });
+    assert.equal((await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) })).status, 200);
+    assert.ok(await eventually(async () => ctx.providers.gmail.watches(ALICE.email).some((w) => w.kind === 'watch'), 5_000), 'the watch is registered');
+    await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).available + ctx.providers.pubsub.stats(SUBSCRIPTION).leased === 0, 5_000);
+
+    ctx.providers.gmail.setLatency(80);
+    // 140 new messages, one notification each: the poller drains them 50 per committed call.
+    for (let i = 0; i < 140; i++) ctx.providers.gmail.addMessage(ALICE.email, { subject: `burst ${i}` });
+    total = ctx.providers.gmail.inbox(ALICE.email).length;
+    assert.ok(await eventually(async () => (await stored(ctx.db.url)).length >= 60, 20_000, 10), 'the poller committed a first batch');
+    const gets = ctx.providers.gmail.calls['messages.get'] ?? 0;
+    assert.ok(await eventually(async () => (ctx.providers.gmail.calls['messages.get'] ?? 0) >= gets + 15, 10_000, 5), 'the next batch is being fetched');
+    await first.kill();
+    ctx.providers.gmail.setLatency(0);
+    partial = (await stored(ctx.db.url)).length;
+    assert.ok(partial < total, `killed half-way (${partial} of ${total} stored)`);
+    const stats = ctx.providers.pubsub.stats(SUBSCRIPTION);
+    assert.ok(stats.available + stats.leased > 0, 'the notifications were not acknowledged');
+    const state = await syncState(ctx.db.url);
+    assert.equal(state.full_sync_active, false, 'incremental: the checkpoint is a history id');
+    assert.ok(state.lease_owner, 'the dead process still holds the lease');
+  });
+
+  it('after a restart the poller does not overlap the dead sync; once its lease expires the inbox is completed without duplicates', async () => {
+    second = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'second' });
+    // A fresh notification the restarted poller receives at once (the dead process's may stay leased until their deadline).
+    const deliveries = ctx.providers.pubsub.stats(SUBSCRIPTION).deliveries;
+    const late = ctx.providers.gmail.addMessage(ALICE.email, { subject: 'after the restart' });
+    total += 1;
+    assert.ok(await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).deliveries > deliveries, 10_000, 50), 'the restarted poller received a notification');
+    await sleep(1_000);
+    assert.equal((await stored(ctx.db.url)).length, partial, 'no sync ran while the dead one held the lease');
+    await expireLeases(ctx.db.url);
+    const done = await eventually(async () => (await stored(ctx.db.url)).length === total, 30_000, 250);
+    assert.ok(done, `all ${total} messages stored, the late one included`);
+    assert.ok((await stored(ctx.db.url)).some((r) => r.provider_message_id === late.id));
+    const handled = await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).available === 0, 15_000);
+    assert.ok(handled, 'no deliverable notification left unhandled');
+    await assertConsistent(ctx);
+    assert.equal((await syncState(ctx.db.url)).history_id, String(ctx.providers.gmail.historyId(ALICE.email)), 'the checkpoint is the provider\'s current history id');
+    assert.equal(second.alive, true);
+  });
+});
+});

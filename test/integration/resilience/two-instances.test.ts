@@ -1,0 +1,159 @@
+/**
+ * Two service processes on one database and one Pub/Sub subscription (the deployment
+ * behind a load balancer): rate limits are counted once across both, only one sync per
+ * account runs at a time whichever instance is asked, every notification is handled
+ * (by one or the other), and a session started on one works on the other.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser } from '../../helpers/browser.ts';
+import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { csrf, eventually, sharedSecrets, signIn, sql, startService, startStandIns, SUBSCRIPTION, user, type ServiceProcess, type StandIns } from './harness.ts';
+
+const USERS = [user('alice'), user('bob'), user('carol')];
+
+let db: TestDatabase;
+let providers: StandIns;
+let a: ServiceProcess;
+let b: ServiceProcess;
+
+/** The same browser as seen by the other instance: same cookies, other base URL. */
+function onOther(browser: Browser, other: ServiceProcess): Browser {
+  const twin = other.browser();
+  for (const [k, v] of browser.cookies) twin.cookies.set(k, v);
+  return twin;
+}
+
+describe('two instances on one database and one subscription', () => {
+  before(async () => {
+    db = await createTestDatabase();
+    providers = await startStandIns({ users: USERS, ackDeadlineSeconds: 3 });
+    const env = { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true', RATE_LIMIT_MAX: '30' };
+    [a, b] = await Promise.all([
+      startService(null, { databaseUrl: db.url, env, name: 'A' }),
+      startService(null, { databaseUrl: db.url, env, name: 'B' }),
+    ]);
+  });
+
+  after(async () => {
+    await Promise.all([a?.kill(), b?.kill()]);
+    await providers?.close();
+    await db?.drop();
+  });
+
+  it('rate limits hold across the instances: one client gets the limit once, not once per instance', async () => {
+    const headers = { 'X-Forwarded-For': '10.20.30.40' };
+    // 40 requests to the global bucket (RATE_LIMIT_MAX=30), alternating and concurrent.
+    const global = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => fetch(`${(i % 2 ? b : a).url}/api/status/incidents`, { headers }).then((r) => r.status)),
+    );
+    assert.equal(global.filter((s) => s === 200).length, 30, `statuses ${global.join(',')}`);
+    assert.equal(global.filter((s) => s === 429).length, 10);
+    // A fixed bucket: 60 analytics events per 60 s, split over both instances.
+    const body = JSON.stringify({ event: 'page_view', properties: { path: '/two' } });
+    const events = await Promise.all(
+      Array.from({ length: 70 }, (_, i) =>
+        fetch(`${(i % 2 ? b : a).url}/api/analytics/event`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body }).then((r) => r.status),
+      ),
+    );
+    assert.equal(events.filter((s) => s === 200).length, 60);
+    assert.equal(events.filter((s) => s === 429).length, 10);
+    const [{ n }] = await sql<{ n: number }>(db.url, "select count(*)::int as n from analytics_events where properties->>'path' = '/two'");
+    assert.equal(n, 60, 'exactly the accepted events were stored');
+  });
+
+  it('a session started on one instance works on the other, and ends on both', async () => {
+    providers.identity.setCurrentUser(USERS[0]!.email);
+    const onA = a.browser();
+    const { csrfToken } = await signIn(onA);
+    const onB = onOther(onA, b);
+    const session = await (await onB.fetch('/auth/session')).json();
+    assert.deepEqual(session, { authenticated: true, csrfToken, email: USERS[0]!.email });
+    providers.gmail.seed(USERS[0]!.email, 3, { sentReplies: false });
+    const synced = await onB.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': '10.1.1.1' }) });
+    assert.equal(synced.status, 200, 'a CSRF-protected call on B with the token A issued');
+    const list = await (await onA.fetch('/api/mail/threads')).json();
+    assert.equal(list.total, 3, 'A reads what B synced');
+    assert.equal((await onB.fetch('/auth/logout', { method: 'POST' })).status, 204);
+    const ended = await (await onA.fetch('/auth/session')).json();
+    assert.equal(ended.authenticated, false, 'logging out on B ends the session on A');
+  });
+
+  it('only one sync per account runs at a time, whichever instance is asked', async () => {
+    providers.identity.setCurrentUser(USERS[1]!.email);
+    const onA = a.browser();
+    const { csrfToken } = await signIn(onA);
+    const onB = onOther(onA, b);
+    providers.gmail.seed(USERS[1]!.email, 120, { sentReplies: false });
+    providers.gmail.setLatency(80);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const calls = [onA, onB, onA, onB].map((br, i) =>
+          br.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': `10.2.${round}.${i}` }) }).then(async (r) => ({ status: r.status, body: await r.json() })),
+        );
+        const results = await Promise.all(calls);
+        const ok = results.filter((r) => r.status === 200);
+        const busy = results.filter((r) => r.status === 429);
+        assert.equal(ok.length, 1, `round ${round}: exactly one sync ran (${results.map((r) => r.status).join(',')})`);
+        assert.equal(busy.length, 3);
+        for (const r of busy) assert.equal(r.body.error.code, 'RATE_LIMITED');
+        assert.equal(ok[0]!.body.messagesSynced, round < 2 ? 50 : 20, 'each run did a full batch of its own, not a share of one');
+      }
+    } finally {
+      providers.gmail.setLatency(0);
+    }
+    const rows = await sql<{ n: number; d: number }>(
+      db.url,
+      'select count(*)::int as n, count(distinct provider_message_id)::int as d from mail_messages m join accounts x on x.id = m.account_id where x.email = $1',
+      [USERS[1]!.email],
+    );
+    assert.deepEqual(rows[0], { n: 120, d: 120 });
+  });
+
+  it('every notification is handled by one of the two pollers, none lost, none left unacknowledged', async () => {
+    // Every user signed in (watch registered) and synced once, on either instance.
+    const emails: string[] = [];
+    for (const [i, u] of USERS.entries()) {
+      providers.identity.setCurrentUser(u.email);
+      const br = (i % 2 ? b : a).browser();
+      const { csrfToken } = await signIn(br);
+      for (let k = 0; k < 5; k++) {
+        const r = await br.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': `10.3.${i}.${k}` }) });
+        assert.equal(r.status, 200);
+        if (!(await r.json()).hasMore) break;
+      }
+      emails.push(u.email);
+    }
+    assert.ok(await eventually(async () => emails.every((e) => providers.gmail.watches(e).some((w) => w.kind === 'watch')), 5_000));
+    await eventually(async () => {
+      const s = providers.pubsub.stats(SUBSCRIPTION);
+      return s.available + s.leased === 0;
+    }, 15_000);
+    providers.pubsub.resetCounters();
+    const linesBefore = { a: a.logs.length, b: b.logs.length };
+
+    // 60 new messages over the three mailboxes, interleaved, each with its notification.
+    const added: string[] = [];
+    for (let i = 0; i < 60; i++) added.push(providers.gmail.addMessage(emails[i % 3]!, { subject: `n${i}` }).id);
+    const all = await eventually(async () => {
+      const rows = await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages where provider_message_id = any($1)', [added]);
+      return rows.length === added.length;
+    }, 30_000, 250);
+    assert.ok(all, 'every new message reached the store through the pollers');
+    const settled = await eventually(async () => {
+      const s = providers.pubsub.stats(SUBSCRIPTION);
+      return s.available + s.leased === 0;
+    }, 20_000);
+    assert.ok(settled, 'every notification was acknowledged');
+    assert.ok(providers.pubsub.stats(SUBSCRIPTION).acked >= 60, 'one acknowledgement per notification at least');
+    const handledBy = (p: ServiceProcess, from: number) => p.logs.slice(from).filter((l) => l.msg === 'notification batch handled').reduce((n, l) => n + Number(l.notifications), 0);
+    const byA = handledBy(a, linesBefore.a);
+    const byB = handledBy(b, linesBefore.b);
+    assert.ok(byA + byB >= 60, `deliveries handled: A ${byA}, B ${byB}`);
+    const dup = await sql(db.url, 'select provider_message_id from mail_messages group by account_id, provider_message_id having count(*) > 1');
+    assert.deepEqual(dup, []);
+    const leases = await sql(db.url, 'select account_id from sync_states where lease_owner is not null');
+    assert.deepEqual(leases, [], 'no lease left behind');
+    assert.ok(a.alive && b.alive);
+  });
+});
