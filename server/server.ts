@@ -1,6 +1,26 @@
 /** Listening and graceful stop: refuse new connections, let in-flight requests finish. */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
+import { ERROR_TABLE } from '../shared/errors.ts';
+
+/**
+ * Requests Node refuses before Koa sees them (headers too large, malformed HTTP) still get
+ * the envelope, instead of Node's bare 400/431 reply.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex) {
+  if (!socket.writable) return socket.destroy();
+  const requestId = randomUUID();
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify({
+    error: { code: 'VALIDATION_FAILED', message: ERROR_TABLE.VALIDATION_FAILED.message, requestId, details: { issues: [{ path: '', code: tooLarge ? 'headers_too_large' : 'malformed_request' }] } },
+  });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n` +
+      `X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 export interface RunningServer extends Server {
   stop(graceMs?: number): Promise<void>;
@@ -9,6 +29,7 @@ export interface RunningServer extends Server {
 export function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
   const server = createServer(app.callback()) as RunningServer;
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', answerClientError);
   server.stop = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {
       const force = setTimeout(() => server.closeAllConnections(), graceMs).unref();

@@ -83,6 +83,17 @@ export function createSyncService(deps: {
     return planListingPage(ctx, historyId, { startedAt: lease.dbNow });
   }
 
+  /**
+   * A sync cut off by a database outage could not release its lease: keep trying for a
+   * while, so the account is not refused until the lease expires once the database is back.
+   */
+  function retryRelease(accountId: string, owner: string, attempt = 1) {
+    if (attempt > 12) return;
+    setTimeout(() => {
+      releaseLease(orm.em.fork(), accountId, owner).catch(() => retryRelease(accountId, owner, attempt + 1));
+    }, Math.min(10_000, 500 * attempt)).unref();
+  }
+
   return {
     async syncAccount(accountId, opts = {}) {
       const budget = Math.max(1, Math.min(SYNC_BATCH, Math.trunc(opts.maxMessages ?? SYNC_BATCH)));
@@ -114,7 +125,10 @@ export function createSyncService(deps: {
         );
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (err) {
-        await releaseLease(em, accountId, owner).catch((e: unknown) => log.warn({ accountId, err: (e as Error).message }, 'releasing the sync lease failed'));
+        await releaseLease(em, accountId, owner).catch((e: unknown) => {
+          log.warn({ accountId, err: (e as Error).message }, 'releasing the sync lease failed; retrying in the background');
+          retryRelease(accountId, owner);
+        });
         const code = err instanceof AppError ? err.code : 'unexpected';
         log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
