@@ -17,6 +17,7 @@
  * `corruptSample` turns a valid sample into one that violates the schema, and
  * `strictSchemaProblems` checks the rules OpenAI enforces for `strict: true`.
  */
+import { prng } from './gmail-mailbox.ts';
 
 export type JsonSchema = boolean | { [key: string]: unknown };
 
@@ -47,17 +48,8 @@ export function hashString(text: string): number {
   return h >>> 0;
 }
 
-/** mulberry32 PRNG: small, deterministic, good enough for picking samples. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 PRNG: small, deterministic, good enough for picking samples (shared with the mailbox seed). */
+export const seededRandom = prng;
 
 export function sampleFromSchema(schema: unknown, opts: SampleOptions = {}): unknown {
   const ctx: Ctx = { root: schema, rng: seededRandom(opts.seed ?? 1), softDepth: opts.softDepth ?? 8 };

@@ -19,6 +19,7 @@ import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stan
 import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from '../../stand-ins/identity.stand-in.ts';
 import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import { identityEnv } from '../../stand-ins/stand-in-env.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const WEB_ORIGIN = 'http://web.test:5173';
@@ -141,12 +142,7 @@ export async function startStandIns(opts: { users?: StandInUser[]; ackDeadlineSe
     openai,
     pubsub,
     env: {
-      GOOGLE_CLIENT_ID: identity.clientId,
-      GOOGLE_CLIENT_SECRET: identity.clientSecret,
-      GOOGLE_AUTH_URL: identity.authUrl,
-      GOOGLE_TOKEN_URL: identity.tokenUrl,
-      GOOGLE_USERINFO_URL: identity.userinfoUrl,
-      GOOGLE_REVOKE_URL: identity.revokeUrl,
+      ...identityEnv(identity),
       GMAIL_API_URL: gmail.url,
       OPENAI_API_KEY: openai.apiKey,
       OPENAI_BASE_URL: openai.baseUrl,
