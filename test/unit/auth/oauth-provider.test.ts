@@ -9,16 +9,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { loadConfig } from '../../../server/config.ts';
 import { createOAuthProvider, isInvalidGrant, MAIL_SCOPE, SCOPES } from '../../../server/providers/oauth.ts';
 import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
+import { identityEnv } from '../../stand-ins/stand-in-env.ts';
 
 function providerFor(identity: IdentityStandIn) {
   const config = loadConfig({
     PUBLIC_BASE_URL: 'https://mail.example.test',
-    GOOGLE_CLIENT_ID: identity.clientId,
-    GOOGLE_CLIENT_SECRET: identity.clientSecret,
-    GOOGLE_AUTH_URL: identity.authUrl,
-    GOOGLE_TOKEN_URL: identity.tokenUrl,
-    GOOGLE_USERINFO_URL: identity.userinfoUrl,
-    GOOGLE_REVOKE_URL: identity.revokeUrl,
+    ...identityEnv(identity),
   });
   return { config, oauth: createOAuthProvider(config) };
 }
