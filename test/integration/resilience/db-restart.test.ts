@@ -184,10 +184,17 @@ describe('database stopped and restarted under traffic (service as a child proce
     );
     await sleep(300);
     await cluster.stop();
-    assert.deepEqual(await Promise.all(pending), [503, 503, 503]);
-    await sleep(300);
-    assert.equal(svc.alive, true, `the process survived (${svc.stderr.slice(0, 3).join(' | ')})`);
-    await cluster.start();
+    try {
+      const answers = await Promise.all(pending);
+      // Each answer is the outage's 503, or a 200 for a request that got through before the
+      // stop (seen once in CI): never a 500, a hang or a dropped connection.
+      for (const a of answers) assert.ok(a === 503 || a === 200, `answered ${a}`);
+      assert.ok(answers.includes(503), `some request met the outage: ${answers.join(', ')}`);
+      await sleep(300);
+      assert.equal(svc.alive, true, `the process survived (${svc.stderr.slice(0, 3).join(' | ')})`);
+    } finally {
+      await cluster.start();
+    }
     assert.ok(await eventually(async () => (await fetch(`${svc.url}/health`)).status === 200, RECOVERY_BOUND_MS, 100));
   });
 
