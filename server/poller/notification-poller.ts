@@ -2,8 +2,13 @@
  * The Pub/Sub pull loop hosted in the Koa process. Each round pulls a bounded batch,
  * groups the notifications by account (notifications that arrive together coalesce into
  * one sync), and runs the shared sync service from the account's own checkpoint — the
- * payload only says which account changed. A message is acknowledged only after its sync
- * committed (or when it names no known account or cannot be decoded); failures are left
+ * payload only says which account changed, and up to which history id. Notifications the
+ * stored copy already covers (their history id is not above the account's committed
+ * checkpoint: an earlier sync took their change along) are acknowledged without a sync, so a
+ * burst of notifications for one mailbox costs one sync, not one each. The accounts of a
+ * batch sync concurrently (bounded), since each sync mostly waits on the provider.
+ * A message is acknowledged only after its sync committed (or when it names no known
+ * account, cannot be decoded, or is covered); failures are left
  * for redelivery with a growing delay, and give up after MAX_ATTEMPTS failed syncs so a
  * poison message cannot loop forever (the safety sweep still covers that account).
  *
@@ -30,15 +35,23 @@ export interface PollerSync {
   syncAccount(accountId: string, opts?: { maxMessages?: number }): Promise<{ hasMore: boolean; messagesSynced: number }>;
 }
 
+export interface NotifiedAccount {
+  id: string;
+  /** The history id up to which the stored copy is complete (null: never synced, or a listing is in progress). */
+  syncedThrough: string | null;
+}
+
 export interface PollerDeps {
   queue: NotificationQueue;
   sync: PollerSync;
   /** The account a notification's emailAddress names, or null when unknown/disconnected. */
-  resolveAccount(emailAddress: string): Promise<string | null>;
+  resolveAccount(emailAddress: string): Promise<NotifiedAccount | null>;
   /** Records that the account's notifications are arriving (for the missed-notification sweep). */
   noteNotification(accountId: string): Promise<void>;
   log: Logger;
   batchSize?: number;
+  /** Accounts of a batch synced at the same time. */
+  concurrency?: number;
   /** Sync calls per account per round, so one huge mailbox cannot starve the others. */
   roundsPerAccount?: number;
   idleDelayMs?: number;
@@ -63,13 +76,33 @@ export function backoffSeconds(attempt: number): number {
   return Math.min(600, 5 * 2 ** Math.max(0, attempt - 1));
 }
 
-function decode(n: ReceivedNotification): string | null {
+interface Decoded {
+  email: string;
+  /** The mailbox's history id after the change (null when absent or malformed: then it always syncs). */
+  historyId: bigint | null;
+}
+
+function historyIdOf(value: unknown): bigint | null {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return BigInt(value);
+  return null;
+}
+
+function decode(n: ReceivedNotification): Decoded | null {
   try {
-    const body = JSON.parse(n.data.toString('utf8')) as { emailAddress?: unknown };
-    return typeof body.emailAddress === 'string' && body.emailAddress.length <= 320 ? body.emailAddress.toLowerCase() : null;
+    const body = JSON.parse(n.data.toString('utf8')) as { emailAddress?: unknown; historyId?: unknown };
+    if (typeof body.emailAddress !== 'string' || body.emailAddress.length > 320) return null;
+    return { email: body.emailAddress.toLowerCase(), historyId: historyIdOf(body.historyId) };
   } catch {
     return null;
   }
+}
+
+/** Every notification of the group reports a change the stored copy already includes. */
+function covered(group: { historyId: bigint | null }[], syncedThrough: string | null): boolean {
+  if (syncedThrough === null) return false;
+  const through = BigInt(syncedThrough);
+  return group.every((d) => d.historyId !== null && d.historyId <= through);
 }
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
@@ -77,7 +110,8 @@ const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL
 const isBusy = (err: unknown) => err instanceof AppError && err.code === 'RATE_LIMITED';
 
 export function createNotificationPoller(deps: PollerDeps) {
-  const batchSize = deps.batchSize ?? 100;
+  const batchSize = deps.batchSize ?? 250;
+  const concurrency = Math.max(1, deps.concurrency ?? 8);
   const rounds = deps.roundsPerAccount ?? 4;
   const idleDelayMs = deps.idleDelayMs ?? 1_000;
   const maxAttempts = deps.maxAttempts ?? MAX_ATTEMPTS;
@@ -181,23 +215,31 @@ export function createNotificationPoller(deps: PollerDeps) {
     }
   }
 
-  async function handleGroup(email: string, messages: ReceivedNotification[]) {
+  /**
+   * One account's notifications of a batch. Returns those to acknowledge with the rest of the
+   * batch (unknown account, or already covered by the stored copy); the others are settled here.
+   */
+  async function handleGroup(email: string, group: { message: ReceivedNotification; historyId: bigint | null }[]): Promise<ReceivedNotification[]> {
+    const messages = group.map((g) => g.message);
     let accountId: string | null = null;
     let drained: boolean;
     try {
-      accountId = await deps.resolveAccount(email);
-      if (!accountId) {
-        await deps.queue.ack(messages.map((m) => m.ackId));
-        return;
-      }
+      const account = await deps.resolveAccount(email);
+      if (!account) return messages;
+      accountId = account.id;
       await deps.noteNotification(accountId);
+      if (!unfinished.has(accountId) && covered(group, account.syncedThrough)) {
+        for (const m of messages) failures.delete(m.messageId);
+        return messages;
+      }
       drained = await drain(accountId);
     } catch (err) {
       await handBack(accountId ?? email, messages, err);
-      return;
+      return [];
     }
     // Committed. An ack that fails is harmless: the redelivered copy syncs from the new checkpoint.
     await settleSuccess(accountId, drained, messages);
+    return [];
   }
 
   /** A failed sync: its notifications go back to the queue (with backoff), or are dropped when hopeless. */
@@ -235,36 +277,50 @@ export function createNotificationPoller(deps: PollerDeps) {
   async function runOnce(): Promise<number> {
     round++;
     const messages = await deps.queue.pull(batchSize);
-    const byEmail = new Map<string, ReceivedNotification[]>();
+    const byEmail = new Map<string, { message: ReceivedNotification; historyId: bigint | null }[]>();
     const drop: string[] = [];
     for (const m of messages) {
-      const email = decode(m);
-      if (!email) {
+      const d = decode(m);
+      if (!d) {
         drop.push(m.ackId);
         continue;
       }
-      byEmail.set(email, [...(byEmail.get(email) ?? []), m]);
+      byEmail.set(d.email, [...(byEmail.get(d.email) ?? []), { message: m, historyId: d.historyId }]);
     }
     if (drop.length) {
       log.warn({ count: drop.length }, 'undecodable notifications acknowledged and dropped');
       await deps.queue.ack(drop);
     }
-    const groups = [...byEmail.values()];
+    const groups = [...byEmail];
+    /** Groups not finished yet: their notifications are kept from redelivery while the batch is worked on. */
+    const pending = new Set(groups.keys());
+    const extendPending = async () => {
+      extendedAt = clock();
+      const ids = [...pending].flatMap((i) => groups[i]![1].map((g) => g.message.ackId));
+      // The subscription's ack deadline may be shorter than the syncs of a batch (a lapsed lease would make the ack void).
+      if (ids.length) await deps.queue.retryLater(ids, processingDeadline).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'extending the batch deadline failed'));
+    };
     let extendedAt = -Infinity;
-    for (let g = 0; g < groups.length; g++) {
-      const remaining = groups.slice(g).flat().map((m) => m.ackId);
-      if (stopping) {
-        // Shutting down: hand the rest back at once, for this or another instance.
-        await deps.queue.retryLater(remaining, 0);
-        break;
+    if (groups.length && !stopping) await extendPending();
+    const done: ReceivedNotification[] = [];
+    let syncsAttempted = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < groups.length && !stopping) {
+        const i = next++;
+        if (clock() - extendedAt > (processingDeadline * 1000) / 3) await extendPending();
+        const [email, group] = groups[i]!;
+        const settled = await handleGroup(email, group);
+        if (!settled.length) syncsAttempted++;
+        done.push(...settled);
+        pending.delete(i);
       }
-      if (clock() - extendedAt > (processingDeadline * 1000) / 3) {
-        // The subscription's ack deadline may be shorter than the syncs of a batch: keep what is
-        // still to be synced from being redelivered meanwhile (a lapsed lease would make the ack void).
-        await deps.queue.retryLater(remaining, processingDeadline).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'extending the batch deadline failed'));
-        extendedAt = clock();
-      }
-      await handleGroup(decode(groups[g]![0]!)!, groups[g]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+    if (done.length) await ackQuietly('batch', done);
+    if (next < groups.length) {
+      // Shutting down: hand the rest back at once, for this or another instance.
+      await deps.queue.retryLater(groups.slice(next).flatMap(([, g]) => g.map((x) => x.message.ackId)), 0);
     }
     // Continue mailboxes that used up their share earlier (only one when the batch was full, so fresh notifications go first).
     let continued = 0;
@@ -275,7 +331,7 @@ export function createNotificationPoller(deps: PollerDeps) {
       await continueDrain(accountId);
     }
     if (!stopping) await keepHeld();
-    if (messages.length) log.info({ notifications: messages.length, accounts: byEmail.size }, 'notification batch handled');
+    if (messages.length) log.info({ notifications: messages.length, accounts: byEmail.size, syncsAttempted, settledWithoutSync: done.length }, 'notification batch handled');
     return messages.length + continued;
   }
 

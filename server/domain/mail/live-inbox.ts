@@ -5,7 +5,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Container } from '../../container.ts';
 import { createMaintenance } from '../../poller/maintenance.ts';
-import { createNotificationPoller } from '../../poller/notification-poller.ts';
+import { createNotificationPoller, type NotifiedAccount } from '../../poller/notification-poller.ts';
 import type { GmailFactory } from '../../providers/gmail.ts';
 import { createNotificationQueue, ensureEmulatorSubscription } from '../../providers/pubsub.ts';
 import type { SyncService } from './sync.service.ts';
@@ -26,13 +26,17 @@ export function fullResyncWith(sync: SyncService) {
 /** How the poller finds a notification's account and records that notifications arrive. */
 export function notificationAccounts(orm: MikroORM) {
   return {
-    async resolveAccount(emailAddress: string): Promise<string | null> {
+    async resolveAccount(emailAddress: string): Promise<NotifiedAccount | null> {
       const rows = (await orm.em.getConnection().execute(
-        `select a.id from accounts a join credentials c on c.account_id = a.id
+        `select a.id, s.history_id::text as history_id, coalesce(s.full_sync_active, false) as full_sync_active
+           from accounts a join credentials c on c.account_id = a.id left join sync_states s on s.account_id = a.id
           where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
         [emailAddress.toLowerCase()],
-      )) as { id: string }[];
-      return rows[0]?.id ?? null;
+      )) as { id: string; history_id: string | null; full_sync_active: boolean }[];
+      const row = rows[0];
+      if (!row) return null;
+      // During a listing the checkpoint is where the listing started, not how far the store is complete.
+      return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
     },
     async noteNotification(accountId: string): Promise<void> {
       await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId]);

@@ -103,9 +103,13 @@ describe('live inbox over Pub/Sub', () => {
 
     // A late notification naming an old history id changes nothing and leaves the checkpoint where it is.
     const snapshot = await w.sql('select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1', [w.accountId]);
+    const syncsBefore = w.syncLogs().length;
+    const providerBefore = w.gmail.requests.length;
     w.publish({ historyId: historyIds[0]! });
     w.publish({ historyId: '1' });
     await w.drained();
+    assert.equal(w.syncLogs().length, syncsBefore, 'covered by the stored copy: acknowledged without a sync');
+    assert.equal(w.gmail.requests.length, providerBefore, 'no provider request');
     assert.equal(await w.checkpoint(), checkpoint);
     assert.deepEqual(await w.sql('select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1', [w.accountId]), snapshot);
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published);

@@ -73,15 +73,16 @@ function recordingQueue(events: Event[]) {
 }
 
 let seq = 0;
-function note(email: string, opts: { messageId?: string; deliveryAttempt?: number } = {}): ReceivedNotification {
+function note(email: string, opts: { messageId?: string; deliveryAttempt?: number; historyId?: unknown } = {}): ReceivedNotification {
   seq++;
   const messageId = opts.messageId ?? `m${seq}`;
-  return { ackId: `${messageId}#${seq}`, messageId, data: Buffer.from(JSON.stringify({ emailAddress: email, historyId: String(1000 + seq) })), deliveryAttempt: opts.deliveryAttempt ?? 0 };
+  const historyId = 'historyId' in opts ? opts.historyId : String(1000 + seq);
+  return { ackId: `${messageId}#${seq}`, messageId, data: Buffer.from(JSON.stringify({ emailAddress: email, historyId })), deliveryAttempt: opts.deliveryAttempt ?? 0 };
 }
 
 const ACCOUNTS: Record<string, string> = { 'alice@example.com': 'acc-alice', 'bob@example.com': 'acc-bob' };
 
-function setup(opts: { sync?: (account: string, call: number) => Promise<{ hasMore: boolean }>; deps?: Partial<PollerDeps> } = {}) {
+function setup(opts: { sync?: (account: string, call: number) => Promise<{ hasMore: boolean }>; deps?: Partial<PollerDeps>; syncedThrough?: Record<string, string> } = {}) {
   const events: Event[] = [];
   const q = recordingQueue(events);
   const { log, lines } = logSink();
@@ -90,7 +91,7 @@ function setup(opts: { sync?: (account: string, call: number) => Promise<{ hasMo
   const poller = createNotificationPoller({
     queue: q.queue,
     log,
-    resolveAccount: async (email) => ACCOUNTS[email] ?? null,
+    resolveAccount: async (email) => (ACCOUNTS[email] ? { id: ACCOUNTS[email], syncedThrough: opts.syncedThrough?.[ACCOUNTS[email]] ?? null } : null),
     noteNotification: async () => {},
     sync: {
       async syncAccount(account) {
@@ -131,6 +132,67 @@ describe('notification poller', () => {
     const firstSync = w.events.findIndex((e) => e.kind === 'sync');
     const extend = w.events.findIndex((e) => e.kind === 'retry' && e.seconds === 60);
     assert.ok(extend >= 0 && extend < firstSync);
+  });
+
+  it('acknowledges without a sync the notifications the stored copy already covers (history id not above the checkpoint)', async () => {
+    const w = setup({ syncedThrough: { 'acc-alice': '5000', 'acc-bob': '5000' } });
+    const old = [note('alice@example.com', { historyId: '4999' }), note('alice@example.com', { historyId: 5000 })];
+    const newer = [note('bob@example.com', { historyId: '4000' }), note('bob@example.com', { historyId: '5001' })];
+    w.q.push([...old, ...newer]);
+    assert.equal(await w.poller.runOnce(), 4);
+    assert.deepEqual(Object.fromEntries(w.calls), { 'acc-bob': 1 }, 'alice covered (string or number ids); bob has one change beyond the checkpoint');
+    assert.deepEqual(acked(w.events).sort(), [...old, ...newer].map((m) => m.ackId).sort());
+    const batchLog = w.lines.find((l) => l.msg === 'notification batch handled')!;
+    assert.equal(batchLog.settledWithoutSync, 2);
+    assert.equal(batchLog.syncsAttempted, 1);
+
+    // No usable history id, or no checkpoint (never synced / listing in progress): always sync.
+    const v = setup({ syncedThrough: { 'acc-alice': '5000' } });
+    v.q.push([note('alice@example.com', { historyId: undefined })], [note('alice@example.com', { historyId: '12abc' })], [note('alice@example.com', { historyId: -3 })], [note('bob@example.com', { historyId: '1' })]);
+    for (let i = 0; i < 4; i++) await v.poller.runOnce();
+    assert.deepEqual(Object.fromEntries(v.calls), { 'acc-alice': 3, 'acc-bob': 1 });
+  });
+
+  it('does not skip a covered notification of a mailbox still being drained', async () => {
+    const w = setup({ sync: async (_a, n) => ({ hasMore: n < 2 }), deps: { roundsPerAccount: 1 }, syncedThrough: { 'acc-alice': '9000' } });
+    const first = note('alice@example.com', { historyId: '9001' });
+    w.q.push([first]);
+    await w.poller.runOnce();
+    assert.deepEqual(w.poller.unfinished(), ['acc-alice']);
+    const late = note('alice@example.com', { historyId: '8000' });
+    w.q.push([late]);
+    await w.poller.runOnce();
+    assert.equal(w.calls.get('acc-alice'), 2, 'the new notification joined the unfinished drain');
+    assert.deepEqual(acked(w.events).sort(), [first.ackId, late.ackId].sort());
+  });
+
+  it('syncs the accounts of a batch concurrently, at most `concurrency` at a time, and acknowledges each group after its own sync', async () => {
+    const emails = ['a', 'b', 'c', 'd', 'e'].map((x) => `${x}@example.com`);
+    for (const e of emails) ACCOUNTS[e] = `acc-${e[0]}`;
+    try {
+      let inFlight = 0;
+      let most = 0;
+      const w = setup({
+        sync: async () => {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          await new Promise((r) => setTimeout(r, 20));
+          inFlight--;
+          return { hasMore: false };
+        },
+        deps: { concurrency: 3 },
+      });
+      const notes = emails.map((e) => note(e));
+      w.q.push(notes);
+      const started = Date.now();
+      await w.poller.runOnce();
+      assert.equal(most, 3, 'three syncs overlapped, never more');
+      assert.equal(w.calls.size, 5);
+      assert.ok(Date.now() - started < 5 * 20, 'faster than one after the other');
+      assert.deepEqual(acked(w.events).sort(), notes.map((m) => m.ackId).sort());
+    } finally {
+      for (const e of emails) delete ACCOUNTS[e];
+    }
   });
 
   it('acknowledges at once what names no known account or cannot be decoded, without syncing', async () => {
@@ -225,7 +287,7 @@ describe('notification poller', () => {
       deps: {
         resolveAccount: async (email) => {
           if (down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
-          return ACCOUNTS[email] ?? null;
+          return ACCOUNTS[email] ? { id: ACCOUNTS[email], syncedThrough: null } : null;
         },
       },
     });
@@ -340,6 +402,7 @@ describe('notification poller', () => {
         }
         return { hasMore: false };
       },
+      deps: { concurrency: 1 },
     });
     const a = note('alice@example.com');
     const b = note('bob@example.com');
