@@ -294,13 +294,13 @@ export function createNotificationPoller(deps: PollerDeps) {
     const groups = [...byEmail];
     /** Groups not finished yet: their notifications are kept from redelivery while the batch is worked on. */
     const pending = new Set(groups.keys());
+    let extendedAt = -Infinity;
     const extendPending = async () => {
       extendedAt = clock();
       const ids = [...pending].flatMap((i) => groups[i]![1].map((g) => g.message.ackId));
       // The subscription's ack deadline may be shorter than the syncs of a batch (a lapsed lease would make the ack void).
       if (ids.length) await deps.queue.retryLater(ids, processingDeadline).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'extending the batch deadline failed'));
     };
-    let extendedAt = -Infinity;
     if (groups.length && !stopping) await extendPending();
     const done: ReceivedNotification[] = [];
     let syncsAttempted = 0;
