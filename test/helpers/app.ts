@@ -3,6 +3,7 @@
  * captured, and cleanup registered on the test context.
  */
 import { randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -89,4 +90,15 @@ export async function buildTestApp(
   };
   t.after(close);
   return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), close };
+}
+
+/** One app for a describe block (rate limits out of the way), built before its tests and closed after them. */
+export function sharedApp(env: Record<string, string | undefined> = {}): () => TestApp {
+  const holder: { app?: TestApp } = {};
+  let close: (() => unknown) | undefined;
+  before(async () => {
+    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { env: { RATE_LIMIT_MAX: '100000', ...env } });
+  });
+  after(() => close?.());
+  return () => holder.app!;
 }

@@ -5,19 +5,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN_TOKEN, buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
+import { ADMIN_TOKEN, buildTestApp, sharedApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 
 const OTHER_ORIGIN = 'https://elsewhere.example';
-
-function sharedApp(env: Record<string, string | undefined> = {}) {
-  const holder: { app?: TestApp } = {};
-  let close: (() => unknown) | undefined;
-  before(async () => {
-    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { env: { RATE_LIMIT_MAX: '100000', ...env } });
-  });
-  after(() => close?.());
-  return () => holder.app!;
-}
 
 const lowerList = (v: string | null) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 

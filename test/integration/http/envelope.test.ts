@@ -4,7 +4,7 @@
  * `error.data.requestId`, never a stack), and the closed set of codes, checked on every
  * error body this file saw and on toAppError over odd throwables.
  */
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY, type TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../../shared/errors.ts';
 import { AppError } from '../../../server/domain/errors.ts';
 import { renderError, toAppError } from '../../../server/http/envelope.ts';
-import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
+import { ADMIN_TOKEN, sharedApp } from '../../helpers/app.ts';
 
 /** Every error code this file received, REST and tRPC alike, for the closed-set check. */
 const seenCodes: { where: string; code: unknown }[] = [];
@@ -86,17 +86,6 @@ async function expectTrpcError(res: Response, code: ErrorCode, where: string) {
   assertNoInternals(text);
   if (code === 'VALIDATION_FAILED') assertIssues(body.error.data.issues);
   return body.error;
-}
-
-/** One app for a describe block, closed after it. */
-function sharedApp(env: Record<string, string | undefined> = {}) {
-  const holder: { app?: TestApp } = {};
-  let close: (() => unknown) | undefined;
-  before(async () => {
-    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { env: { RATE_LIMIT_MAX: '100000', ...env } });
-  });
-  after(() => close?.());
-  return () => holder.app!;
 }
 
 describe('REST error envelope', () => {
