@@ -32,6 +32,15 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
 }
 
 /**
+ * The logger of the one access line per request: the same destination, level and base fields,
+ * without the redaction pass. Its fields are fixed (request id, method, path without its query,
+ * status, duration, error code) and carry nothing secret; redaction cost every line its share.
+ */
+export function accessLogger(log: Logger): Logger {
+  return log.child({}, { redact: [] });
+}
+
+/**
  * Error messages quote the values they failed on: PostgreSQL's `date/time field value out of
  * range: "…"`, `invalid input syntax for type uuid: "…"`, `Key (email)=(…) already exists`.
  * Those values are request or mail data, so they are cut out of logged messages.

@@ -6,7 +6,8 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import cors from '@koa/cors';
-import helmet from 'koa-helmet';
+import helmet, { type HelmetOptions } from 'helmet';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container } from '../container.ts';
 import { AppError } from '../domain/errors.ts';
 import { appRouter } from '../trpc/routers/index.ts';
@@ -25,6 +26,25 @@ import { trpcMiddleware } from './trpc.ts';
 const PUBLIC_CORS_PATHS = new Set(['/health', '/api/status/incidents']);
 /** Routes that never touch the session (and so still answer while the database is down). */
 const SESSIONLESS_PATHS = new Set(['/', '/health', '/openapi.json', '/status', '/status.js', '/status.css', '/docs', '/docs/init.js']);
+
+/**
+ * Helmet's security headers. They depend on the configuration only, so helmet computes them
+ * once, here, and every response gets the same set (its twelve middlewares ran per request).
+ */
+export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  const capture = {
+    setHeader: (name: string, value: string | number) => void (headers[name] = String(value)),
+    removeHeader: (name: string) => void delete headers[name],
+  };
+  let done = false;
+  helmet(options)({} as IncomingMessage, capture as unknown as ServerResponse, (err?: unknown) => {
+    if (err) throw err;
+    done = true;
+  });
+  if (!done) throw new Error('helmet did not finish synchronously');
+  return headers;
+}
 
 export function buildApp(container: Container): Koa {
   const { config } = container;
@@ -54,35 +74,28 @@ export function buildApp(container: Container): Koa {
   // A body refused part-way (over the size limit, undecodable) is left paused by the body
   // parser, which keeps Node from discarding the rest of it: the keep-alive connection then
   // stalled until reset, failing the client's next request. Let Node drain it, as it does
-  // for a body nobody read.
+  // for a body nobody read (outermost, with the cache policy that applies to every answer).
   app.use(async (ctx, next) => {
     try {
       await next();
     } finally {
       if (!ctx.req.complete) ctx.req.resume();
+      // Answers carry mail, settings and CSRF tokens: no cache (browser or shared) may keep
+      // one unless its route says otherwise (the static pages and assets do). Errors included.
+      if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
     }
   });
   app.use(requestId(container.log));
   app.use(errorEnvelope());
-  app.use(
-    helmet({
-      contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"], upgradeInsecureRequests: config.secureCookies ? [] : null } },
-      strictTransportSecurity: config.secureCookies ? { maxAge: 31_536_000, includeSubDomains: true } : false,
-      crossOriginResourcePolicy: { policy: 'same-site' },
-    }),
-  );
-  app.use(async (ctx, next) => {
+  const security = securityHeaders({
+    contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"], upgradeInsecureRequests: config.secureCookies ? [] : null } },
+    strictTransportSecurity: config.secureCookies ? { maxAge: 31_536_000, includeSubDomains: true } : false,
+    crossOriginResourcePolicy: { policy: 'same-site' },
+  });
+  app.use((ctx, next) => {
+    ctx.set(security);
     if (PUBLIC_CORS_PATHS.has(ctx.path)) ctx.set('Cross-Origin-Resource-Policy', 'cross-origin');
     return next();
-  });
-  // Answers carry mail, settings and CSRF tokens: no cache (browser or shared) may keep one
-  // unless its route says otherwise (the static pages and assets do). Errors included.
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } finally {
-      if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
-    }
   });
   app.use(
     cors({
@@ -96,7 +109,11 @@ export function buildApp(container: Container): Koa {
   );
   app.use(countRefused(container.rateLimits, (path) => (appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { rateLimit?: BucketName } } }>)[path]?._def.meta?.rateLimit));
   app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next)));
-  app.use(routes.routes());
+  // The REST paths (/api/…) are trpc-to-openapi's, never the router's: they skip its matching.
+  const routerPaths = routes.stack.map((layer) => String(layer.path).toLowerCase());
+  if (routerPaths.some((p) => p.startsWith('/api/'))) throw new Error('a plain route under /api/ would be shadowed by the REST paths');
+  const routed = routes.routes() as Koa.Middleware;
+  app.use((ctx, next) => (ctx.path.startsWith('/api/') ? next() : routed(ctx, next)));
   app.use(restMiddleware(appRouter, container));
   app.use(() => {
     throw new AppError('NOT_FOUND');

@@ -2,7 +2,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import type { Logger } from '../logger.ts';
+import { accessLogger, type Logger } from '../logger.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
 const store = new AsyncLocalStorage<string>();
@@ -11,20 +11,22 @@ const store = new AsyncLocalStorage<string>();
 export const currentRequestId = (): string | undefined => store.getStore();
 
 export function requestId(log: Logger): Koa.Middleware {
+  const access = accessLogger(log);
   return async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
     const id = SAFE_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
     ctx.state.clientIp = ctx.ip || ctx.socket.remoteAddress || 'unknown';
-    ctx.state.log = log.child({ requestId: id });
+    // Lines logged while the request runs get its id from the logger's mixin: no child per request.
+    ctx.state.log = log;
     ctx.set('X-Request-Id', id);
     const started = performance.now();
     try {
       await store.run(id, next);
     } finally {
       // Path only: query strings can carry OAuth codes and state.
-      ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started), code: ctx.state.errorCode },
+      access.info(
+        { requestId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started), code: ctx.state.errorCode },
         'request',
       );
     }

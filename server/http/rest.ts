@@ -68,10 +68,14 @@ function restOperations(router: AppRouter): { method: string; pattern: RegExp; p
  * instead missed `/API/MAIL/THREADS/…` and `/api/mail/threads/x/../sync-state`, which the
  * library still served.
  */
-function targetPath(req: IncomingMessage): string {
+function targetPath(url: URL): string {
+  return `/${url.pathname.replace(/^\/|\/$/g, '')}`;
+}
+
+/** The request's URL, parsed the way trpc-to-openapi parses it. */
+function requestUrl(req: IncomingMessage): URL {
   const url = req.url ?? '/';
-  const { pathname } = new URL(url.startsWith('/') ? `http://127.0.0.1${url}` : url);
-  return `/${pathname.replace(/^\/|\/$/g, '')}`;
+  return new URL(url.startsWith('/') ? `http://127.0.0.1${url}` : url);
 }
 
 /** Deepest nesting a body may have: the API's bodies are a few levels deep at most. */
@@ -97,9 +101,9 @@ export function jsonDepth(value: unknown): number {
  * `?constructor=1` or `?__proto__=1` crashed it (500). `__proto__` cannot survive as a key
  * of the input object the library builds, so it is refused here as the unknown key it is.
  */
-function readQuery(req: IncomingMessage & { query?: unknown }): void {
+function readQuery(req: IncomingMessage & { query?: unknown }, url: URL): void {
   const query: Record<string, string[]> = Object.create(null);
-  for (const [key, value] of new URL(req.url ?? '/', 'http://localhost').searchParams) (query[key] ??= []).push(value);
+  for (const [key, value] of url.searchParams) (query[key] ??= []).push(value);
   if (Object.hasOwn(query, '__proto__')) throw new AppError('VALIDATION_FAILED', { issues: [{ path: '__proto__', code: 'unrecognized_keys' }] });
   req.query = query;
 }
@@ -148,13 +152,14 @@ export function restMiddleware(router: AppRouter, container: Container): Koa.Mid
     req.koa = ctx;
     normaliseContentType(req);
     const hasBody = 'body' in req;
-    const path = targetPath(req);
+    const url = requestUrl(req);
+    const path = targetPath(url);
     const target = operations.find((o) => o.method === ctx.method && o.pattern.test(path));
     if (target) {
       // A request refused here (query, body) never reaches the procedure's rate limit: name the
       // procedure so that it is counted against the route's own bucket, not the global one.
       ctx.state.procedurePath = target.procedure;
-      readQuery(req);
+      readQuery(req, url);
       if (!hasBody && req.headers['content-type'] === 'application/json') await readJsonBody(req);
     }
     const captured = new CapturedResponse(ctx.res);

@@ -1,7 +1,7 @@
 /**
  * initTRPC with the one error formatter, and the procedure builders: public (rate limit),
- * authed (+ session) and csrf (+ CSRF token and Origin). The middleware order is the
- * spec's: the rate limit counts every request, refused ones included.
+ * authed (+ session) and csrf (+ CSRF token and Origin). The order is the spec's: the rate
+ * limit counts every request, refused ones included.
  */
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
@@ -52,13 +52,6 @@ export const router = t.router;
 export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
-const rateLimited = t.middleware(async ({ ctx, meta, next }) => {
-  await consumeFor(ctx.koa, ctx.container.rateLimits, meta?.rateLimit ?? 'global').catch((err: unknown) => {
-    throw wrap(err);
-  });
-  return next();
-});
-
 /** Carries an AppError through tRPC with the matching tRPC code (and so HTTP status). */
 export function wrap(err: unknown): TRPCError {
   if (err instanceof TRPCError) return err;
@@ -68,25 +61,47 @@ export function wrap(err: unknown): TRPCError {
 }
 
 /** Errors thrown by procedures leave as TRPCErrors whose cause is the AppError. */
-const appErrors = t.middleware(async ({ next }) => {
-  const result = await next();
-  if (!result.ok && !(result.error.cause instanceof AppError)) {
+function asAppErrors<R extends { ok: boolean; error?: TRPCError }>(result: R): R {
+  if (!result.ok && !(result.error!.cause instanceof AppError)) {
     const app = toAppError(result.error);
     // Keep tRPC's own input errors (their cause is the ZodError the envelope needs).
-    if (!(app.code === 'VALIDATION_FAILED' && result.error.code === 'BAD_REQUEST')) throw wrap(app);
+    if (!(app.code === 'VALIDATION_FAILED' && result.error!.code === 'BAD_REQUEST')) throw wrap(app);
   }
   return result;
-});
+}
 
-export const publicProcedure = t.procedure.use(appErrors).use(rateLimited);
+/** The rate limit of the procedure's bucket: every request counts, refused ones included. */
+async function rateLimit(ctx: RequestContext, meta: Meta | undefined): Promise<void> {
+  await consumeFor(ctx.koa, ctx.container.rateLimits, meta?.rateLimit ?? 'global').catch((err: unknown) => {
+    throw wrap(err);
+  });
+}
 
-export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const user = await ctx.container.sessions.currentUser(ctx.koa).catch((e: unknown) => { throw wrap(e); });
+async function signedInUser(ctx: RequestContext) {
+  const user = await ctx.container.sessions.currentUser(ctx.koa).catch((e: unknown) => {
+    throw wrap(e);
+  });
   if (!user) throw wrap(new AppError('AUTH_REQUIRED'));
-  return next({ ctx: { ...ctx, user } });
+  return user;
+}
+
+// Each procedure kind is one middleware (rate limit, then session, then CSRF token, in the
+// spec's order) rather than a chain of them: every level of a tRPC middleware chain copies
+// the context and adds promises, on every request.
+export const publicProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+  await rateLimit(ctx, meta);
+  return asAppErrors(await next());
 });
 
-export const csrfProcedure = authedProcedure.use(async ({ ctx, next }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+  await rateLimit(ctx, meta);
+  const user = await signedInUser(ctx);
+  return asAppErrors(await next({ ctx: { user } }));
+});
+
+export const csrfProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
+  await rateLimit(ctx, meta);
+  const user = await signedInUser(ctx);
   if (!ctx.container.sessions.csrfValid(ctx.koa)) throw wrap(new AppError('CSRF_FAILED'));
-  return next();
+  return asAppErrors(await next({ ctx: { user } }));
 });
