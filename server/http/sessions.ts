@@ -77,22 +77,22 @@ export function cookieKeys(keys: readonly string[]) {
  */
 export function createSessionStore(orm: MikroORM) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
-  const reading = new Map<string, Promise<Record<string, unknown> | null>>();
+  const reading = new Map<string, Promise<string | null>>();
   return {
     async get(key: string) {
       const id = sha256(key);
-      const running = reading.get(id);
-      if (running) {
-        const data = await running;
-        return data && structuredClone(data);
+      // The row's JSON as text: each request parses its own copy (a joined read included).
+      let read = reading.get(id);
+      if (!read) {
+        const started: Promise<string | null> = sql('select data::text as data from sessions where id = ? and expires_at > now()', [id])
+          .then((rows) => (rows[0]?.data as string | undefined) ?? null)
+          .finally(() => {
+            if (reading.get(id) === started) reading.delete(id);
+          });
+        reading.set(id, (read = started));
       }
-      const read = sql('select data from sessions where id = ? and expires_at > now()', [id]).then((rows) => (rows[0]?.data as Record<string, unknown>) ?? null);
-      reading.set(id, read);
-      try {
-        return await read;
-      } finally {
-        if (reading.get(id) === read) reading.delete(id);
-      }
+      const text = await read;
+      return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
     },
     async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
       const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;

@@ -1,6 +1,6 @@
 /**
  * The per-request context every procedure sees, for REST and /trpc alike: a forked
- * EntityManager, the services, the request id, the client address, the session access.
+ * EntityManager (forked when first used), the services, the request id, the client address, the session access.
  */
 import type Koa from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -23,12 +23,16 @@ export interface RequestContext {
 }
 
 export function createRequestContext(koa: Koa.Context, container: Container, transport: 'rest' | 'trpc'): RequestContext {
+  let em: EntityManager | undefined;
   return {
     requestId: koa.state.requestId,
     clientIp: koa.state.clientIp,
     transport,
     koa,
-    em: container.orm.em.fork(),
+    // Forked on first use: a procedure that only runs plain SQL (the thread list) needs none.
+    get em() {
+      return (em ??= container.orm.em.fork());
+    },
     container,
     log: koa.state.log ?? container.log,
   };

@@ -10,7 +10,7 @@ import { AppError } from '../domain/errors.ts';
 import { toAppError } from '../http/envelope.ts';
 import { consumeFor, type BucketName } from '../http/rate-limit.ts';
 import { currentRequestId } from '../http/request-id.ts';
-import type { RequestContext } from './context.ts';
+import type { RequestContext, SessionUser } from './context.ts';
 
 export interface Meta extends OpenApiMeta {
   /** The rate-limit bucket of the procedure; 'global' when unset. */
@@ -93,15 +93,25 @@ export const publicProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
   return asAppErrors(await next());
 });
 
+/**
+ * The signed-in user goes onto the request's own context object. tRPC copies the whole
+ * context for `next({ ctx: { user } })` (and so would fork the lazily forked EntityManager);
+ * `ctx: undefined` typed as the override keeps the procedure's `ctx.user` typed without it.
+ */
+function withUser(ctx: RequestContext, user: SessionUser) {
+  (ctx as RequestContext & { user: SessionUser }).user = user;
+  return { ctx: undefined as unknown as { user: SessionUser } };
+}
+
 export const authedProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
   await rateLimit(ctx, meta);
   const user = await signedInUser(ctx);
-  return asAppErrors(await next({ ctx: { user } }));
+  return asAppErrors(await next(withUser(ctx, user)));
 });
 
 export const csrfProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
   await rateLimit(ctx, meta);
   const user = await signedInUser(ctx);
   if (!ctx.container.sessions.csrfValid(ctx.koa)) throw wrap(new AppError('CSRF_FAILED'));
-  return asAppErrors(await next({ ctx: { user } }));
+  return asAppErrors(await next(withUser(ctx, user)));
 });

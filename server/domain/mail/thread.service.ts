@@ -91,8 +91,14 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
   return { threads, total, hasMore: page.offset + threads.length < total };
 }
 
-export async function listThreads(em: EntityManager, accountId: string, page: { limit: number; offset: number }): Promise<ThreadList> {
-  return toThreadList(await em.execute<ThreadListRow[]>(LIST_THREADS_SQL, listThreadsParams(accountId, page)), page);
+/** Runs plain SQL: an EntityManager, or the ORM's connection where no unit of work is needed. */
+export interface SqlRunner {
+  execute(sql: string, params: unknown[]): Promise<unknown>;
+}
+
+/** One statement, read-only, no entities: through the connection, no EntityManager needed. */
+export async function listThreads(db: SqlRunner, accountId: string, page: { limit: number; offset: number }): Promise<ThreadList> {
+  return toThreadList((await db.execute(LIST_THREADS_SQL, listThreadsParams(accountId, page))) as ThreadListRow[], page);
 }
 
 export async function threadDetail(em: EntityManager, bodies: ThreadBodies, accountId: string, threadId: string): Promise<ThreadDetail> {
