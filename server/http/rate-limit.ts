@@ -79,6 +79,15 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
     });
   };
 
+  /** The limiter's count as a promise, even should it throw (the key must not stay busy forever). */
+  const count = (key: string, n: number): Promise<RateLimiterRes> => {
+    try {
+      return limiter.consume(key, n);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+
   const next = (key: string) => {
     const batch = waiting.get(key)!;
     if (!batch.length) {
@@ -86,7 +95,7 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
       return;
     }
     waiting.set(key, []);
-    limiter.consume(key, batch.length).then(
+    count(key, batch.length).then(
       (res) => settle(batch, res, true),
       (err: unknown) => settle(batch, err, false),
     ).finally(() => next(key));
@@ -96,7 +105,7 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
     const queue = waiting.get(key);
     if (queue) return new Promise<RateLimiterRes>((resolve, reject) => queue.push({ resolve, reject }));
     waiting.set(key, []);
-    const alone = limiter.consume(key, 1);
+    const alone = count(key, 1);
     alone.then(() => next(key), () => next(key));
     return alone;
   };
