@@ -1,6 +1,7 @@
 /**
- * The per-request context every procedure sees, for REST and /trpc alike: a forked
- * EntityManager (forked when first used), the services, the request id, the client address, the session access.
+ * The per-request context every procedure sees, for REST and /trpc alike: an EntityManager
+ * (forked when first used), the services, the request id, the client address, the session
+ * access.
  */
 import type Koa from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
