@@ -196,6 +196,9 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
 
   if (only.has('list')) {
     memory.idleMiB = server.rss();
+    // Every load run of item 1: the same duration and warm-up, the same database counters.
+    const timing = { seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, db };
+    const serviceUrl = `${server.url}/api/mail/threads?limit=${settings.listLimit}`;
     for (const size of settings.sizes) {
       const account = listAccounts.get(size)!;
       const explain = await explainList(db.pool, listStatement, account.accountId, settings.listLimit);
@@ -204,12 +207,10 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
       step(`list at ${size} threads: service`);
       const service = await loadTest({
         target: 'service',
-        url: `${server.url}/api/mail/threads?limit=${settings.listLimit}`,
+        url: serviceUrl,
         headers: { Cookie: account.cookie },
         connections: settings.connections,
-        seconds: settings.seconds,
-        warmupSeconds: settings.warmupSeconds,
-        db,
+        ...timing,
         process: server,
         memory: largest,
       });
@@ -218,9 +219,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
         target: 'bare',
         url: `${bare.url}/api/mail/threads?account=${account.accountId}&limit=${settings.listLimit}`,
         connections: settings.connections,
-        seconds: settings.seconds,
-        warmupSeconds: settings.warmupSeconds,
-        db,
+        ...timing,
         process: bare,
       });
       let many: LoadResult | undefined;
@@ -233,12 +232,10 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
         }
         many = await loadTest({
           target: 'service-many',
-          url: `${server.url}/api/mail/threads?limit=${settings.listLimit}`,
+          url: serviceUrl,
           clients,
           connections: settings.connections,
-          seconds: settings.seconds,
-          warmupSeconds: settings.warmupSeconds,
-          db,
+          ...timing,
           process: server,
         });
       }
@@ -247,12 +244,10 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
         step(`list at ${size} threads: service, ${settings.moderateConnections} connections`);
         moderate = await loadTest({
           target: 'service',
-          url: `${server.url}/api/mail/threads?limit=${settings.listLimit}`,
+          url: serviceUrl,
           headers: { Cookie: account.cookie },
           connections: settings.moderateConnections,
-          seconds: settings.seconds,
-          warmupSeconds: settings.warmupSeconds,
-          db,
+          ...timing,
           process: server,
         });
       }

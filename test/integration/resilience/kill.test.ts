@@ -46,6 +46,21 @@ async function syncState(url: string) {
   return s!;
 }
 
+/**
+ * A describe block's world: its own database and stand-ins before its tests; after them its
+ * service processes killed (whichever were started) and everything else torn down.
+ */
+function scenario(use: (ctx: Ctx) => void, processes: () => (ServiceProcess | undefined)[]): void {
+  const cleanups: (() => unknown)[] = [];
+  before(async () => {
+    use(await setup({ after: (fn) => cleanups.push(fn) }));
+  });
+  after(async () => {
+    for (const p of processes()) await p?.kill();
+    for (const fn of cleanups.reverse()) await fn();
+  });
+}
+
 /** The killed instance's lease is left to expire: move it into the past. */
 const expireLeases = (url: string) => sql(url, "update sync_states set lease_until = now() - interval '1 second' where lease_until is not null");
 
@@ -75,16 +90,7 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
   let second: ServiceProcess;
   let browser: ReturnType<ServiceProcess['browser']>;
   let token: string;
-  const cleanups: (() => unknown)[] = [];
-
-  before(async () => {
-    ctx = await setup({ after: (fn) => cleanups.push(fn) });
-  });
-  after(async () => {
-    await first?.kill();
-    await second?.kill();
-    for (const fn of cleanups.reverse()) await fn();
-  });
+  scenario((c) => (ctx = c), () => [first, second]);
 
   it('kills the process while the second page of a full sync is being fetched', async () => {
     // Without PUBSUB_SUBSCRIPTION: only the route syncs.
@@ -172,16 +178,7 @@ describe('SIGKILL in the middle of a notification poller batch', { concurrency: 
   let second: ServiceProcess;
   let total = 0;
   let partial = 0;
-  const cleanups: (() => unknown)[] = [];
-
-  before(async () => {
-    ctx = await setup({ after: (fn) => cleanups.push(fn) });
-  });
-  after(async () => {
-    await first?.kill();
-    await second?.kill();
-    for (const fn of cleanups.reverse()) await fn();
-  });
+  scenario((c) => (ctx = c), () => [first, second]);
 
   it('kills the process while the poller is between two committed batches of new mail', async () => {
     first = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
