@@ -1,7 +1,7 @@
 /**
  * The floor for the thread-list benchmark: a bare Koa handler that runs the service's own
  * list SQL (imported, so always the same statement) through the same driver (pg, a pool of
- * the ORM's size) and answers the same JSON body. No session, rate limit, validation or
+ * the ORM's size; the same named prepared statement) and answers the same JSON body. No session, rate limit, validation or
  * middleware: what serving that query costs at the least.
  *
  *   PORT=… DATABASE_URL=… node --import tsx bench/bare-server.ts
@@ -10,16 +10,14 @@
 import { createServer } from 'node:http';
 import Koa from 'koa';
 import pg from 'pg';
-import { LIST_THREADS_SQL, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/thread.service.ts';
+import { LIST_THREADS, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/thread.service.ts';
 import { ormOptions } from '../db/mikro-orm.config.ts';
-import { forPg } from './sql.ts';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required');
-const poolMax = (ormOptions(url).pool as { max?: number } | undefined)?.max ?? 10;
-const pool = new pg.Pool({ connectionString: url, max: poolMax });
-
-const sql = forPg(LIST_THREADS_SQL);
+const orm = ormOptions(url);
+// The ORM pool's size and connection settings (timeouts, plan cache mode).
+const pool = new pg.Pool({ ...(orm.driverOptions as pg.PoolConfig), connectionString: url, max: orm.pool?.max ?? 10 });
 
 const app = new Koa();
 app.use(async (ctx) => {
@@ -32,7 +30,7 @@ app.use(async (ctx) => {
     return;
   }
   const page = { limit: Number(ctx.query.limit ?? 20), offset: Number(ctx.query.offset ?? 0) };
-  const { rows } = await pool.query<ThreadListRow>(sql, listThreadsParams(String(ctx.query.account), page));
+  const { rows } = await pool.query<ThreadListRow>({ ...LIST_THREADS, values: listThreadsParams(String(ctx.query.account), page) });
   ctx.body = toThreadList(rows, page);
 });
 

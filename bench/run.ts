@@ -29,6 +29,7 @@ import { startIdentityStandIn } from '../test/stand-ins/identity.stand-in.ts';
 import { startPubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
 import { freePort, freshIp, machine, ROOT, signIn, spawnNode, startDatabase, type NodeProcess, type SignedIn } from './infra.ts';
 import { renderMarkdown, type BenchReport } from './report.ts';
+import { forPg } from './sql.ts';
 import { checkpointAt, explainList, loadTest, pollerBurst, resetToListing, syncOnce, type ListStatement, type LoadResult, type SyncRun } from './scenarios.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 import { identityEnv } from '../test/stand-ins/stand-in-env.ts';
@@ -149,8 +150,13 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   };
   step('starting the server and the bare handler');
   const serverRoot = path.resolve(args['server-root'] ?? ROOT);
-  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/thread.service.ts'))) as { LIST_THREADS_SQL: string; listThreadsParams: ListStatement['params'] };
-  const listStatement: ListStatement = { sql: threadService.LIST_THREADS_SQL, params: threadService.listThreadsParams };
+  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/thread.service.ts'))) as {
+    LIST_THREADS?: { text: string };
+    /** Checkouts before the list became a prepared statement: the SQL with `?` placeholders. */
+    LIST_THREADS_SQL?: string;
+    listThreadsParams: ListStatement['params'];
+  };
+  const listStatement: ListStatement = { sql: threadService.LIST_THREADS?.text ?? forPg(threadService.LIST_THREADS_SQL!), params: threadService.listThreadsParams };
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profiles')}`] : [];
   const barePort = await freePort();
   const started = await Promise.allSettled([

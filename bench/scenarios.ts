@@ -7,7 +7,6 @@ import autocannon from 'autocannon';
 import type pg from 'pg';
 import type { GmailStandIn, RecordedRequest } from '../test/stand-ins/gmail.stand-in.ts';
 import type { PubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
-import { forPg } from './sql.ts';
 import { cpuMs, freshIp, postgresCpu, postgresCpuDelta, sampleRss, statementDelta, statementSnapshot, type BenchDatabase, type NodeProcess, type SignedIn } from './infra.ts';
 
 // ------------------------------------------------------------------ thread list under load
@@ -98,16 +97,27 @@ export interface Explained {
   executionMs: number | null;
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the list statement for an account, as the service sends it. */
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the list statement for an account, as the service runs it: a
+ * prepared statement, executed a few times first, so that the plan shown is the one the
+ * server's connections settle on (PostgreSQL may switch to a generic plan after five runs).
+ */
 export async function explainList(pool: pg.Pool, list: ListStatement, accountId: string, limit: number): Promise<Explained> {
-  const sql = forPg(list.sql);
-  const params = list.params(accountId, { limit, offset: 0 });
-  // Twice: the first run warms the cache like the load does.
-  await pool.query(`/*bench*/ explain (analyze) ${sql}`, params);
-  const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`/*bench*/ explain (analyze, buffers) ${sql}`, params);
-  const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-  const m = /Execution Time: ([\d.]+) ms/.exec(plan);
-  return { plan, seqScan: /Seq Scan/.test(plan), executionMs: m ? Number(m[1]) : null };
+  const client = await pool.connect();
+  // EXECUTE takes no bound parameters: the values go in as quoted literals.
+  const values = list.params(accountId, { limit, offset: 0 }).map((v) => client.escapeLiteral(String(v)));
+  const execute = `execute bench_list(${values.join(', ')})`;
+  try {
+    await client.query(`/*bench*/ prepare bench_list as ${list.sql}`);
+    for (let i = 0; i < 6; i++) await client.query(`/*bench*/ ${execute}`);
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`/*bench*/ explain (analyze, buffers) ${execute}`);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    const m = /Execution Time: ([\d.]+) ms/.exec(plan);
+    return { plan, seqScan: /Seq Scan/.test(plan), executionMs: m ? Number(m[1]) : null };
+  } finally {
+    await client.query('deallocate bench_list').catch(() => undefined);
+    client.release();
+  }
 }
 
 // ------------------------------------------------------------------ one sync call

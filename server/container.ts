@@ -12,6 +12,7 @@ import { createAnalyticsService, type AnalyticsService } from './domain/analytic
 import { createAuthService, noMailWatch, type AuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
 import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
+import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createHealthService, type HealthService } from './domain/health/health.service.ts';
 import { syncNotInstalled, type SyncService } from './domain/mail/sync.service.ts';
 import { createSettingsService, type SettingsService } from './domain/settings/settings.service.ts';
@@ -28,6 +29,9 @@ export interface Container {
   config: Readonly<Config>;
   log: Logger;
   orm: MikroORM;
+  /** Prepared statements of the hot read paths, on the ORM's pool. */
+  prepared: RunPrepared;
+  /** The rate limiter's own pool. */
   pool: pg.Pool;
   rateLimits: RateLimits;
   sessions: Sessions;
@@ -104,6 +108,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     config,
     log,
     orm,
+    prepared: preparedRunner(orm),
     pool,
     rateLimits: createRateLimits({ pool, global: config.rateLimit }),
     sessions: createSessions(orm, config),

@@ -10,6 +10,7 @@ import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import type { SessionUser } from '../trpc/context.ts';
+import { preparedStatement, preparedRunner } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';
 export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
@@ -75,8 +76,11 @@ export function cookieKeys(keys: readonly string[]) {
  * another instance — is seen by every request that starts after it. Writes and deletes
  * here also detach a read still in flight, so no later request can join a stale one.
  */
+const READ_SESSION = preparedStatement('mia_read_session', 'select data::text as data from sessions where id = ? and expires_at > now()');
+
 export function createSessionStore(orm: MikroORM) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
+  const run = preparedRunner(orm);
   const reading = new Map<string, Promise<string | null>>();
   return {
     async get(key: string) {
@@ -84,8 +88,8 @@ export function createSessionStore(orm: MikroORM) {
       // The row's JSON as text: each request parses its own copy (a joined read included).
       let read = reading.get(id);
       if (!read) {
-        const started: Promise<string | null> = sql('select data::text as data from sessions where id = ? and expires_at > now()', [id])
-          .then((rows) => (rows[0]?.data as string | undefined) ?? null)
+        const started: Promise<string | null> = run<{ data: string }>(READ_SESSION, [id])
+          .then((rows) => rows[0]?.data ?? null)
           .finally(() => {
             if (reading.get(id) === started) reading.delete(id);
           });

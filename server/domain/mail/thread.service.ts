@@ -11,6 +11,7 @@ import type { ThreadDetail, ThreadList } from '../../../shared/schemas/mail.ts';
 import type { GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
+import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
 import { storeThread } from './mail-store.ts';
 import { extractBodies } from './message-body.ts';
 import { toMessageMeta } from './message-parse.ts';
@@ -61,13 +62,13 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
  * parsing and formatting a date per row. Exported so that the benchmark's bare handler
  * serves exactly the same SQL.
  */
-export const LIST_THREADS_SQL = `select c.total, t.* from (select coalesce((select total from mail_inbox_counts where account_id = ?), 0) as total) c
+export const LIST_THREADS = preparedStatement('mia_list_threads', `select c.total, t.* from (select coalesce((select total from mail_inbox_counts where account_id = ?), 0) as total) c
      left join lateral (
        select id, provider_thread_id, subject, snippet, is_unread,
          to_char(coalesce(last_message_at, created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_at
        from mail_threads
        where account_id = ? and in_inbox order by last_message_at desc, id desc limit ? offset ?
-     ) t on true`;
+     ) t on true`);
 
 export const listThreadsParams = (accountId: string, page: { limit: number; offset: number }): unknown[] => [accountId, accountId, page.limit, page.offset];
 
@@ -91,14 +92,9 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
   return { threads, total, hasMore: page.offset + threads.length < total };
 }
 
-/** Runs plain SQL: an EntityManager, or the ORM's connection where no unit of work is needed. */
-export interface SqlRunner {
-  execute(sql: string, params: unknown[]): Promise<unknown>;
-}
-
-/** One statement, read-only, no entities: through the connection, no EntityManager needed. */
-export async function listThreads(db: SqlRunner, accountId: string, page: { limit: number; offset: number }): Promise<ThreadList> {
-  return toThreadList((await db.execute(LIST_THREADS_SQL, listThreadsParams(accountId, page))) as ThreadListRow[], page);
+/** One statement, read-only, no entities: a prepared statement, no EntityManager needed. */
+export async function listThreads(run: RunPrepared, accountId: string, page: { limit: number; offset: number }): Promise<ThreadList> {
+  return toThreadList(await run<ThreadListRow>(LIST_THREADS, listThreadsParams(accountId, page)), page);
 }
 
 export async function threadDetail(em: EntityManager, bodies: ThreadBodies, accountId: string, threadId: string): Promise<ThreadDetail> {

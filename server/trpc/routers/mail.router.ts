@@ -22,7 +22,7 @@ export const mailProcedures = {
     .meta({ openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' } })
     .input(threadListInput)
     .output(threadList)
-    .query(({ ctx, input }) => listThreads(ctx.container.orm.em.getConnection(), ctx.user.accountId, input)),
+    .query(({ ctx, input }) => listThreads(ctx.container.prepared, ctx.user.accountId, input)),
 
   thread: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' } })

@@ -232,7 +232,7 @@ async function assertInboxMatches(accountId: string, email: string, when: string
   assert.equal(dups!.messages, dups!.distinct_messages, `${when}: no duplicate message rows`);
   assert.equal(dups!.threads, dups!.distinct_threads, `${when}: no duplicate thread rows`);
   assert.equal(dups!.empty_threads, 0, `${when}: no thread row without messages`);
-  const list = await listThreads(app.container.orm.em.fork(), accountId, { limit: 100, offset: 0 });
+  const list = await listThreads(app.container.prepared, accountId, { limit: 100, offset: 0 });
   const expectedThreads = [...new Set(gmail.inbox(email).map((m) => m.threadId))].sort();
   assert.deepEqual(list.threads.map((t) => t.mailThreadId).sort(), expectedThreads, `${when}: the thread list shows the provider's inbox threads`);
   assert.equal(list.total, expectedThreads.length, `${when}: thread list total`);
