@@ -117,7 +117,7 @@ export function renderMarkdown(r: BenchReport): string {
   out.push('');
 
   if (r.explain.length) {
-    out.push('## Query plans — the list statement (inbox total and page in one statement), EXPLAIN (ANALYZE, BUFFERS)');
+    out.push('## Query plans — the list statement (inbox total and page in one statement), EXPLAIN (ANALYZE, BUFFERS) of the named prepared statement with the server\'s connection settings');
     out.push('');
     out.push(`Sequential scans: ${r.explain.every((e) => !e.seqScan) ? 'none' : `**yes** at ${r.explain.filter((e) => e.seqScan).map((e) => k(e.threads)).join(', ')} threads`}.`);
     out.push('');

@@ -156,7 +156,13 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     LIST_THREADS_SQL?: string;
     listThreadsParams: ListStatement['params'];
   };
-  const listStatement: ListStatement = { sql: threadService.LIST_THREADS?.text ?? forPg(threadService.LIST_THREADS_SQL!), params: threadService.listThreadsParams };
+  const ormConfig = (await import(path.join(serverRoot, 'db/mikro-orm.config.ts'))) as { ormOptions(url: string): { driverOptions?: { options?: string } } };
+  const startupOptions = ormConfig.ormOptions(db.url).driverOptions?.options ?? '';
+  const listStatement: ListStatement = {
+    sql: threadService.LIST_THREADS?.text ?? forPg(threadService.LIST_THREADS_SQL!),
+    params: threadService.listThreadsParams,
+    settings: [...startupOptions.matchAll(/-c\s*([\w.]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]),
+  };
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profiles')}`] : [];
   const barePort = await freePort();
   const started = await Promise.allSettled([
@@ -207,8 +213,6 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     const serviceUrl = `${server.url}/api/mail/threads?limit=${settings.listLimit}`;
     for (const size of settings.sizes) {
       const account = listAccounts.get(size)!;
-      const explain = await explainList(db.pool, listStatement, account.accountId, settings.listLimit);
-      report.explain.push({ threads: size, ...explain });
       const largest = size === Math.max(...settings.sizes);
       step(`list at ${size} threads: service`);
       const service = await loadTest({
@@ -257,6 +261,8 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
           process: server,
         });
       }
+      // After the load: pg_stat_statements names a statement by the text it saw first.
+      report.explain.push({ threads: size, ...(await explainList(db.pool, listStatement, account.accountId, settings.listLimit)) });
       report.list.push({ threads: size, service, ...(many ? { serviceMany: many } : {}), ...(moderate ? { serviceModerate: moderate } : {}), bare: floor, ratio: floor.rps ? service.rps / floor.rps : null });
       if (largest && service.rss) {
         memory.loadPeakMiB = service.rss.peak;

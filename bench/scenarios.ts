@@ -89,6 +89,8 @@ export async function loadTest(opts: {
 export interface ListStatement {
   sql: string;
   params(accountId: string, page: { limit: number; offset: number }): unknown[];
+  /** Settings the server's connections start with (`-c name=value` startup options), as [name, value]. */
+  settings: [string, string][];
 }
 
 export interface Explained {
@@ -97,25 +99,31 @@ export interface Explained {
   executionMs: number | null;
 }
 
+let explained = 0;
+
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of the list statement for an account, as the service runs it: a
- * prepared statement, executed a few times first, so that the plan shown is the one the
- * server's connections settle on (PostgreSQL may switch to a generic plan after five runs).
+ * named prepared statement, executed a few times first, so that the plan shown is the one
+ * the server's connections settle on (with the server's plan cache mode, or without it,
+ * where PostgreSQL may switch to a generic plan after five runs).
  */
 export async function explainList(pool: pg.Pool, list: ListStatement, accountId: string, limit: number): Promise<Explained> {
   const client = await pool.connect();
-  // EXECUTE takes no bound parameters: the values go in as quoted literals.
-  const values = list.params(accountId, { limit, offset: 0 }).map((v) => client.escapeLiteral(String(v)));
-  const execute = `execute bench_list(${values.join(', ')})`;
+  const params = list.params(accountId, { limit, offset: 0 });
+  // A name of its own each time: pg remembers which names it prepared on a connection.
+  const name = `bench_list_${++explained}`;
+  // EXPLAIN EXECUTE takes no bound parameters: the values go in as quoted literals.
+  const execute = `execute ${name}(${params.map((v) => client.escapeLiteral(String(v))).join(', ')})`;
   try {
-    await client.query(`/*bench*/ prepare bench_list as ${list.sql}`);
-    for (let i = 0; i < 6; i++) await client.query(`/*bench*/ ${execute}`);
+    for (const [name, value] of list.settings) await client.query(`/*bench*/ select set_config($1, $2, false)`, [name, value]);
+    for (let i = 0; i < 6; i++) await client.query({ name, text: list.sql, values: params });
     const { rows } = await client.query<{ 'QUERY PLAN': string }>(`/*bench*/ explain (analyze, buffers) ${execute}`);
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
     const m = /Execution Time: ([\d.]+) ms/.exec(plan);
     return { plan, seqScan: /Seq Scan/.test(plan), executionMs: m ? Number(m[1]) : null };
   } finally {
-    await client.query('deallocate bench_list').catch(() => undefined);
+    await client.query(`/*bench*/ deallocate ${name}`).catch(() => undefined);
+    await client.query('/*bench*/ reset all').catch(() => undefined);
     client.release();
   }
 }
