@@ -1,8 +1,8 @@
 /**
  * The floor for the thread-list benchmark: a bare Koa handler that runs the service's own
- * list SQL (imported, so always the same statement) through the same driver (pg, a pool of
- * the ORM's size; the same named prepared statement) and answers the same JSON body. No session, rate limit, validation or
- * middleware: what serving that query costs at the least.
+ * list statement (imported: the same named prepared statement) through the same driver (pg,
+ * a pool of the ORM's size and connection settings) and answers the same JSON body. No
+ * session, rate limit, validation or middleware: what serving that query costs at the least.
  *
  *   PORT=… DATABASE_URL=… node --import tsx bench/bare-server.ts
  *   GET /api/mail/threads?account=<uuid>&limit=50&offset=0

@@ -115,7 +115,7 @@ export async function explainList(pool: pg.Pool, list: ListStatement, accountId:
   // EXPLAIN EXECUTE takes no bound parameters: the values go in as quoted literals.
   const execute = `execute ${name}(${params.map((v) => client.escapeLiteral(String(v))).join(', ')})`;
   try {
-    for (const [name, value] of list.settings) await client.query(`/*bench*/ select set_config($1, $2, false)`, [name, value]);
+    for (const [setting, value] of list.settings) await client.query(`/*bench*/ select set_config($1, $2, false)`, [setting, value]);
     for (let i = 0; i < 6; i++) await client.query({ name, text: list.sql, values: params });
     const { rows } = await client.query<{ 'QUERY PLAN': string }>(`/*bench*/ explain (analyze, buffers) ${execute}`);
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');

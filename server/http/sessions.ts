@@ -68,6 +68,9 @@ export function cookieKeys(keys: readonly string[]) {
   };
 }
 
+/** A live session's row, as JSON text. */
+const READ_SESSION = preparedStatement('mia_read_session', 'select data::text as data from sessions where id = ? and expires_at > now()');
+
 /**
  * The store koa-session calls. Lookups of the same key that overlap share one SELECT: a
  * request arriving while the row is being read for another request of the same session
@@ -76,8 +79,6 @@ export function cookieKeys(keys: readonly string[]) {
  * another instance — is seen by every request that starts after it. Writes and deletes
  * here also detach a read still in flight, so no later request can join a stale one.
  */
-const READ_SESSION = preparedStatement('mia_read_session', 'select data::text as data from sessions where id = ? and expires_at > now()');
-
 export function createSessionStore(orm: MikroORM) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
   const run = preparedRunner(orm);
