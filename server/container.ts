@@ -91,6 +91,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   pool.on('connect', (client) => {
     client.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
   });
+  const prepared = preparedRunner(orm);
   const probes = { ...defaultProbes(config), ...opts.probes };
   const pingDatabase = async () => {
     await Promise.race([
@@ -108,10 +109,10 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     config,
     log,
     orm,
-    prepared: preparedRunner(orm),
+    prepared,
     pool,
     rateLimits: createRateLimits({ pool, global: config.rateLimit }),
-    sessions: createSessions(orm, config),
+    sessions: createSessions(orm, prepared, config),
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
     incidents: createIncidentService(),
     tokenCrypto,

@@ -10,7 +10,7 @@ import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import type { SessionUser } from '../trpc/context.ts';
-import { preparedStatement, preparedRunner } from '../domain/prepared-sql.ts';
+import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';
 export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
@@ -79,9 +79,8 @@ const READ_SESSION = preparedStatement('mia_read_session', 'select data::text as
  * another instance — is seen by every request that starts after it. Writes and deletes
  * here also detach a read still in flight, so no later request can join a stale one.
  */
-export function createSessionStore(orm: MikroORM) {
+export function createSessionStore(orm: MikroORM, run: RunPrepared) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
-  const run = preparedRunner(orm);
   const reading = new Map<string, Promise<string | null>>();
   return {
     async get(key: string) {
@@ -128,7 +127,7 @@ export interface Sessions {
   signOut(ctx: Koa.Context): void;
 }
 
-export function createSessions(orm: MikroORM, config: Readonly<Config>): Sessions {
+export function createSessions(orm: MikroORM, run: RunPrepared, config: Readonly<Config>): Sessions {
   const options = {
     key: SESSION_COOKIE,
     maxAge: SESSION_IDLE_MS,
@@ -137,7 +136,7 @@ export function createSessions(orm: MikroORM, config: Readonly<Config>): Session
     sameSite: 'lax',
     signed: true,
     secure: config.secureCookies,
-    store: createSessionStore(orm),
+    store: createSessionStore(orm, run),
     genid: () => randomBytes(32).toString('base64url'),
   } as const;
   const data = (ctx: Koa.Context) => (ctx.session ?? {}) as SessionData;

@@ -285,7 +285,9 @@ export function createNotificationPoller(deps: PollerDeps) {
         drop.push(m.ackId);
         continue;
       }
-      byEmail.set(d.email, [...(byEmail.get(d.email) ?? []), { message: m, historyId: d.historyId }]);
+      const group = byEmail.get(d.email);
+      if (group) group.push({ message: m, historyId: d.historyId });
+      else byEmail.set(d.email, [{ message: m, historyId: d.historyId }]);
     }
     if (drop.length) {
       log.warn({ count: drop.length }, 'undecodable notifications acknowledged and dropped');
