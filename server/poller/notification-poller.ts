@@ -12,10 +12,7 @@
  * for redelivery with a growing delay, and give up after MAX_ATTEMPTS failed syncs so a
  * poison message cannot loop forever (the safety sweep still covers that account).
  *
- * Failures are counted here, per message: the real service reports a delivery attempt only
- * when the subscription has a dead-letter policy, and it would count the deliveries refused
- * because another sync of the account was running — those are not failures (the lease is
- * bounded) and giving up on them would lose the change.
+ * Failures are counted per message (notification-failures.ts).
  *
  * A mailbox with more work than its bounded share of a round is continued in the next
  * rounds, and its notifications stay unacknowledged (their lease kept alive) until it is
@@ -27,87 +24,17 @@
  * shorter than its syncs). Stopping lets the sync in flight commit, starts nothing new, and
  * hands every notification not yet done straight back to the subscription.
  */
-import { AppError } from '../domain/errors.ts';
-import type { Logger } from '../logger.ts';
-import type { NotificationQueue, ReceivedNotification } from '../providers/pubsub.ts';
+import type { AppError } from '../domain/errors.ts';
+import type { ReceivedNotification } from '../providers/pubsub.ts';
+import { createFailureSettler } from './notification-failures.ts';
+import { backoffSeconds, codeOf, covered, groupByMailbox, MAX_ATTEMPTS } from './notification-message.ts';
+import type { PollerDeps } from './poller-deps.ts';
 
-export interface PollerSync {
-  syncAccount(accountId: string, opts?: { maxMessages?: number }): Promise<{ hasMore: boolean; messagesSynced: number }>;
-}
+export { backoffSeconds, MAX_ATTEMPTS } from './notification-message.ts';
+export type { NotifiedAccount, PollerDeps, PollerSync } from './poller-deps.ts';
 
-export interface NotifiedAccount {
-  id: string;
-  /** The history id up to which the stored copy is complete (null: never synced, or a listing is in progress). */
-  syncedThrough: string | null;
-}
-
-export interface PollerDeps {
-  queue: NotificationQueue;
-  sync: PollerSync;
-  /** The account a notification's emailAddress names, or null when unknown/disconnected. */
-  resolveAccount(emailAddress: string): Promise<NotifiedAccount | null>;
-  /** Records that the account's notifications are arriving (for the missed-notification sweep). */
-  noteNotification(accountId: string): Promise<void>;
-  log: Logger;
-  batchSize?: number;
-  /** Accounts of a batch synced at the same time. */
-  concurrency?: number;
-  /** Sync calls per account per round, so one huge mailbox cannot starve the others. */
-  roundsPerAccount?: number;
-  idleDelayMs?: number;
-  maxAttempts?: number;
-  /** Seconds a pulled batch is kept from redelivery while it is worked on (renewed between accounts). */
-  processingDeadlineSeconds?: number;
-  /** Seconds before a failed message is redelivered, by failure count (default backoffSeconds). */
-  backoff?: (attempt: number) => number;
-  /** Seconds before retrying while another sync holds the account (default: the sync's Retry-After). */
-  busyDelaySeconds?: number;
-  /** Epoch ms; injectable for tests. */
-  clock?: () => number;
-}
-
-export const MAX_ATTEMPTS = 8;
 /** Notifications an unfinished mailbox keeps unacknowledged (one would do; a few spare ones cost nothing). */
 const MAX_HELD = 10;
-/** Messages whose failures are remembered (oldest forgotten first). */
-const MAX_TRACKED = 10_000;
-
-export function backoffSeconds(attempt: number): number {
-  return Math.min(600, 5 * 2 ** Math.max(0, attempt - 1));
-}
-
-interface Decoded {
-  email: string;
-  /** The mailbox's history id after the change (null when absent or malformed: then it always syncs). */
-  historyId: bigint | null;
-}
-
-function historyIdOf(value: unknown): bigint | null {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
-  if (typeof value === 'string' && /^\d{1,20}$/.test(value)) return BigInt(value);
-  return null;
-}
-
-function decode(n: ReceivedNotification): Decoded | null {
-  try {
-    const body = JSON.parse(n.data.toString('utf8')) as { emailAddress?: unknown; historyId?: unknown };
-    if (typeof body.emailAddress !== 'string' || body.emailAddress.length > 320) return null;
-    return { email: body.emailAddress.toLowerCase(), historyId: historyIdOf(body.historyId) };
-  } catch {
-    return null;
-  }
-}
-
-/** Every notification of the group reports a change the stored copy already includes. */
-function covered(group: { historyId: bigint | null }[], syncedThrough: string | null): boolean {
-  if (syncedThrough === null) return false;
-  const through = BigInt(syncedThrough);
-  return group.every((d) => d.historyId !== null && d.historyId <= through);
-}
-
-const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
-/** Another sync of the account holds its lease (route, sweep or another instance): not a failure. */
-const isBusy = (err: unknown) => err instanceof AppError && err.code === 'RATE_LIMITED';
 
 export function createNotificationPoller(deps: PollerDeps) {
   const batchSize = deps.batchSize ?? 250;
@@ -122,8 +49,7 @@ export function createNotificationPoller(deps: PollerDeps) {
   const log = deps.log.child({ component: 'poller' });
   /** Accounts left with more to sync after their bounded share of a round, with the notifications they hold. */
   const unfinished = new Map<string, { round: number; held: ReceivedNotification[]; extendedAt: number }>();
-  /** Failed syncs per message id (this instance's view). */
-  const failures = new Map<string, number>();
+  const failures = createFailureSettler({ queue: deps.queue, log, maxAttempts, backoff, busyDelay });
   let running = false;
   let stopping = false;
   let round = 0;
@@ -138,14 +64,6 @@ export function createNotificationPoller(deps: PollerDeps) {
         resolve();
       };
     });
-
-  function countFailure(messageId: string): number {
-    const n = (failures.get(messageId) ?? 0) + 1;
-    failures.delete(messageId);
-    failures.set(messageId, n);
-    if (failures.size > MAX_TRACKED) failures.delete(failures.keys().next().value!);
-    return n;
-  }
 
   /** Syncs one account up to `rounds` times (each call commits on its own); true when nothing is left. */
   async function drain(accountId: string): Promise<boolean> {
@@ -168,7 +86,7 @@ export function createNotificationPoller(deps: PollerDeps) {
     const held = [...(entry?.held ?? []), ...messages];
     if (drained) {
       unfinished.delete(accountId);
-      for (const m of held) failures.delete(m.messageId);
+      for (const m of held) failures.forget(m.messageId);
       await ackQuietly(accountId, held);
       return;
     }
@@ -176,43 +94,6 @@ export function createNotificationPoller(deps: PollerDeps) {
     const extra = held.splice(MAX_HELD);
     unfinished.set(accountId, { round, held, extendedAt: entry?.extendedAt ?? clock() });
     await ackQuietly(accountId, extra);
-  }
-
-  async function settleFailure(accountId: string, messages: ReceivedNotification[], err: unknown) {
-    const code = codeOf(err);
-    if (code === 'TOKEN_EXPIRED') {
-      // Retrying cannot help: the user must reconnect.
-      log.warn({ accountId, code }, 'notification dropped: the account needs reconnection');
-      for (const m of messages) failures.delete(m.messageId);
-      await deps.queue.ack(messages.map((m) => m.ackId));
-      return;
-    }
-    if (isBusy(err)) {
-      const delay = busyDelay(err);
-      log.info({ accountId, retryInSeconds: delay }, 'a sync of the account is running; notification deferred');
-      await deps.queue.retryLater(messages.map((m) => m.ackId), delay);
-      return;
-    }
-    const drop: string[] = [];
-    const later = new Map<number, string[]>();
-    for (const m of messages) {
-      const attempt = countFailure(m.messageId);
-      if (attempt >= maxAttempts) {
-        failures.delete(m.messageId);
-        drop.push(m.ackId);
-        continue;
-      }
-      const delay = err instanceof AppError && err.retryAfter ? Math.max(err.retryAfter, 1) : backoff(attempt);
-      later.set(delay, [...(later.get(delay) ?? []), m.ackId]);
-    }
-    if (drop.length) {
-      log.warn({ accountId, code, notifications: drop.length }, 'notification dropped after repeated sync failures');
-      await deps.queue.ack(drop);
-    }
-    for (const [delay, ackIds] of later) {
-      log.warn({ accountId, code, retryInSeconds: delay }, 'sync for notification failed; will be redelivered');
-      await deps.queue.retryLater(ackIds, delay);
-    }
   }
 
   /**
@@ -229,7 +110,7 @@ export function createNotificationPoller(deps: PollerDeps) {
       accountId = account.id;
       await deps.noteNotification(accountId);
       if (!unfinished.has(accountId) && covered(group, account.syncedThrough)) {
-        for (const m of messages) failures.delete(m.messageId);
+        for (const m of messages) failures.forget(m.messageId);
         return messages;
       }
       drained = await drain(accountId);
@@ -245,7 +126,7 @@ export function createNotificationPoller(deps: PollerDeps) {
   /** A failed sync: its notifications go back to the queue (with backoff), or are dropped when hopeless. */
   async function handBack(accountId: string, messages: ReceivedNotification[], err: unknown) {
     // If the queue fails too, the messages come back when their lease lapses: nothing is lost.
-    await settleFailure(accountId, messages, err).catch((e: unknown) =>
+    await failures.settle(accountId, messages, err).catch((e: unknown) =>
       log.warn({ accountId, err: (e as Error).message }, 'could not hand a failed notification back; it returns when its lease lapses'),
     );
   }
@@ -277,21 +158,10 @@ export function createNotificationPoller(deps: PollerDeps) {
   async function runOnce(): Promise<number> {
     round++;
     const messages = await deps.queue.pull(batchSize);
-    const byEmail = new Map<string, { message: ReceivedNotification; historyId: bigint | null }[]>();
-    const drop: string[] = [];
-    for (const m of messages) {
-      const d = decode(m);
-      if (!d) {
-        drop.push(m.ackId);
-        continue;
-      }
-      const group = byEmail.get(d.email);
-      if (group) group.push({ message: m, historyId: d.historyId });
-      else byEmail.set(d.email, [{ message: m, historyId: d.historyId }]);
-    }
-    if (drop.length) {
-      log.warn({ count: drop.length }, 'undecodable notifications acknowledged and dropped');
-      await deps.queue.ack(drop);
+    const { byEmail, undecodable } = groupByMailbox(messages);
+    if (undecodable.length) {
+      log.warn({ count: undecodable.length }, 'undecodable notifications acknowledged and dropped');
+      await deps.queue.ack(undecodable);
     }
     const groups = [...byEmail];
     /** Groups not finished yet: their notifications are kept from redelivery while the batch is worked on. */
