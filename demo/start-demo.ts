@@ -6,13 +6,8 @@
  */
 import path from 'node:path';
 import { loadConfig } from '../server/config.ts';
-import { buildContainer } from '../server/container.ts';
-import { openDatabase, startEmbeddedPostgres } from '../server/database.ts';
 import { withDevSecrets } from '../server/dev-secrets.ts';
-import { buildApp } from '../server/http/app.ts';
-import { installFeatures } from '../server/features.ts';
-import { createLogger } from '../server/logger.ts';
-import { listen } from '../server/server.ts';
+import { startService } from '../server/service.ts';
 import { startGmailStandIn } from '../test/stand-ins/gmail.stand-in.ts';
 import { startIdentityStandIn } from '../test/stand-ins/identity.stand-in.ts';
 import { startOpenAIStandIn } from '../test/stand-ins/openai.stand-in.ts';
@@ -70,14 +65,7 @@ export async function startDemo(opts: DemoOptions) {
     }),
     opts.dataDir,
   );
-  const log = createLogger({ level: config.logLevel });
-  const db = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: path.join(opts.dataDir, 'demo-postgres'), database: 'mia_demo' });
-  const databaseUrl = config.databaseUrl ?? db!.url;
-  const orm = await openDatabase(databaseUrl);
-  const container = await buildContainer({ config, orm, databaseUrl, log });
-  installFeatures(container);
-  const server = await listen(buildApp(container), opts.apiPort, '127.0.0.1');
-  for (const w of container.workers) w.start();
+  const service = await startService({ config, embeddedDataDir: path.join(opts.dataDir, 'demo-postgres'), embeddedDatabase: 'mia_demo', stopGraceMs: 2_000 });
   const web = await startWebClient({ port: opts.webPort, apiBase });
 
   let counter = 0;
@@ -93,9 +81,7 @@ export async function startDemo(opts: DemoOptions) {
     gmail,
     async close() {
       clearInterval(ticker);
-      await server.stop(2_000);
-      await container.close();
-      await db?.stop();
+      await service.stop();
       await Promise.all([web.close(), identity.close(), gmail.close(), pubsub.close(), openai.close()]);
     },
   };

@@ -1,72 +1,73 @@
 /**
- * buildContainer: every long-lived dependency, built from the config with explicit
- * factories (no module singletons), and closed in reverse order. Tests pass overrides.
+ * buildContainer: every long-lived dependency, built from the config in one pass, in
+ * dependency order (infrastructure, providers, services, background work), by explicit
+ * factories; frozen once built. Tests and the demo change behaviour only through
+ * `overrides`, passed in. `close()` stops the workers, then the pools.
  */
-import type Router from '@koa/router';
-import type Koa from 'koa';
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from './config.ts';
-import { createAiFeature, type AiFeature } from './domain/ai/index.ts';
-import { createAnalyticsService, type AnalyticsService } from './domain/analytics/analytics.service.ts';
-import { createAuthService, noMailWatch, type AuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
+import { createAiFeature, type AiFeatureOptions } from './domain/ai/index.ts';
+import { createAnalyticsService } from './domain/analytics/analytics.service.ts';
+import { createAuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
 import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
+import { createHealthService } from './domain/health/health.service.ts';
+import { createSyncService } from './domain/mail/sync.service.ts';
+import { createThreadBodies, createThreadReads, type ThreadBodies } from './domain/mail/thread.service.ts';
 import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
-import { createHealthService, type HealthService } from './domain/health/health.service.ts';
-import { syncNotInstalled, type SyncService } from './domain/mail/sync.service.ts';
-import { createSettingsService, type SettingsService } from './domain/settings/settings.service.ts';
-import { createIncidentService, type IncidentService } from './domain/status/incident.service.ts';
-import { createRateLimits, type BucketName, type RateLimits } from './http/rate-limit.ts';
+import { createSettingsService } from './domain/settings/settings.service.ts';
+import { createIncidentService } from './domain/status/incident.service.ts';
+import { createStatusAdmin } from './domain/status/status-admin.ts';
+import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './logger.ts';
+import { createLiveInbox, type LiveInbox, type Worker } from './poller/live-inbox.ts';
+import { createGmailFactory } from './providers/gmail.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
-
-export type RouteInstaller = (routes: Router, helpers: { limit: (bucket: BucketName) => Koa.Middleware }) => void;
+import type { Services } from './services.ts';
 
 export interface Container {
-  config: Readonly<Config>;
-  log: Logger;
-  orm: MikroORM;
+  readonly config: Readonly<Config>;
+  readonly log: Logger;
+  readonly orm: MikroORM;
   /** Prepared statements of the hot read paths, on the ORM's pool. */
-  prepared: RunPrepared;
+  readonly prepared: RunPrepared;
   /** The rate limiter's own pool. */
-  pool: pg.Pool;
-  rateLimits: RateLimits;
-  sessions: Sessions;
-  health: HealthService;
-  incidents: IncidentService;
-  tokenCrypto: TokenCrypto;
-  oauth: OAuthProvider;
-  credentials: CredentialsService;
-  auth: AuthService;
-  analytics: AnalyticsService;
-  /** AI triage, drafts and the token budget (replaceable: tests inject a clock). */
-  ai: AiFeature;
-  settings: SettingsService;
-  /** The mail watch; a no-op until the watch feature installs itself. */
-  mailWatch: MailWatchControl;
-  /** Fetches and stores the bodies of a thread's messages if not yet cached (the mail feature installs it). */
-  threadBodies: { ensure(em: EntityManager, accountId: string, threadId: string): Promise<void> };
-  /** The mail sync engine (the mail feature installs it; the route and the poller share it). */
-  sync: SyncService;
-  /** The live-inbox workers, exposed so tests can drive a round directly. */
-  liveInbox?: { maintenance?: { runOnce(): Promise<unknown> }; poller?: { runOnce(): Promise<number> } };
-  /** Plain Koa routes that features add (OAuth redirects, pages). */
-  extraRoutes: RouteInstaller[];
+  readonly pool: pg.Pool;
+  readonly rateLimits: RateLimits;
+  readonly sessions: Sessions;
+  readonly tokenCrypto: TokenCrypto;
+  readonly oauth: OAuthProvider;
+  readonly credentials: CredentialsService;
+  /** Fetches and stores a thread's bodies when first opened (the AI reads them too). */
+  readonly threadBodies: ThreadBodies;
+  /** What procedures call (the tRPC context carries exactly this). */
+  readonly services: Readonly<Services>;
+  /** The mail watch, the notification poller and the maintenance. */
+  readonly liveInbox: LiveInbox;
   /** Background workers started with the server and stopped before the database closes. */
-  workers: { start(): void; stop(): Promise<void> }[];
+  readonly workers: readonly Worker[];
   close(): Promise<void>;
+}
+
+/** What tests and the demo may replace. Everything else is built from the config. */
+export interface ContainerOverrides {
+  log?: Logger;
+  probes?: { mail?: Probe; ai?: Probe };
+  oauth?: OAuthProvider;
+  /** The watch control sign-in, disconnect and deletion use (the maintenance keeps the real watch). */
+  mailWatch?: MailWatchControl;
+  /** Options of the AI feature: an injected clock, a shorter timeout, a provider. */
+  ai?: Partial<Pick<AiFeatureOptions, 'now' | 'timeoutMs' | 'provider'>>;
 }
 
 export interface ContainerOptions {
   config: Readonly<Config>;
   orm: MikroORM;
   databaseUrl: string;
-  log?: Logger;
-  probes?: { mail?: Probe; ai?: Probe };
-  oauth?: OAuthProvider;
+  overrides?: ContainerOverrides;
 }
 
 export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Probe } {
@@ -79,20 +80,25 @@ export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Prob
   };
 }
 
+/** The rate limiter's pool. A connection PostgreSQL drops (restart, 57P01) must never crash the process. */
+function rateLimitPool(databaseUrl: string, log: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
+  const warn = (err: Error) => log.warn(errorSummary(err), 'rate-limit pool client error');
+  // The pool hears errors of idle clients only; a checked-out client raises 'error' on itself.
+  pool.on('error', warn);
+  pool.on('connect', (client) => client.on('error', warn));
+  return pool;
+}
+
 export async function buildContainer(opts: ContainerOptions): Promise<Container> {
-  const { config, orm } = opts;
-  const log = opts.log ?? createLogger({ level: config.logLevel });
-  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 5, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
-  // An idle client dropped by a database restart must not crash the process.
-  pool.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
-  // The pool listens for errors of idle clients only; a connection the server drops while a
-  // client is checked out raises 'error' on that client, and an unheard 'error' kills the
-  // process (seen: PostgreSQL restarting under load, 57P01).
-  pool.on('connect', (client) => {
-    client.on('error', (err) => log.warn(errorSummary(err), 'rate-limit pool client error'));
-  });
+  const { config, orm, overrides = {} } = opts;
+  if (!config.tokenKeys?.length) throw new Error('TOKEN_ENCRYPTION_KEY is required');
+
+  // Infrastructure.
+  const log = overrides.log ?? createLogger({ level: config.logLevel });
+  const pool = rateLimitPool(opts.databaseUrl, log);
   const prepared = preparedRunner(orm);
-  const probes = { ...defaultProbes(config), ...opts.probes };
+  const probes = { ...defaultProbes(config), ...overrides.probes };
   const pingDatabase = async () => {
     await Promise.race([
       orm.em.getConnection().execute('select 1'),
@@ -100,12 +106,31 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     ]);
   };
 
-  if (!config.tokenKeys?.length) throw new Error('TOKEN_ENCRYPTION_KEY is required');
+  // Providers and credentials.
   const tokenCrypto = createTokenCrypto(config.tokenKeys);
-  const oauth = opts.oauth ?? createOAuthProvider(config);
+  const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
+  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl });
 
-  const container: Container = {
+  // Mail: one sync service for the route and the live inbox; bodies on first open.
+  const sync = createSyncService({ orm, gmail, credentials, log });
+  const threadBodies = createThreadBodies({ gmail, credentials });
+  const liveInbox = createLiveInbox({ config, orm, credentials, gmail, sync, log });
+
+  const services: Services = Object.freeze({
+    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch }),
+    sync,
+    threads: createThreadReads({ prepared, bodies: threadBodies }),
+    ai: createAiFeature({ config, orm, log, ensureBodies: threadBodies.ensure, ...overrides.ai }),
+    settings: createSettingsService(),
+    analytics: createAnalyticsService(),
+    incidents: createIncidentService(),
+    statusAdmin: createStatusAdmin(config.statusAdminToken),
+    health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
+  });
+
+  const workers = Object.freeze([...liveInbox.workers]);
+  return Object.freeze({
     config,
     log,
     orm,
@@ -113,25 +138,17 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     pool,
     rateLimits: createRateLimits({ pool, global: config.rateLimit }),
     sessions: createSessions(orm, prepared, config),
-    health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
-    incidents: createIncidentService(),
     tokenCrypto,
     oauth,
     credentials,
-    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: () => container.mailWatch }),
-    analytics: createAnalyticsService(),
-    ai: createAiFeature({ config, orm, log, ensureBodies: (em, accountId, threadId) => container.threadBodies.ensure(em, accountId, threadId) }),
-    settings: createSettingsService(),
-    mailWatch: noMailWatch,
-    threadBodies: { ensure: async () => {} },
-    sync: syncNotInstalled,
-    extraRoutes: [],
-    workers: [],
+    threadBodies,
+    services,
+    liveInbox,
+    workers,
     async close() {
-      for (const w of [...container.workers].reverse()) await w.stop();
+      for (const w of [...workers].reverse()) await w.stop();
       await pool.end();
       await orm.close(true);
     },
-  };
-  return container;
+  });
 }

@@ -3,7 +3,7 @@
  * request logs carry the path without its query string (OAuth codes travel there).
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
-import { currentRequestId } from './http/request-id.ts';
+import { currentRequestId } from './request-scope.ts';
 
 export type { Logger };
 

@@ -1,17 +1,13 @@
 /**
- * `npm start`: loadConfig -> database (embedded when DATABASE_URL is unset) -> migrations ->
- * container -> listen -> workers. SIGINT/SIGTERM: stop accepting, finish in-flight
- * requests, stop workers, close the database, stop the embedded PostgreSQL.
+ * `npm start`: the configuration from the environment (development secrets kept in the data
+ * directory), then startService. SIGINT/SIGTERM stop it: no new connections, in-flight
+ * requests finished, workers stopped, the database closed last.
  */
 import path from 'node:path';
 import { loadConfig, ConfigError } from './config.ts';
-import { buildContainer } from './container.ts';
-import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './database.ts';
 import { withDevSecrets } from './dev-secrets.ts';
-import { buildApp } from './http/app.ts';
-import { installFeatures } from './features.ts';
 import { createLogger, errorSummary } from './logger.ts';
-import { listen } from './server.ts';
+import { startService } from './service.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
 
@@ -27,21 +23,7 @@ async function main() {
     throw err;
   }
   const log = createLogger({ level: config.logLevel });
-  let embedded: EmbeddedDatabase | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    log.info({ dataDir: path.join(DATA_DIR, 'postgres') }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres'), log: (line) => log.debug({ postgres: line }) });
-    databaseUrl = embedded.url;
-  }
-  const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
-  const container = await buildContainer({ config, orm, databaseUrl, log });
-  installFeatures(container);
-  const app = buildApp(container);
-  const server = await listen(app, config.port, config.host);
-  const address = server.address() as { port: number };
-  log.info({ url: `http://${config.host}:${address.port}` }, `listening on http://${config.host}:${address.port}`);
-  for (const w of container.workers) w.start();
+  const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -49,14 +31,10 @@ async function main() {
     stopping = true;
     log.info({ signal }, 'shutting down');
     let code = 0;
-    try {
-      await server.stop();
-      await container.close();
-    } catch (err) {
+    await service.stop().catch((err: unknown) => {
       code = 1;
       log.error(errorSummary(err), 'shutdown failed');
-    }
-    await embedded?.stop().catch((err: unknown) => log.error(errorSummary(err), 'stopping the embedded PostgreSQL failed'));
+    });
     log.info('stopped');
     process.exit(code);
   };

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
-import { ERROR_TABLE } from '../shared/errors.ts';
+import { invalidInput } from './domain/errors.ts';
+import { renderEnvelope } from './http/envelope.ts';
 
 /**
  * Requests Node refuses before Koa sees them (headers too large, malformed HTTP) still get
@@ -13,11 +14,10 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex) {
   if (!socket.writable) return socket.destroy();
   const requestId = randomUUID();
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const body = JSON.stringify({
-    error: { code: 'VALIDATION_FAILED', message: ERROR_TABLE.VALIDATION_FAILED.message, requestId, details: { issues: [{ path: '', code: tooLarge ? 'headers_too_large' : 'malformed_request' }] } },
-  });
+  const rendered = renderEnvelope(invalidInput(tooLarge ? 'headers_too_large' : 'malformed_request'), requestId);
+  const body = JSON.stringify(rendered.body);
   socket.end(
-    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${rendered.status} Bad Request\r\nContent-Type: application/json\r\n` +
       `X-Request-Id: ${requestId}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,22 +1,33 @@
 /**
  * Recognises "the database is unreachable" among driver errors, so that callers answer
- * SERVICE_UNAVAILABLE instead of INTERNAL_ERROR. Looks at error codes, not message text,
- * except for the few node-postgres errors that carry no code.
+ * SERVICE_UNAVAILABLE instead of INTERNAL_ERROR. Classified by what the error carries:
+ * the SQLSTATE (class 08 connection exception, 57P0x shutdown/crash, 53300 too many
+ * connections, 57014 statement timeout), the socket's errno code, or MikroORM's
+ * ConnectionException. node-postgres raises a few errors with no code at all (a socket
+ * closed under a query, a pool checkout that timed out, a client used after it broke);
+ * only those are recognised by their fixed text, listed one by one below.
  */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08007', '57014',
-]);
-const UNAVAILABLE_MESSAGES = [
-  'Connection terminated', 'timeout exceeded when trying to connect', 'Client has encountered a connection error',
-  'Connection ended unexpectedly', 'connect ECONNREFUSED', 'Query read timeout', 'Client was closed',
+import { ConnectionException } from '@mikro-orm/core';
+
+const SQLSTATE_UNAVAILABLE = (code: string) => code.startsWith('08') || code.startsWith('57P0') || code === '53300' || code === '57014';
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+
+/** node-postgres (pg, pg-pool) errors that carry no code: the start of their fixed message. */
+const CODELESS_PG_ERRORS = [
+  'Connection terminated', // pg Client: the socket closed under a query or during connect
+  'timeout exceeded when trying to connect', // pg-pool: connectionTimeoutMillis passed
+  'Client has encountered a connection error', // pg Client: used after its connection broke
+  'Client was closed', // pg Client: used after end()
+  'Query read timeout', // pg Client: query_timeout passed
 ];
 
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 5) return false;
+  if (err instanceof ConnectionException) return true;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; previous?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
-  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((m) => (e.message as string).includes(m))) return true;
+  if (typeof e.code === 'string') {
+    if (SOCKET_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && SQLSTATE_UNAVAILABLE(e.code))) return true;
+  } else if (typeof e.message === 'string' && CODELESS_PG_ERRORS.some((m) => (e.message as string).startsWith(m))) return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
   return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.previous, depth + 1);
 }

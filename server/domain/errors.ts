@@ -1,6 +1,7 @@
 /**
  * AppError: the one error type services throw. Its code comes from the spec's closed set;
- * the HTTP status and public message come from the shared table, never from the thrower.
+ * the HTTP status, tRPC code and public message come from the shared table, never from the
+ * thrower. Transports render it (http/envelope.ts for REST, trpc/error-shape.ts for /trpc).
  */
 import { ERROR_TABLE, type ErrorCode, type ValidationIssue } from '../../shared/errors.ts';
 
@@ -31,3 +32,24 @@ export function retryAfterFor(err: AppError): number | undefined {
   if (status !== 429 && status !== 503) return undefined;
   return Math.max(1, Math.ceil(err.retryAfter ?? DEFAULT_RETRY_AFTER[status]));
 }
+
+export interface ZodLikeIssue {
+  code: string;
+  path: PropertyKey[];
+  keys?: string[];
+}
+
+/** Zod issues as `{path, code}`, never values; unknown keys are named one by one. */
+export function issuesFromZod(issues: ZodLikeIssue[]): ValidationIssue[] {
+  const out: ValidationIssue[] = [];
+  for (const i of issues) {
+    const base = i.path.map(String);
+    if (i.code === 'unrecognized_keys' && i.keys?.length) {
+      for (const k of i.keys) out.push({ path: [...base, k].join('.'), code: i.code });
+    } else out.push({ path: base.join('.'), code: i.code });
+  }
+  return out;
+}
+
+/** A request-level input problem (no field path): malformed JSON, a body too big, a wrong type. */
+export const invalidInput = (code: string) => new AppError('VALIDATION_FAILED', { issues: [{ path: '', code }] });

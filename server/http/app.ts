@@ -10,15 +10,16 @@ import helmet, { type HelmetOptions } from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container } from '../container.ts';
 import { AppError } from '../domain/errors.ts';
-import { appRouter } from '../trpc/routers/index.ts';
+import { appRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
+import { oauthRoutes } from './oauth.routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { API_ERRORS, CREATED_OPERATIONS, NO_CONTENT_OPERATIONS } from './openapi-errors.ts';
 import { healthRoute, homeRoute } from './pages.ts';
 import { consumeFor, countRefused, type BucketName } from './rate-limit.ts';
 import { requestId } from './request-id.ts';
 import { restMiddleware } from './rest.ts';
+import type { RouteInstaller } from './route-installer.ts';
 import { staticRoutes } from './static.routes.ts';
 import { trpcMiddleware } from './trpc.ts';
 
@@ -46,8 +47,10 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
   return headers;
 }
 
-export function buildApp(container: Container): Koa {
-  const { config } = container;
+/** `routes`: more plain routes (a test adds one to prove the /api/ guard). */
+export function buildApp(container: Container, opts: { routes?: RouteInstaller[] } = {}): Koa {
+  const { config, services } = container;
+  const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
   const app = new Koa({ proxy: config.trustProxy });
   app.silent = true;
 
@@ -57,18 +60,19 @@ export function buildApp(container: Container): Koa {
   };
 
   const routes = new Router();
-  const health = () => container.health.check();
+  const health = () => services.health.check();
   routes.get('/', limit('global'), homeRoute(health, config.statusPageUrl));
   routes.get('/health', limit('global'), healthRoute(health));
   let openapi: unknown;
   routes.get('/openapi.json', limit('global'), (ctx) => {
-    openapi ??= buildOpenApiDocument(appRouter, { baseUrl: config.publicBaseUrl, errors: API_ERRORS, noContent: NO_CONTENT_OPERATIONS, created: CREATED_OPERATIONS });
+    openapi ??= buildOpenApiDocument(appRouter, { baseUrl: config.publicBaseUrl });
     ctx.body = openapi;
   });
-  routes.all('/trpc/{*path}', trpcMiddleware(appRouter, container));
-  routes.delete('/auth/account', deleteAccountRoute(container));
+  routes.all('/trpc/{*path}', trpcMiddleware(appRouter, contextDeps));
+  routes.delete('/auth/account', deleteAccountRoute(contextDeps));
   staticRoutes(routes, { limit });
-  for (const extra of container.extraRoutes) extra(routes, { limit });
+  oauthRoutes({ config, auth: services.auth, sessions: container.sessions, orm: container.orm })(routes, { limit });
+  for (const extra of opts.routes ?? []) extra(routes, { limit });
 
   const sessionMw = container.sessions.install(app);
   // A body refused part-way (over the size limit, undecodable) is left paused by the body
@@ -107,14 +111,14 @@ export function buildApp(container: Container): Koa {
       maxAge: 600,
     }),
   );
-  app.use(countRefused(container.rateLimits, (path) => (appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { rateLimit?: BucketName } } }>)[path]?._def.meta?.rateLimit));
+  app.use(countRefused(container.rateLimits, (path) => procedureMeta(path)?.rateLimit));
   app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next)));
   // The REST paths (/api/…) are trpc-to-openapi's, never the router's: they skip its matching.
   const routerPaths = routes.stack.map((layer) => String(layer.path).toLowerCase());
   if (routerPaths.some((p) => p.startsWith('/api/'))) throw new Error('a plain route under /api/ would be shadowed by the REST paths');
   const routed = routes.routes() as Koa.Middleware;
   app.use((ctx, next) => (ctx.path.startsWith('/api/') ? next() : routed(ctx, next)));
-  app.use(restMiddleware(appRouter, container));
+  app.use(restMiddleware(appRouter, contextDeps));
   app.use(() => {
     throw new AppError('NOT_FOUND');
   });

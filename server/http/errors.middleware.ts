@@ -1,8 +1,13 @@
-/** Catches everything below it and answers with the spec's envelope; unknown routes are NOT_FOUND. */
+/**
+ * Catches everything below it and answers in the transport's own error format: the spec's
+ * envelope on REST and plain routes, tRPC's error shape on /trpc (for a request refused
+ * before tRPC ran, e.g. over its rate limit). Unknown routes are NOT_FOUND.
+ */
 import type Koa from 'koa';
 import { AppError } from '../domain/errors.ts';
 import { errorSummary } from '../logger.ts';
-import { renderError, toAppError } from './envelope.ts';
+import { trpcErrorShape } from '../trpc/error-shape.ts';
+import { errorHead, renderEnvelope, toAppError } from './envelope.ts';
 
 export function errorEnvelope(): Koa.Middleware {
   return async (ctx, next) => {
@@ -12,7 +17,8 @@ export function errorEnvelope(): Koa.Middleware {
     } catch (err) {
       const app = toAppError(err);
       if (app.status >= 500) ctx.state.log?.error({ code: app.code, ...errorSummary(app.cause ?? err) }, 'request failed');
-      const rendered = renderError(app, ctx.state.requestId ?? '');
+      const requestId = ctx.state.requestId ?? '';
+      const rendered = ctx.path.startsWith('/trpc/') ? { ...errorHead(app), body: { error: trpcErrorShape(app, requestId) } } : renderEnvelope(app, requestId);
       ctx.state.errorCode = app.code;
       ctx.status = rendered.status;
       ctx.set(rendered.headers);

@@ -4,7 +4,7 @@
  * (302 to the web app with connected=1, or error=oauth_failed on any failure).
  */
 import type Koa from 'koa';
-import type { RouteInstaller } from '../container.ts';
+import type { RouteInstaller } from './route-installer.ts';
 import { AppError } from '../domain/errors.ts';
 import { SignInFailure, type AuthService } from '../domain/auth/auth.service.ts';
 import type { Config } from '../config.ts';

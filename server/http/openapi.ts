@@ -4,9 +4,10 @@
  * right, and the plain routes (/health, /, OAuth redirects) are listed too.
  */
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import type { AppRouter } from '../trpc/routers/index.ts';
+import type { Meta } from '../trpc/init.ts';
+import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
 import { z } from 'zod';
-import { ERROR_CODES, ERROR_TABLE } from '../../shared/errors.ts';
+import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../shared/errors.ts';
 import { healthReport } from '../../shared/schemas/system.ts';
 
 type Doc = ReturnType<typeof generateOpenApiDocument>;
@@ -37,10 +38,19 @@ const envelopeSchema = {
   },
 };
 
-/** Which spec error codes each operation can answer (besides the ones every route shares). */
-export type ErrorCatalogue = Record<string, readonly (keyof typeof ERROR_TABLE)[]>;
+/** The route facts of each REST operation (`METHOD /path`), from its procedure's meta. */
+function operationFacts(router: AppRouter): Map<string, Meta> {
+  const facts = new Map<string, Meta>();
+  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>;
+  for (const { _def } of Object.values(procedures)) {
+    const op = _def.meta?.openapi;
+    if (op) facts.set(`${op.method} ${op.path}`, _def.meta!);
+  }
+  return facts;
+}
 
-export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string; errors: ErrorCatalogue; noContent: string[]; created: string[] }): Doc {
+export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string }): Doc {
+  const facts = operationFacts(router);
   const doc = generateOpenApiDocument(router, {
     title: 'Mail Inbox Assistant API',
     version: '1.0.0',
@@ -55,8 +65,11 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
   doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: envelopeSchema, HealthReport: z.toJSONSchema(healthReport, { target: 'openapi-3.0' }) };
   delete doc.components.responses;
   const ref = { $ref: '#/components/schemas/ErrorEnvelope' };
+  // DELETE /auth/account is a plain route over the auth.deleteAccount procedure.
+  const errorsOf = (key: string): readonly ErrorCode[] =>
+    (key === 'DELETE /auth/account' ? procedureMeta('auth.deleteAccount') : facts.get(key))?.errors ?? [];
   const errorResponses = (key: string, responses: Json): Json => {
-    const codes = new Set<keyof typeof ERROR_TABLE>(['RATE_LIMITED', 'INTERNAL_ERROR', ...(opts.errors[key] ?? [])]);
+    const codes = new Set<ErrorCode>(['RATE_LIMITED', 'INTERNAL_ERROR', ...errorsOf(key)]);
     const byStatus = new Map<number, string[]>();
     for (const code of codes) {
       const { status } = ERROR_TABLE[code];
@@ -72,11 +85,12 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string;
       const key = `${method.toUpperCase()} ${path}`;
       const ok = op.responses?.['200'];
       const responses: Json = {};
-      if (opts.noContent.includes(key)) responses['204'] = { description: 'No Content' };
-      else if (opts.created.includes(key)) responses['201'] = { ...ok, description: 'Created' };
+      const success = facts.get(key)?.successStatus;
+      if (success === 204) responses['204'] = { description: 'No Content' };
+      else if (success === 201) responses['201'] = { ...ok, description: 'Created' };
       else responses['200'] = ok;
       op.responses = errorResponses(key, responses);
-      const codes = opts.errors[key] ?? [];
+      const codes = errorsOf(key);
       op.security = codes.includes('AUTH_REQUIRED') ? [{ session: [] }] : codes.includes('FORBIDDEN') ? [{ statusAdmin: [] }] : [];
     }
   }

@@ -14,21 +14,9 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-lim
 import type Koa from 'koa';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.ts';
+import { FIXED_BUCKETS, FIXED_WINDOW_SECONDS, type BucketName } from '../domain/rate-limit-buckets.ts';
 
-export const FIXED_BUCKETS = {
-  'auth.provider': 20,
-  'auth.callback': 20,
-  'auth.disconnect': 20,
-  'auth.deleteAccount': 20,
-  'mail.sync': 10,
-  'mail.analyze': 20,
-  'mail.draft': 20,
-  'settings.update': 20,
-  'analytics.event': 60,
-} as const;
-const FIXED_WINDOW_SECONDS = 60;
-
-export type BucketName = keyof typeof FIXED_BUCKETS | 'global';
+export { FIXED_BUCKETS, type BucketName } from '../domain/rate-limit-buckets.ts';
 
 export interface RateLimitOutcome {
   limit: number;
@@ -214,14 +202,6 @@ export function countRefused(limits: RateLimits, bucketOf: (procedurePath: strin
         await consumeFor(ctx, limits, (path && bucketOf(path)) || 'global');
       } catch (err) {
         failure = err;
-        if (ctx.path.startsWith('/trpc/')) {
-          // The typed client expects a tRPC-shaped error on /trpc.
-          ctx.status = 429;
-          ctx.set('Retry-After', String((err as AppError).retryAfter ?? 1));
-          ctx.type = 'application/json';
-          ctx.body = { error: { code: -32029, message: 'Too many requests; please retry later.', data: { appCode: 'RATE_LIMITED', requestId: ctx.state.requestId, httpStatus: 429 } } };
-          return;
-        }
       }
     }
     if (failure) throw failure;

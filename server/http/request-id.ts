@@ -1,14 +1,10 @@
 /** Request id on every request: a caller's well-formed X-Request-Id is kept, else a new UUID. */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import { accessLogger, type Logger } from '../logger.ts';
+import { runWithRequestId } from '../request-scope.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
-const store = new AsyncLocalStorage<string>();
-
-/** The id of the request being handled, wherever in its async call tree this runs. */
-export const currentRequestId = (): string | undefined => store.getStore();
 
 export function requestId(log: Logger): Koa.Middleware {
   const access = accessLogger(log);
@@ -22,7 +18,7 @@ export function requestId(log: Logger): Koa.Middleware {
     ctx.set('X-Request-Id', id);
     const started = performance.now();
     try {
-      await store.run(id, next);
+      await runWithRequestId(id, next);
     } finally {
       // Path only: query strings can carry OAuth codes and state.
       access.info(

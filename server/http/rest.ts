@@ -5,15 +5,12 @@
  * rate-limit headers). Errors are recorded in onError and rendered as the envelope.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import parse from 'co-body';
 import type Koa from 'koa';
-import { AppError } from '../domain/errors.ts';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import type { Container } from '../container.ts';
-import { createRequestContext } from '../trpc/context.ts';
-import type { AppRouter } from '../trpc/routers/index.ts';
-
-export const BODY_LIMIT_BYTES = 64 * 1024;
+import { AppError } from '../domain/errors.ts';
+import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
+import { BODY_LIMIT_BYTES, readJsonObject } from './json-body.ts';
+import { requestContext, type RequestContextDeps } from './request-context.ts';
 
 /** What the handler writes: status, headers and body, kept for Koa to send. */
 class CapturedResponse {
@@ -78,23 +75,6 @@ function requestUrl(req: IncomingMessage): URL {
   return new URL(url.startsWith('/') ? `http://127.0.0.1${url}` : url);
 }
 
-/** Deepest nesting a body may have: the API's bodies are a few levels deep at most. */
-export const MAX_BODY_DEPTH = 32;
-
-/** Nesting depth of a parsed JSON value, without recursion (the value may be thousands deep). */
-export function jsonDepth(value: unknown): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (!v || typeof v !== 'object') continue;
-    if (d > max) max = d;
-    if (max > MAX_BODY_DEPTH) return max;
-    for (const child of Object.values(v)) stack.push([child, d + 1]);
-  }
-  return max;
-}
-
 /**
  * The query as trpc-to-openapi expects it (`req.query`, key -> values), built on a null
  * prototype: the library's own parsing indexes a plain object by the caller's keys, so
@@ -108,42 +88,21 @@ function readQuery(req: IncomingMessage & { query?: unknown }, url: URL): void {
   req.query = query;
 }
 
-/**
- * Reads a JSON body for an operation that takes one. trpc-to-openapi would spread a body
- * like `[]`, `5` or `null` into an empty input; the API's bodies are objects, so anything
- * else is refused here, as is malformed or oversized JSON.
- */
-async function readJsonBody(req: IncomingMessage & { body?: unknown }): Promise<void> {
-  let value: unknown;
-  try {
-    value = await parse.json(req, { limit: BODY_LIMIT_BYTES, strict: false });
-  } catch (err) {
-    const tooBig = (err as { type?: string }).type === 'entity.too.large';
-    throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: tooBig ? 'too_big' : 'invalid_json' }] });
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: 'invalid_type' }] });
-  }
-  // trpc-to-openapi serialises the body again (JSON.stringify, recursive): thousands of
-  // levels overflowed the stack (500). No input of the API nests anywhere near this deep.
-  if (jsonDepth(value) > MAX_BODY_DEPTH) throw new AppError('VALIDATION_FAILED', { issues: [{ path: '', code: 'too_deep' }] });
-  req.body = value;
-}
-
-export function restMiddleware(router: AppRouter, container: Container): Koa.Middleware {
+export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa.Middleware {
   const operations = restOperations(router);
   const failures = new WeakMap<IncomingMessage, unknown>();
   const handler = createOpenApiNodeHttpHandler({
     router,
     maxBodySize: BODY_LIMIT_BYTES,
-    createContext: ({ req }) => createRequestContext((req as IncomingMessage & { koa: Koa.Context }).koa, container, 'rest'),
+    createContext: ({ req }) => requestContext((req as IncomingMessage & { koa: Koa.Context }).koa, deps),
     onError: ({ error, req, path }) => {
       failures.set(req as IncomingMessage, error);
       if (path) (req as IncomingMessage & { koa?: Koa.Context }).koa!.state.procedurePath = path;
     },
-    responseMeta: ({ ctx, errors }) => {
-      const status = (ctx as { koa?: Koa.Context } | undefined)?.koa?.state.status;
-      return errors.length === 0 && typeof status === 'number' ? { status } : {};
+    // The success status the procedure declares in its meta (201, 204), else 200.
+    responseMeta: ({ paths, errors }) => {
+      const status = errors.length === 0 && paths?.length === 1 ? procedureMeta(paths[0]!)?.successStatus : undefined;
+      return status ? { status } : {};
     },
   });
 
@@ -160,7 +119,7 @@ export function restMiddleware(router: AppRouter, container: Container): Koa.Mid
       // procedure so that it is counted against the route's own bucket, not the global one.
       ctx.state.procedurePath = target.procedure;
       readQuery(req, url);
-      if (!hasBody && req.headers['content-type'] === 'application/json') await readJsonBody(req);
+      if (!hasBody && req.headers['content-type'] === 'application/json') (req as IncomingMessage & { body?: unknown }).body = await readJsonObject(req);
     }
     const captured = new CapturedResponse(ctx.res);
     let noProcedure = false;

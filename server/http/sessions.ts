@@ -4,12 +4,13 @@
  * sha256, so a database leak yields no usable cookie. A session lives 2 days without use
  * (renewed once past half of that) and at most 30 days after sign-in.
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
-import type { SessionUser } from '../trpc/context.ts';
+import type { SessionUser } from '../domain/auth/session-user.ts';
+import { sha256hex } from '../domain/hash.ts';
 import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';
@@ -23,7 +24,6 @@ interface SessionData {
   signedInAt?: number;
 }
 
-export const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 
 const sameString = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -84,7 +84,7 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
   const reading = new Map<string, Promise<string | null>>();
   return {
     async get(key: string) {
-      const id = sha256(key);
+      const id = sha256hex(key);
       // The row's JSON as text: each request parses its own copy (a joined read included).
       let read = reading.get(id);
       if (!read) {
@@ -101,16 +101,16 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
     async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
       const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
-      reading.delete(sha256(key));
+      reading.delete(sha256hex(key));
       await sql(
         `insert into sessions (id, account_id, data, expires_at) values (?, ?, ?, now() + (? || ' milliseconds')::interval)
          on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
-        [sha256(key), accountId, JSON.stringify(data), String(ttl)],
+        [sha256hex(key), accountId, JSON.stringify(data), String(ttl)],
       );
     },
     async destroy(key: string) {
-      reading.delete(sha256(key));
-      await sql('delete from sessions where id = ?', [sha256(key)]);
+      reading.delete(sha256hex(key));
+      await sql('delete from sessions where id = ?', [sha256hex(key)]);
     },
   };
 }

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RouteInstaller } from '../container.ts';
+import type { RouteInstaller } from './route-installer.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

@@ -7,12 +7,11 @@ import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { AppError, retryAfterFor } from '../domain/errors.ts';
 import { toAppError } from './envelope.ts';
-import type { Container } from '../container.ts';
-import { createRequestContext } from '../trpc/context.ts';
 import type { AppRouter } from '../trpc/routers/index.ts';
-import { BODY_LIMIT_BYTES } from './rest.ts';
+import { BODY_LIMIT_BYTES } from './json-body.ts';
+import { requestContext, type RequestContextDeps } from './request-context.ts';
 
-export function trpcMiddleware(router: AppRouter, container: Container): Koa.Middleware {
+export function trpcMiddleware(router: AppRouter, deps: RequestContextDeps): Koa.Middleware {
   return async (ctx) => {
     // tRPC refuses some requests before the procedure (content type, malformed body) and so
     // before its rate limit: name a single call's procedure for the refused-request count.
@@ -23,7 +22,7 @@ export function trpcMiddleware(router: AppRouter, container: Container): Koa.Mid
       endpoint: '/trpc',
       req,
       router,
-      createContext: () => createRequestContext(ctx, container, 'trpc'),
+      createContext: () => requestContext(ctx, deps),
       responseMeta: ({ errors }) => {
         const app = errors.map((e) => e.cause).find((c): c is AppError => c instanceof AppError);
         const retryAfter = app && retryAfterFor(app);

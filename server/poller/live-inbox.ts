@@ -1,15 +1,18 @@
 /**
  * Wires the live inbox: the mail watch over the Gmail provider, the Pub/Sub poller and the
- * periodic maintenance (watch renewal + safety sweep), all on the shared sync service.
+ * periodic maintenance (watch renewal + safety sweep), all on the one sync service. Built
+ * once by the container; returns the workers to start with the server.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Container } from '../../container.ts';
-import { createMaintenance } from '../../poller/maintenance.ts';
-import { createNotificationPoller, type NotifiedAccount } from '../../poller/notification-poller.ts';
-import type { GmailFactory } from '../../providers/gmail.ts';
-import { createNotificationQueue, ensureEmulatorSubscription } from '../../providers/pubsub.ts';
-import type { SyncService } from './sync.service.ts';
-import { createWatchService } from './watch.service.ts';
+import type { Config } from '../config.ts';
+import type { CredentialsService } from '../domain/auth/credentials.service.ts';
+import type { SyncService } from '../domain/mail/sync.service.ts';
+import { createWatchService, type WatchService } from '../domain/mail/watch.service.ts';
+import { errorSummary, type Logger } from '../logger.ts';
+import type { GmailFactory } from '../providers/gmail.ts';
+import { createNotificationQueue, ensureEmulatorSubscription } from '../providers/pubsub.ts';
+import { createMaintenance } from './maintenance.ts';
+import { createNotificationPoller, type NotifiedAccount } from './notification-poller.ts';
 
 /** Calls a full resync may take before the sweep moves on (50 messages each). */
 export const FULL_RESYNC_MAX_CALLS = 40;
@@ -44,8 +47,21 @@ export function notificationAccounts(orm: MikroORM) {
   };
 }
 
-export function installLiveInbox(container: Container, gmail: GmailFactory): void {
-  const { config, orm, credentials, log } = container;
+export interface Worker {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface LiveInbox {
+  watch: WatchService;
+  /** Exposed so tests can drive a round directly. */
+  maintenance?: { runOnce(): Promise<unknown> };
+  poller?: { runOnce(): Promise<number> };
+  workers: Worker[];
+}
+
+export function createLiveInbox(deps: { config: Readonly<Config>; orm: MikroORM; credentials: CredentialsService; gmail: GmailFactory; sync: SyncService; log: Logger }): LiveInbox {
+  const { config, orm, credentials, gmail, sync, log } = deps;
   const apiFor = async (accountId: string) => gmail(await credentials.client(orm.em.fork(), accountId));
   const watch = createWatchService({
     orm,
@@ -56,31 +72,23 @@ export function installLiveInbox(container: Container, gmail: GmailFactory): voi
       stop: async (accountId) => (await apiFor(accountId)).stop(),
     },
   });
-  container.mailWatch = watch;
+  const workers: Worker[] = [];
 
-  const sync = container.sync;
-  const fullResync = fullResyncWith(sync);
-  if (config.oauth.configured) {
-    const maintenance = createMaintenance({ orm, watch, sync: { fullResync }, log });
-    container.workers.push(maintenance);
-    container.liveInbox = { maintenance, poller: undefined };
-  }
+  const maintenance = config.oauth.configured ? createMaintenance({ orm, watch, sync: { fullResync: fullResyncWith(sync) }, log }) : undefined;
+  if (maintenance) workers.push(maintenance);
 
-  if (config.pubsub.subscription) {
-    const poller = createNotificationPoller({
-      queue: createNotificationQueue(config),
-      sync,
-      log,
-      ...notificationAccounts(orm),
-    });
-    container.workers.push({
+  const poller = config.pubsub.subscription
+    ? createNotificationPoller({ queue: createNotificationQueue(config), sync, log, ...notificationAccounts(orm) })
+    : undefined;
+  if (poller) {
+    workers.push({
       start() {
         // Local emulator convenience; an unreachable queue must never block the HTTP server.
-        ensureEmulatorSubscription(config).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'could not prepare the emulator subscription'));
+        ensureEmulatorSubscription(config).catch((err: unknown) => log.warn(errorSummary(err), 'could not prepare the emulator subscription'));
         poller.start();
       },
       stop: () => poller.stop(),
     });
-    container.liveInbox = { ...container.liveInbox, poller };
   }
+  return { watch, maintenance, poller, workers };
 }

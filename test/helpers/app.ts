@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../server/config.ts';
-import { buildContainer, type Container, type ContainerOptions } from '../../server/container.ts';
-import { freePort, openDatabase } from '../../server/database.ts';
-import { buildApp } from '../../server/http/app.ts';
-import { installFeatures } from '../../server/features.ts';
+import type { Container, ContainerOverrides } from '../../server/container.ts';
+import { freePort } from '../../server/database.ts';
+import type { RouteInstaller } from '../../server/http/route-installer.ts';
 import { createLogger } from '../../server/logger.ts';
-import { listen, type RunningServer } from '../../server/server.ts';
+import type { RunningServer } from '../../server/server.ts';
+import { startService } from '../../server/service.ts';
 import { Browser } from './browser.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -32,6 +32,9 @@ export interface TestApp {
   logs: Record<string, unknown>[];
   databaseUrl: string;
   browser(origin?: string): Browser;
+  /** Stops the service (server, workers, pools) and keeps its database, for a test to read what was left. */
+  stop(): Promise<void>;
+  /** stop(), then drop the test's database. */
   close(): Promise<void>;
 }
 
@@ -52,15 +55,19 @@ export function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.
   };
 }
 
-export async function buildTestApp(
-  t: TestContext,
-  opts: { env?: Record<string, string | undefined>; databaseUrl?: string; probes?: ContainerOptions['probes']; features?: boolean } = {},
-): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string | undefined>;
+  databaseUrl?: string;
+  overrides?: Omit<ContainerOverrides, 'log'>;
+  routes?: RouteInstaller[];
+}
+
+export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.databaseUrl ? undefined : await createTestDatabase();
   const databaseUrl = opts.databaseUrl ?? db!.url;
   // The redirect URI and cookie rules derive from PUBLIC_BASE_URL: know the port up front.
   const port = await freePort();
-  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
+  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
   const logs: Record<string, unknown>[] = [];
   mkdirSync(LOG_DIR, { recursive: true });
   const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
@@ -73,23 +80,18 @@ export async function buildTestApp(
     },
   });
   const log = createLogger({ level: 'debug', destination });
-  const orm = await openDatabase(databaseUrl);
-  const container = await buildContainer({ config, orm, databaseUrl, log, probes: opts.probes });
-  if (opts.features !== false) installFeatures(container);
-  const app = buildApp(container);
-  const server = await listen(app, port, '127.0.0.1');
+  const service = await startService({ config, overrides: { ...opts.overrides, log }, routes: opts.routes, stopGraceMs: 1_000 });
+  const { container, server } = service;
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  for (const w of container.workers) w.start();
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    await server.stop(1_000);
-    await container.close();
+    await service.stop();
     await db?.drop();
   };
   t.after(close);
-  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), close };
+  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), stop: service.stop, close };
 }
 
 /** One app for a describe block (rate limits out of the way), built before its tests and closed after them. */

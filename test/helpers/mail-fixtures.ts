@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before } from 'node:test';
 import { Account, MailMessage, MailThread } from '../../db/entities/index.ts';
 import { createAiFeature, type AiFeature, type AiFeatureOptions } from '../../server/domain/ai/index.ts';
+import type { ContainerOverrides } from '../../server/container.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from './app.ts';
 import { csrfHeaders, signIn, startProviders } from './providers.ts';
 
@@ -96,20 +97,22 @@ export function testClock(start: Date) {
   };
 }
 
-/** Replaces the app's AI feature with one built from the same config and these options. */
-export function installAi(app: TestApp, opts: Partial<Omit<AiFeatureOptions, 'config' | 'orm' | 'log' | 'ensureBodies'>> = {}): AiFeature {
+/** Options of the app's AI feature (an injected clock, a shorter timeout), given when the app is built. */
+export type AiOverrides = NonNullable<ContainerOverrides['ai']>;
+
+/** A second AI feature over the app's database, as another instance of the service would have. */
+export function anotherAiFeature(app: TestApp, opts: Partial<Omit<AiFeatureOptions, 'config' | 'orm' | 'log'>> = {}): AiFeature {
   const c = app.container;
-  c.ai = createAiFeature({ config: c.config, orm: c.orm, log: c.log, ensureBodies: (em, a, t) => c.threadBodies.ensure(em, a, t), ...opts });
-  return c.ai;
+  return createAiFeature({ config: c.config, orm: c.orm, log: c.log, ensureBodies: c.threadBodies.ensure, ...opts });
 }
 
 /**
  * Signed-in AI test setup: stand-in providers, the app (TRUST_PROXY on, so each test can
  * use its own client address and so its own rate-limit buckets), a browser, its CSRF token.
  */
-export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record<string, string | undefined> = {}) {
+export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record<string, string | undefined> = {}, ai: AiOverrides = {}) {
   const providers = await startProviders(t);
-  const app = await buildTestApp(t, { env: { ...providers.env, TRUST_PROXY: 'true', ...env } });
+  const app = await buildTestApp(t, { env: { ...providers.env, TRUST_PROXY: 'true', ...env }, overrides: { ai } });
   const browser = app.browser();
   const { csrfToken } = await signIn(browser);
   let client = 0;
@@ -138,11 +141,11 @@ export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record
 export type AiSetup = Awaited<ReturnType<typeof aiSetup>>;
 
 /** aiSetup once for the enclosing describe block (before/after hooks); returns an accessor. */
-export function sharedAiSetup(env: Record<string, string | undefined> = {}): () => AiSetup {
+export function sharedAiSetup(env: Record<string, string | undefined> = {}, ai: AiOverrides = {}): () => AiSetup {
   const cleanups: (() => unknown)[] = [];
   let setup: AiSetup | undefined;
   before(async () => {
-    setup = await aiSetup({ after: (fn) => cleanups.push(fn) }, env);
+    setup = await aiSetup({ after: (fn) => cleanups.push(fn) }, env, ai);
   });
   after(async () => {
     for (const fn of cleanups.reverse()) await fn();

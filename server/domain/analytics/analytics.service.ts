@@ -6,8 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AnalyticsEvent } from '../../../db/entities/index.ts';
 import { ANALYTICS_EVENTS, type AnalyticsEventName } from '../../../shared/schemas/analytics.ts';
-import { issuesFromZod } from '../../http/envelope.ts';
-import { AppError } from '../errors.ts';
+import { AppError, issuesFromZod } from '../errors.ts';
 
 export function createAnalyticsService() {
   return {

@@ -9,8 +9,8 @@ import { Account, OAuthState, Session, SyncState } from '../../../db/entities/in
 import type { Logger } from '../../logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';
+import { sha256hex } from '../hash.ts';
 
-const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 const random = () => randomBytes(32).toString('base64url');
 
 /** Why a callback failed; logged with the request id, never shown to the browser. */
@@ -27,14 +27,12 @@ export interface MailWatchControl {
   stop(em: EntityManager, accountId: string): Promise<void>;
 }
 
-export const noMailWatch: MailWatchControl = { register: async () => {}, stop: async () => {} };
-
 export function createAuthService(deps: {
   oauth: OAuthProvider;
   credentials: CredentialsService;
   log: Logger;
   stateTtlSeconds: number;
-  watch: () => MailWatchControl;
+  watch: MailWatchControl;
   clock?: () => Date;
 }) {
   const clock = deps.clock ?? (() => new Date());
@@ -43,7 +41,7 @@ export function createAuthService(deps: {
   /** Best effort: stop the watch, then revoke the grant. Failures are logged, never block removal. */
   async function releaseProviderAccess(em: EntityManager, accountId: string) {
     try {
-      await deps.watch().stop(em, accountId);
+      await deps.watch.stop(em, accountId);
     } catch (err) {
       log.warn({ accountId, err: (err as Error).message }, 'stopping the mail watch failed');
     }
@@ -63,8 +61,8 @@ export function createAuthService(deps: {
       const browserNonce = random();
       const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
       em.create(OAuthState, {
-        id: sha256(state),
-        browserHash: sha256(browserNonce),
+        id: sha256hex(state),
+        browserHash: sha256hex(browserNonce),
         codeVerifier,
         expiresAt: new Date(clock().getTime() + deps.stateTtlSeconds * 1000),
       });
@@ -82,12 +80,12 @@ export function createAuthService(deps: {
       // Single use: the state is gone after this, whatever happens next.
       const rows = await em.getConnection().execute(
         'delete from oauth_states where id = ? returning browser_hash, code_verifier, expires_at',
-        [sha256(q.state)],
+        [sha256hex(q.state)],
       );
       const row = rows[0] as { browser_hash: string; code_verifier: string; expires_at: Date | string } | undefined;
       if (!row) throw new SignInFailure('unknown or reused state');
       if (new Date(row.expires_at).getTime() <= clock().getTime()) throw new SignInFailure('expired state');
-      if (!q.browserNonce || sha256(q.browserNonce) !== row.browser_hash) throw new SignInFailure('state presented by another browser');
+      if (!q.browserNonce || sha256hex(q.browserNonce) !== row.browser_hash) throw new SignInFailure('state presented by another browser');
       if (q.error) throw new SignInFailure('provider returned an error');
       if (!q.code) throw new SignInFailure('missing code');
 
@@ -115,7 +113,7 @@ export function createAuthService(deps: {
         return account.id;
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
-      await deps.watch().register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
+      await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
       return { accountId, email: identity.email };
     },
 

@@ -6,6 +6,7 @@
  * that outlived its lease cannot overwrite the work of the one that took over.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { toIso } from '../time.ts';
 
 export const LEASE_SECONDS = 120;
 
@@ -25,7 +26,6 @@ export interface Checkpoint {
   lastSyncedAt: Date;
 }
 
-const iso = (v: unknown): string => new Date(v as string | Date).toISOString();
 
 /** Takes the lease (creating the row on first use); null when another sync holds it. */
 export async function acquireLease(em: EntityManager, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
@@ -43,7 +43,7 @@ export async function acquireLease(em: EntityManager, accountId: string, owner: 
     cursor: r.full_sync_page_token,
     fullSyncActive: r.full_sync_active,
     lastSyncedAt: r.last_synced_at ? new Date(r.last_synced_at) : null,
-    dbNow: iso(r.db_now),
+    dbNow: toIso(r.db_now),
   };
 }
 
@@ -65,5 +65,5 @@ export async function releaseLease(em: EntityManager, accountId: string, owner: 
 export async function readLastSyncedAt(em: EntityManager, accountId: string): Promise<string | null> {
   const rows = await em.execute<{ last_synced_at: Date | null }[]>('select last_synced_at from sync_states where account_id = ?', [accountId]);
   const v = rows[0]?.last_synced_at;
-  return v ? iso(v) : null;
+  return v ? toIso(v) : null;
 }

@@ -45,16 +45,6 @@ export interface SyncService {
   syncState(em: EntityManager, accountId: string): Promise<{ lastSyncedAt: string | null }>;
 }
 
-/** Placeholder until the mail feature installs the real service. */
-export const syncNotInstalled: SyncService = {
-  syncAccount: async () => {
-    throw new AppError('SERVICE_UNAVAILABLE');
-  },
-  syncState: async () => {
-    throw new AppError('SERVICE_UNAVAILABLE');
-  },
-};
-
 export function createSyncService(deps: {
   orm: MikroORM;
   gmail: GmailFactory;

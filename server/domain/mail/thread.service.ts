@@ -15,9 +15,9 @@ import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
 import { storeThread } from './mail-store.ts';
 import { extractBodies } from './message-body.ts';
 import { toMessageMeta } from './message-parse.ts';
+import { toIso } from '../time.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const iso = (v: unknown) => new Date(v as string | Date).toISOString();
 
 export interface ThreadBodies {
   /** Fetches and stores the bodies of the thread's messages unless all are cached; NOT_FOUND for another account's thread. */
@@ -123,11 +123,24 @@ export async function threadDetail(em: EntityManager, bodies: ThreadBodies, acco
       fromAddress: m.from_address,
       subject: m.subject,
       snippet: m.snippet,
-      sentAt: iso(m.sent_at),
+      sentAt: toIso(m.sent_at),
       isUnread: m.is_unread,
       bodyText: m.body_text ?? '',
       bodyHtml: m.body_html ?? '',
       attachments: (m.attachments ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size })),
     })),
+  };
+}
+
+export interface ThreadReads {
+  list(accountId: string, page: { limit: number; offset: number }): Promise<ThreadList>;
+  detail(em: EntityManager, accountId: string, threadId: string): Promise<ThreadDetail>;
+}
+
+/** The mail routes' reads: the list on the prepared statement, the detail with bodies fetched on first open. */
+export function createThreadReads(deps: { prepared: RunPrepared; bodies: ThreadBodies }): ThreadReads {
+  return {
+    list: (accountId, page) => listThreads(deps.prepared, accountId, page),
+    detail: (em, accountId, threadId) => threadDetail(em, deps.bodies, accountId, threadId),
   };
 }

@@ -3,12 +3,12 @@ import { publicProcedure, router } from '../init.ts';
 
 export const analyticsRouter = router({
   event: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/analytics/event', tags: ['analytics'], summary: 'Record a product-analytics event' }, rateLimit: 'analytics.event' })
+    .meta({ openapi: { method: 'POST', path: '/api/analytics/event', tags: ['analytics'], summary: 'Record a product-analytics event' }, rateLimit: 'analytics.event', errors: ['VALIDATION_FAILED', 'AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'] })
     .input(analyticsEventInput)
     .output(analyticsResult)
     .mutation(async ({ ctx, input }) => {
-      const user = await ctx.container.sessions.currentUser(ctx.koa);
-      const { ok } = await ctx.container.analytics.record(ctx.em, input, user?.accountId ?? null);
+      const user = await ctx.session.currentUser();
+      const { ok } = await ctx.services.analytics.record(ctx.em, input, user?.accountId ?? null);
       return { ok };
     }),
 });

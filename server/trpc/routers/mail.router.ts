@@ -1,34 +1,38 @@
 /** The mail routes: thin procedures over the sync service and the thread reads (spec part 4, "Mail and sync routes"). */
 import { z } from 'zod';
 import { syncResult, syncState, threadDetail, threadIdInput, threadList, threadListInput } from '../../../shared/schemas/mail.ts';
-import { listThreads, threadDetail as readThreadDetail } from '../../domain/mail/thread.service.ts';
-import { authedProcedure, csrfProcedure, router } from '../init.ts';
+import { authedProcedure, csrfProcedure } from '../init.ts';
 
 /** The mail procedures; spread next to the AI procedures under `mail` in the app router. */
 export const mailProcedures = {
   sync: csrfProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/mail/sync', tags: ['mail'], summary: 'Run one bounded inbox sync (at most 50 new messages)' }, rateLimit: 'mail.sync' })
+    .meta({
+      openapi: { method: 'POST', path: '/api/mail/sync', tags: ['mail'], summary: 'Run one bounded inbox sync (at most 50 new messages)' },
+      rateLimit: 'mail.sync',
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(z.object({}).strict().optional())
     .output(syncResult)
-    .mutation(({ ctx }) => ctx.container.sync.syncAccount(ctx.user.accountId)),
+    .mutation(({ ctx }) => ctx.services.sync.syncAccount(ctx.user.accountId)),
 
   syncState: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mail/sync-state', tags: ['mail'], summary: 'Last successful sync time (no provider call)' } })
+    .meta({ openapi: { method: 'GET', path: '/api/mail/sync-state', tags: ['mail'], summary: 'Last successful sync time (no provider call)' }, errors: ['AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(syncState)
-    .query(({ ctx }) => ctx.container.sync.syncState(ctx.em, ctx.user.accountId)),
+    .query(({ ctx }) => ctx.services.sync.syncState(ctx.em, ctx.user.accountId)),
 
   threads: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' } })
+    .meta({ openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' }, errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(threadListInput)
     .output(threadList)
-    .query(({ ctx, input }) => listThreads(ctx.container.prepared, ctx.user.accountId, input)),
+    .query(({ ctx, input }) => ctx.services.threads.list(ctx.user.accountId, input)),
 
   thread: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' },
+      errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(threadIdInput)
     .output(threadDetail)
-    .query(({ ctx, input }) => readThreadDetail(ctx.em, ctx.container.threadBodies, ctx.user.accountId, input.threadId)),
+    .query(({ ctx, input }) => ctx.services.threads.detail(ctx.em, ctx.user.accountId, input.threadId)),
 };
-
-export const mailRouter = router(mailProcedures);

@@ -2,19 +2,21 @@
 import { z } from 'zod';
 import { settings, settingsUpdate } from '../../../shared/schemas/settings.ts';
 import { authedProcedure, csrfProcedure, router } from '../init.ts';
-import { objectBody } from './ai.router.ts';
 
 export const settingsRouter = router({
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: 'Signature and response-style defaults' } })
+    .meta({ openapi: { method: 'GET', path: '/api/settings', tags: ['settings'], summary: 'Signature and response-style defaults' }, errors: ['AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(settings)
-    .query(({ ctx }) => ctx.container.settings.get(ctx.em, ctx.user.accountId)),
+    .query(({ ctx }) => ctx.services.settings.get(ctx.em, ctx.user.accountId)),
 
   update: csrfProcedure
-    .use(objectBody)
-    .meta({ openapi: { method: 'PATCH', path: '/api/settings', tags: ['settings'], summary: 'Change the signature or response-style defaults' }, rateLimit: 'settings.update' })
+    .meta({
+      openapi: { method: 'PATCH', path: '/api/settings', tags: ['settings'], summary: 'Change the signature or response-style defaults' },
+      rateLimit: 'settings.update',
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(settingsUpdate)
     .output(settings)
-    .mutation(({ ctx, input }) => ctx.container.settings.update(ctx.em, ctx.user.accountId, input)),
+    .mutation(({ ctx, input }) => ctx.services.settings.update(ctx.em, ctx.user.accountId, input)),
 });

@@ -8,5 +8,5 @@ export const systemRouter = router({
   health: publicProcedure
     .input(z.void())
     .output(healthReport)
-    .query(({ ctx }) => ctx.container.health.check()),
+    .query(({ ctx }) => ctx.services.health.check()),
 });

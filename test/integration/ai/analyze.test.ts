@@ -7,7 +7,7 @@ import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Analysis } from '../../../db/entities/index.ts';
 import { analysis as analysisSchema } from '../../../shared/schemas/ai.ts';
-import { addMessage, installAi, otherAccount, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
+import { addMessage, anotherAiFeature, otherAccount, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
 
 describe('analyze', () => {
   const setup = sharedAiSetup();
@@ -73,10 +73,8 @@ describe('analyze', () => {
   it('converges on one stored analysis across instances', async () => {
     const { threadId, messageIds, accountId } = await seedThread(s.app);
     // Two AI features = two processes' single-flight maps, one database.
-    const original = s.app.container.ai;
-    const a = installAi(s.app);
-    const b = installAi(s.app);
-    s.app.container.ai = original;
+    const a = anotherAiFeature(s.app);
+    const b = anotherAiFeature(s.app);
     const release = s.openai.hold();
     const both = [a, b].map((ai) => ai.analysis.analyze(s.app.container.orm.em.fork(), accountId, threadId));
     await s.openai.waitForPending(2);
@@ -122,24 +120,20 @@ describe('analyze', () => {
   });
 
   it('has the mail feature fetch missing bodies before reading them', async () => {
-    const { threadId, messageIds } = await seedThread(s.app, { messages: [{ bodyText: null, bodyHtml: null, bodyFetchedAt: null, snippet: 'snippet only' }] });
-    const c = s.app.container;
-    const original = c.threadBodies;
+    const { threadId, messageIds, accountId } = await seedThread(s.app, { messages: [{ bodyText: null, bodyHtml: null, bodyFetchedAt: null, snippet: 'snippet only' }] });
     const calls: string[] = [];
-    c.threadBodies = {
-      async ensure(em, accountId, id) {
-        calls.push(`${accountId}:${id}`);
+    // The AI feature as the container builds it, over a recording body fetcher.
+    const ai = anotherAiFeature(s.app, {
+      ensureBodies: async (em, account, id) => {
+        calls.push(`${account}:${id}`);
         await em.execute(`update mail_messages set body_text = 'FETCHED-BODY-TEXT', body_fetched_at = now() where id = ?`, [messageIds[0]]);
       },
-    };
-    try {
-      assert.equal((await s.analyze(threadId)).status, 200);
-    } finally {
-      c.threadBodies = original;
-    }
+    });
+    const em = () => s.app.container.orm.em.fork();
+    await ai.analysis.analyze(em(), accountId, threadId);
     assert.equal(calls.length, 1);
     assert.ok(JSON.stringify(s.openai.requests[0].body).includes('FETCHED-BODY-TEXT'));
-    assert.equal((await s.analyze(threadId)).status, 200);
+    await ai.analysis.analyze(em(), accountId, threadId);
     assert.equal(calls.length, 1, 'a cached analysis needs no bodies');
   });
 

@@ -7,7 +7,7 @@
 import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AiUsage } from '../../../db/entities/index.ts';
-import { installAi, seedThread, sharedAiSetup, testClock, type AiSetup } from '../../helpers/mail-fixtures.ts';
+import { seedThread, sharedAiSetup, testClock, type AiSetup } from '../../helpers/mail-fixtures.ts';
 
 async function ledger(s: AiSetup, accountId: string) {
   return s.app.container.orm.em.fork().find(AiUsage, { account: accountId }, { orderBy: { createdAt: 'asc' } });
@@ -20,16 +20,15 @@ async function expectBudgetExceeded(res: Response, retryAfter: number) {
 }
 
 describe('daily budget', () => {
-  const setup = sharedAiSetup({ AI_DAILY_TOKEN_BUDGET: '1000', AI_MONTHLY_TOKEN_BUDGET: '100000' });
-  let s: AiSetup;
   const clock = testClock(new Date('2030-03-15T22:00:00.000Z'));
+  const setup = sharedAiSetup({ AI_DAILY_TOKEN_BUDGET: '1000', AI_MONTHLY_TOKEN_BUDGET: '100000' }, { now: clock.now });
+  let s: AiSetup;
   beforeEach(async () => {
     s = setup();
     s.openai.reset();
     s.freshClient();
     await s.app.container.orm.em.fork().nativeDelete(AiUsage, {});
     clock.set(new Date('2030-03-15T22:00:00.000Z'));
-    installAi(s.app, { now: clock.now });
   });
 
   it('refuses once used tokens reach the budget, with no provider call, until UTC midnight', async () => {
@@ -37,7 +36,7 @@ describe('daily budget', () => {
     const { threadId, accountId } = await seedThread(s.app);
     assert.equal((await s.draft(threadId)).status, 200);
     assert.equal((await s.draft(threadId)).status, 200);
-    assert.deepEqual(await s.app.container.ai.budget.usage(accountId), { day: 1000, month: 1000 });
+    assert.deepEqual(await s.app.container.services.ai.budget.usage(accountId), { day: 1000, month: 1000 });
     await expectBudgetExceeded(await s.draft(threadId), 7200);
     await expectBudgetExceeded(await s.analyze(threadId), 7200);
     assert.equal(s.openai.calls.chat, 2, 'no provider call once exhausted');
@@ -103,14 +102,13 @@ describe('daily budget', () => {
 });
 
 describe('monthly budget', () => {
-  const setup = sharedAiSetup({ AI_DAILY_TOKEN_BUDGET: '800', AI_MONTHLY_TOKEN_BUDGET: '1000' });
-  let s: AiSetup;
   const clock = testClock(new Date('2030-12-31T12:00:00.000Z'));
+  const setup = sharedAiSetup({ AI_DAILY_TOKEN_BUDGET: '800', AI_MONTHLY_TOKEN_BUDGET: '1000' }, { now: clock.now });
+  let s: AiSetup;
   beforeEach(() => {
     s = setup();
     s.openai.reset();
     s.freshClient();
-    installAi(s.app, { now: clock.now });
   });
 
   it('refuses until the first of the next UTC month once the month is used up', async () => {

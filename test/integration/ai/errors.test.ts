@@ -7,10 +7,9 @@
 import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Analysis } from '../../../db/entities/index.ts';
-import { createOpenAiProvider } from '../../../server/providers/openai.ts';
 import { freePort } from '../../../server/database.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
-import { installAi, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
+import { aiSetup, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
 
 const UPSTREAM_WORDS = /stand-in|Rate limit reached|server had an error|Bad Gateway|upstream glitch|api key|Sorry/i;
 
@@ -24,13 +23,12 @@ async function expectCode(res: Response, status: number, code: string) {
 }
 
 describe('AI provider errors', () => {
-  const setup = sharedAiSetup();
+  const setup = sharedAiSetup({}, { timeoutMs: 400 });
   let s: AiSetup;
   beforeEach(() => {
     s = setup();
     s.openai.reset();
     s.freshClient();
-    installAi(s.app, { timeoutMs: 400 });
   });
 
   it('maps a provider 429 to AI_RATE_LIMITED with the provider\'s Retry-After', async () => {
@@ -99,13 +97,13 @@ describe('AI provider errors', () => {
     assert.equal(s.openai.calls.chat, 1, 'a timeout is not retried');
   });
 
-  it('retries a refused connection once, then answers AI_REQUEST_FAILED', async () => {
-    const { threadId } = await seedThread(s.app);
+  it('retries a refused connection once, then answers AI_REQUEST_FAILED', async (t) => {
+    // Its own app, whose AI provider is an address nothing listens on.
     const port = await freePort();
-    const c = s.app.container;
-    installAi(s.app, { provider: createOpenAiProvider({ apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'gpt-4o-mini', log: c.log, connectRetryDelayMs: 10 }) });
-    await expectCode(await s.draft(threadId), 502, 'AI_REQUEST_FAILED');
-    const lines = s.app.logs.filter((l) => (l as { msg?: string }).msg === 'ai call failed');
+    const own = await aiSetup(t, { OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` });
+    const { threadId } = await seedThread(own.app);
+    await expectCode(await own.draft(threadId), 502, 'AI_REQUEST_FAILED');
+    const lines = own.app.logs.filter((l) => (l as { msg?: string }).msg === 'ai call failed');
     assert.equal((lines.at(-1) as { ai: { attempts: number } }).ai.attempts, 2);
   });
 

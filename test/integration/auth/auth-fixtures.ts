@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import type { Browser } from '../../helpers/browser.ts';
 import { startProviders, type Providers } from '../../helpers/providers.ts';
+import type { MailWatchControl } from '../../../server/domain/auth/auth.service.ts';
 
 export const SESSION_COOKIE = 'mia_session';
 export const PREAUTH_COOKIE = 'mia_oauth';
@@ -27,9 +28,14 @@ interface TestContext {
   after(fn: () => unknown): void;
 }
 
-export async function authWorld(t: TestContext, env: Record<string, string | undefined> = {}): Promise<AuthWorld> {
+/** `mailWatch`: a watch control to build the app with, given the providers (to record what they saw). */
+export async function authWorld(
+  t: TestContext,
+  env: Record<string, string | undefined> = {},
+  opts: { mailWatch?: (providers: Providers) => MailWatchControl } = {},
+): Promise<AuthWorld> {
   const providers = await startProviders(t);
-  const app = await buildTestApp(t, { env: { ...providers.env, ...env } });
+  const app = await buildTestApp(t, { env: { ...providers.env, ...env }, overrides: { mailWatch: opts.mailWatch?.(providers) } });
   return { providers, app, sql: sqlOf(app) };
 }
 

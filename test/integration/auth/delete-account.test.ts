@@ -115,10 +115,11 @@ describe('DELETE /auth/account: the body must be exactly {confirm: true}', () =>
 
 describe('DELETE /auth/account: deletion', () => {
   it('stops the watch, revokes, and deletes the account with every row that belongs to it; other accounts untouched', async (t) => {
-    const world = await authWorld(t);
-    const { identity } = world.providers;
     const stops: { accountId: string; revokesSoFar: number }[] = [];
-    world.app.container.mailWatch = { register: async () => {}, stop: async (_em, accountId) => void stops.push({ accountId, revokesSoFar: identity.calls.revoke }) };
+    const world = await authWorld(t, {}, {
+      mailWatch: ({ identity }) => ({ register: async () => {}, stop: async (_em, accountId) => void stops.push({ accountId, revokesSoFar: identity.calls.revoke }) }),
+    });
+    const { identity } = world.providers;
 
     const alice = world.app.browser();
     const alicePhone = world.app.browser();

@@ -18,19 +18,23 @@ interface WatchCall {
   grantLive: boolean;
 }
 
-function recordingWatch(world: AuthWorld, opts: { failStop?: boolean } = {}): WatchCall[] {
+/** An app whose mail watch records each call with what the identity provider had seen by then. */
+async function watchedWorld(t: { after(fn: () => unknown): void }, opts: { failStop?: boolean } = {}): Promise<{ world: AuthWorld; watch: WatchCall[] }> {
   const calls: WatchCall[] = [];
-  const { identity } = world.providers;
-  const snapshot = (op: WatchCall['op'], accountId: string) =>
-    calls.push({ op, accountId, revokesSoFar: identity.calls.revoke, grantLive: identity.grants('user-alice').length > 0 });
-  world.app.container.mailWatch = {
-    register: async (accountId) => void snapshot('register', accountId),
-    stop: async (_em, accountId) => {
-      snapshot('stop', accountId);
-      if (opts.failStop) throw new Error('watch stop failed upstream');
+  const world = await authWorld(t, {}, {
+    mailWatch: ({ identity }) => {
+      const snapshot = (op: WatchCall['op'], accountId: string) =>
+        calls.push({ op, accountId, revokesSoFar: identity.calls.revoke, grantLive: identity.grants('user-alice').length > 0 });
+      return {
+        register: async (accountId) => void snapshot('register', accountId),
+        stop: async (_em, accountId) => {
+          snapshot('stop', accountId);
+          if (opts.failStop) throw new Error('watch stop failed upstream');
+        },
+      };
     },
-  };
-  return calls;
+  });
+  return { world, watch: calls };
 }
 
 async function storedRefreshToken(world: AuthWorld, accountId: string): Promise<string> {
@@ -48,9 +52,8 @@ async function rowsFor(world: AuthWorld, table: string, accountId: string): Prom
 
 describe('POST /auth/provider/disconnect', () => {
   it('stops the watch, then revokes, deletes the credentials, ends the session and answers 204', async (t) => {
-    const world = await authWorld(t);
+    const { world, watch } = await watchedWorld(t);
     const { identity } = world.providers;
-    const watch = recordingWatch(world);
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
@@ -149,9 +152,8 @@ describe('POST /auth/provider/disconnect', () => {
   });
 
   it('a failing watch stop does not prevent revocation and removal', async (t) => {
-    const world = await authWorld(t);
+    const { world, watch } = await watchedWorld(t, { failStop: true });
     const { identity } = world.providers;
-    const watch = recordingWatch(world, { failStop: true });
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
@@ -162,9 +164,8 @@ describe('POST /auth/provider/disconnect', () => {
   });
 
   it('through /trpc (auth.disconnect) with the same effects', async (t) => {
-    const world = await authWorld(t);
+    const { world, watch } = await watchedWorld(t);
     const { identity } = world.providers;
-    const watch = recordingWatch(world);
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');

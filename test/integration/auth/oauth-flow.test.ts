@@ -127,9 +127,8 @@ describe('GET /auth/provider (consent redirect)', () => {
 
 describe('GET /auth/provider/callback: success', () => {
   it('exchanges the code, keys the account by sub, stores credentials, starts a session and redirects with connected=1', async (t) => {
-    const world = await authWorld(t);
     const registered: string[] = [];
-    world.app.container.mailWatch = { register: async (id) => void registered.push(id), stop: async () => {} };
+    const world = await authWorld(t, {}, { mailWatch: () => ({ register: async (id) => void registered.push(id), stop: async () => {} }) });
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
     const res = await callback(browser, cb);

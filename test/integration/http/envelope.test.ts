@@ -12,7 +12,7 @@ import { ConnectionException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../../shared/errors.ts';
 import { AppError } from '../../../server/domain/errors.ts';
-import { renderError, toAppError } from '../../../server/http/envelope.ts';
+import { renderEnvelope, toAppError } from '../../../server/http/envelope.ts';
 import { ADMIN_TOKEN, sharedApp } from '../../helpers/app.ts';
 
 /** Every error code this file received, REST and tRPC alike, for the closed-set check. */
@@ -352,7 +352,7 @@ describe('toAppError', () => {
       assert.ok(app instanceof AppError, name);
       assert.ok(ERROR_CODES.includes(app.code), `${name}: ${app.code}`);
       assert.equal(app.status, ERROR_TABLE[app.code].status, name);
-      const rendered = renderError(app, 'rid-00000001');
+      const rendered = renderEnvelope(app, 'rid-00000001');
       assert.equal(rendered.status, ERROR_TABLE[app.code].status, name);
       assert.equal(rendered.body.error.message, ERROR_TABLE[app.code].message, name);
       assert.equal(rendered.body.error.requestId, 'rid-00000001');
@@ -392,8 +392,8 @@ describe('toAppError', () => {
   });
 
   it('keeps the Retry-After an AppError carries', () => {
-    const rendered = renderError(new AppError('RATE_LIMITED', { retryAfter: 17.2 }), 'rid-00000002');
+    const rendered = renderEnvelope(new AppError('RATE_LIMITED', { retryAfter: 17.2 }), 'rid-00000002');
     assert.equal(rendered.headers['Retry-After'], '18');
-    assert.equal(renderError(new AppError('SERVICE_UNAVAILABLE'), 'x').headers['Retry-After'], '5');
+    assert.equal(renderEnvelope(new AppError('SERVICE_UNAVAILABLE'), 'x').headers['Retry-After'], '5');
   });
 });

@@ -160,7 +160,7 @@ describe('GET /health', () => {
   });
 
   it('uses overridden probes (status follows the worst configured component)', async (t) => {
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'operational', detail: 'fine' }), ai: async () => ({ state: 'degraded', detail: 'slow' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'operational', detail: 'fine' }), ai: async () => ({ state: 'degraded', detail: 'slow' }) } } });
     const { body } = await getJson(app, '/health');
     assert.equal(body.status, 'degraded');
     assert.deepEqual(body.mail, { state: 'operational', detail: 'fine' });
@@ -228,7 +228,7 @@ describe('reachability probes', () => {
 
 describe('GET / (HTML status page)', () => {
   it('is text/html and shows the same states as /health', async (t) => {
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'not_configured', detail: 'not configured' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'not_configured', detail: 'not configured' }) } } });
     const res = await fetch(`${app.url}/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
@@ -242,14 +242,14 @@ describe('GET / (HTML status page)', () => {
   });
 
   it('shows ok when everything is fine', async (t) => {
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'operational', detail: 'ok' }), ai: async () => ({ state: 'operational', detail: 'ok' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'operational', detail: 'ok' }), ai: async () => ({ state: 'operational', detail: 'ok' }) } } });
     const { overall, cells } = parseHomePage(await (await fetch(`${app.url}/`)).text());
     assert.equal(overall, 'ok');
     assert.deepEqual(cells, { Database: 'operational', 'Mail provider': 'operational', 'AI provider': 'operational' });
   });
 
   it('escapes component details', async (t) => {
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'degraded', detail: '<script>alert(1)</script>' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'degraded', detail: '<script>alert(1)</script>' }) } } });
     const html = await (await fetch(`${app.url}/`)).text();
     assert.ok(!html.includes('<script>alert(1)</script>'));
     assert.ok(html.includes('&lt;script&gt;'));
@@ -258,7 +258,7 @@ describe('GET / (HTML status page)', () => {
 
 describe('system.health over /trpc', () => {
   it('returns the same report as /health', async (t) => {
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'operational', detail: 'y' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'operational', detail: 'y' }) } } });
     const rest = (await getJson(app, '/health')).body;
     const res = await fetch(`${app.url}/trpc/system.health`);
     assert.equal(res.status, 200);
@@ -389,7 +389,7 @@ describe('incident feed', () => {
     const shuffled = starts.map((_, i) => starts[(i * 37) % starts.length]);
     assert.equal(new Set(shuffled).size, starts.length);
     for (const startsAt of shuffled) {
-      await app.container.incidents.create(app.container.orm.em.fork(), { kind: 'incident', state: 'investigating', title: startsAt, message: 'm', affectedComponents: [], startsAt });
+      await app.container.services.incidents.create(app.container.orm.em.fork(), { kind: 'incident', state: 'investigating', title: startsAt, message: 'm', affectedComponents: [], startsAt });
     }
     const incidents = await list(app);
     assert.equal(incidents.length, 100);

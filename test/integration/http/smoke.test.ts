@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildApp } from '../../../server/http/app.ts';
+import type { RouteInstaller } from '../../../server/http/route-installer.ts';
 import { buildTestApp } from '../../helpers/app.ts';
 
 describe('smoke', () => {
@@ -28,11 +29,11 @@ describe('smoke', () => {
 
   it('refuses to start with a plain route under /api/, which the REST paths would shadow', async (t) => {
     const app = await buildTestApp(t);
-    app.container.extraRoutes.push((routes) => {
+    const extra: RouteInstaller = (routes) => {
       routes.get('/API/extra', (ctx) => {
         ctx.body = 'never served';
       });
-    });
-    assert.throws(() => buildApp(app.container), /shadowed by the REST paths/);
+    };
+    assert.throws(() => buildApp(app.container, { routes: [extra] }), /shadowed by the REST paths/);
   });
 });

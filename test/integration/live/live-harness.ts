@@ -127,7 +127,7 @@ export async function startLiveWorld(
       }, 'the subscription to be drained', timeoutMs);
     },
     async maintenance() {
-      return (await app.container.liveInbox!.maintenance!.runOnce()) as Awaited<ReturnType<LiveWorld['maintenance']>>;
+      return (await app.container.liveInbox.maintenance!.runOnce()) as Awaited<ReturnType<LiveWorld['maintenance']>>;
     },
     async signInAs(user) {
       providers.identity.setCurrentUser(user);

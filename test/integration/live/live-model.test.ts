@@ -29,7 +29,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Account, SyncState } from '../../../db/entities/index.ts';
-import { notificationAccounts } from '../../../server/domain/mail/live-inbox.ts';
+import { notificationAccounts } from '../../../server/poller/live-inbox.ts';
 import { createSyncService, type SyncService } from '../../../server/domain/mail/sync.service.ts';
 import { listThreads } from '../../../server/domain/mail/thread.service.ts';
 import { createNotificationPoller, type NotificationPoller } from '../../../server/poller/notification-poller.ts';
@@ -456,7 +456,7 @@ async function runSchedule(s: Schedule): Promise<void> {
          updated_at = now() - interval '7 hours' where account_id = ?`,
       [accountId],
     );
-    const sweep = (await app.container.liveInbox!.maintenance!.runOnce()) as { stale: string[]; resynced: number };
+    const sweep = (await app.container.liveInbox.maintenance!.runOnce()) as { stale: string[]; resynced: number };
     assert.deepEqual(sweep.stale, [accountId], 'the sweep finds the account whose notifications stopped');
     assert.equal(sweep.resynced, 1);
     await afterStep('final sweep');

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { notificationAccounts } from '../../../server/domain/mail/live-inbox.ts';
+import { notificationAccounts } from '../../../server/poller/live-inbox.ts';
 import { createNotificationPoller } from '../../../server/poller/notification-poller.ts';
 import { createNotificationQueue, ensureEmulatorSubscription, type NotificationQueue } from '../../../server/providers/pubsub.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
@@ -40,7 +40,7 @@ function secondInstance(w: LiveWorld, wrap: (q: NotificationQueue) => Notificati
   const config = { ...w.app.config, pubsub: { ...w.app.config.pubsub, subscription: SUBSCRIPTION, emulatorHost: w.pubsub.host, projectId: 'test-project' } };
   return createNotificationPoller({
     queue: wrap(createNotificationQueue(config)),
-    sync: w.app.container.sync,
+    sync: w.app.container.services.sync,
     log: w.app.container.log.child({ instance }),
     idleDelayMs: 50,
     batchSize: 2,
@@ -134,7 +134,7 @@ describe('live inbox over Pub/Sub', () => {
 
   it('a notification that arrives while the sync route runs for the account waits its turn: no overlap, nothing lost', async (t) => {
     const w = await startLiveWorld(t, { poller: false, forward: false });
-    assert.equal(w.app.container.liveInbox?.poller, undefined, 'no poller without PUBSUB_SUBSCRIPTION');
+    assert.equal(w.app.container.liveInbox.poller, undefined, 'no poller without PUBSUB_SUBSCRIPTION');
     await w.syncAll();
     const poller = secondInstance(w);
     t.after(() => poller.stop());
@@ -375,22 +375,18 @@ describe('live inbox over Pub/Sub', () => {
     await waitFor(() => w.gmail.calls['history.list']! > 0, 'a sync in flight');
     // Shut down as the process does (stop accepting requests, stop the workers, close the
     // database); what the stopped poller left behind is read before the test database goes.
-    let leftBehind: { rows: number; leaseOwner: string | null } | undefined;
-    const closeContainer = w.app.container.close.bind(w.app.container);
-    w.app.container.close = async () => {
-      await closeContainer();
-      const pg = (await import('pg')).default;
-      const client = new pg.Client({ connectionString: w.app.databaseUrl });
-      await client.connect();
-      try {
-        const { rows } = await client.query('select count(*)::int as n from mail_messages where account_id = $1', [w.accountId]);
-        const { rows: lease } = await client.query('select lease_owner from sync_states where account_id = $1', [w.accountId]);
-        leftBehind = { rows: rows[0].n, leaseOwner: lease[0].lease_owner };
-      } finally {
-        await client.end();
-      }
-    };
-    await w.app.close();
+    await w.app.stop();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: w.app.databaseUrl });
+    await client.connect();
+    let leftBehind: { rows: number; leaseOwner: string | null };
+    try {
+      const { rows } = await client.query('select count(*)::int as n from mail_messages where account_id = $1', [w.accountId]);
+      const { rows: lease } = await client.query('select lease_owner from sync_states where account_id = $1', [w.accountId]);
+      leftBehind = { rows: rows[0].n, leaseOwner: lease[0].lease_owner };
+    } finally {
+      await client.end();
+    }
     const requestsAtStop = w.gmail.requests.length;
     assert.deepEqual(leftBehind, { rows: 3, leaseOwner: null }, 'the sync in flight committed; no lease left behind');
     assert.ok(!w.app.logs.some((l) => l.msg === 'mail sync failed'), 'the sync in flight was not cut off');

@@ -21,7 +21,7 @@ describe('GET /status in a real browser', () => {
   it('shows the live component states of /health and the incident history', async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
-    const app = await buildTestApp(t, { probes: { mail: async () => ({ state: 'degraded', detail: 'answered HTTP 503' }) } });
+    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'degraded', detail: 'answered HTTP 503' }) } } });
     const resolved = await createIncident(app.url, { kind: 'incident', state: 'resolved', title: 'Sync delays', message: 'Notifications arrived late.', affectedComponents: ['mail'], startsAt: '2026-01-02T10:00:00.000Z' });
     const planned = await createIncident(app.url, { kind: 'maintenance', state: 'scheduled', title: 'Database upgrade', message: 'Five minutes read-only.', affectedComponents: ['database'] });
 

@@ -96,7 +96,7 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
       if (opts.failStop) throw new Error('stop failed');
     },
   };
-  const auth = createAuthService({ oauth, credentials, log: silent, stateTtlSeconds: 600, watch: () => watch, clock: () => now });
+  const auth = createAuthService({ oauth, credentials, log: silent, stateTtlSeconds: 600, watch, clock: () => now });
   return { auth, em, log, states, setNow: (d: Date) => void (now = d) };
 }
 
