@@ -4,17 +4,18 @@
  * its own bucket; every other route shares the configurable global bucket. If the database
  * is unreachable, an in-memory insurance limiter keeps limiting (per instance) meanwhile.
  *
- * Cost per request: one upsert. Requests of the same client that arrive while its upsert is
- * in flight are counted together by the next one (see `coalesced`), with the same answers
- * as one upsert each; and the counters commit without waiting for the disk (a database crash
- * can forget the last fraction of a second of counts, which only ever lets a few more
- * requests through). Counts are never cached: every instance sees every count at once.
+ * Cost per request: a share of one upsert. Requests of the same client that arrive while its
+ * upsert is in flight are counted together by the next one (see `coalesced`), with the same
+ * answers as one upsert each; the upserts of all clients in flight together go as one
+ * statement (rate-limit-store.ts). Counts are never cached: every instance sees every count
+ * at once.
  */
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type Koa from 'koa';
 import type pg from 'pg';
 import { AppError } from '../domain/errors.ts';
 import { FIXED_BUCKETS, FIXED_WINDOW_SECONDS, type BucketName } from '../domain/rate-limit-buckets.ts';
+import { createCounterStore } from './rate-limit-store.ts';
 
 export { FIXED_BUCKETS, type BucketName } from '../domain/rate-limit-buckets.ts';
 
@@ -100,27 +101,7 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
 }
 
 export function createRateLimits(opts: { pool: pg.Pool; global: { max: number; windowSeconds: number } }): RateLimits {
-  // Counters need no disk flush per commit: each connection of the pool, before its first
-  // counter, is switched to commit without waiting for it.
-  const asynchronous = new WeakSet<pg.PoolClient>();
-  const store = {
-    async query(q: pg.QueryConfig) {
-      const client = await opts.pool.connect();
-      let broken: Error | undefined;
-      try {
-        if (!asynchronous.has(client)) {
-          await client.query('set synchronous_commit = off');
-          asynchronous.add(client);
-        }
-        return await client.query(q);
-      } catch (err) {
-        if (!(err as { code?: string }).code) broken = err as Error;
-        throw err;
-      } finally {
-        client.release(broken);
-      }
-    },
-  };
+  const store = createCounterStore(opts.pool);
   const limiters = new Map<BucketName, { limit: number; consume: Consume }>();
   const make = (name: BucketName, points: number, duration: number) => {
     const limiter = new RateLimiterPostgres({

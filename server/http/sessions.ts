@@ -11,6 +11,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import type { SessionUser } from '../domain/auth/session-user.ts';
 import { sha256hex } from '../domain/hash.ts';
+import { oneInFlightLoader } from '../batch-loader.ts';
 import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';
@@ -68,40 +69,32 @@ export function cookieKeys(keys: readonly string[]) {
   };
 }
 
-/** A live session's row, as JSON text. */
-const READ_SESSION = preparedStatement('mia_read_session', 'select data::text as data from sessions where id = ? and expires_at > now()');
+/** The live sessions among some ids, each row's data as JSON text. */
+const READ_SESSIONS = preparedStatement('mia_read_sessions', 'select id, data::text as data from sessions where id = any(?::text[]) and expires_at > now()');
 
 /**
- * The store koa-session calls. Lookups of the same key that overlap share one SELECT: a
- * request arriving while the row is being read for another request of the same session
- * gets that answer (a copy) instead of reading again. Nothing is kept once the read is
- * done, so a change to the row — sign-out, expiry, deletion with the account, here or on
- * another instance — is seen by every request that starts after it. Writes and deletes
- * here also detach a read still in flight, so no later request can join a stale one.
+ * The store koa-session calls. Reads of concurrent requests, of any sessions, are answered
+ * together by one statement (oneInFlightLoader): a request arriving while a read is in
+ * flight waits for the next one, so every request is answered by a statement that started
+ * after it, and a change to a row (sign-out, expiry, deletion with the account, here or on
+ * another instance) is seen by every request that starts after it.
  */
 export function createSessionStore(orm: MikroORM, run: RunPrepared) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
-  const reading = new Map<string, Promise<string | null>>();
+  const reads = oneInFlightLoader<string, string | null>(async (ids) => {
+    const rows = await run<{ id: string; data: string }>(READ_SESSIONS, [[...new Set(ids)]]);
+    const byId = new Map(rows.map((r) => [r.id, r.data]));
+    return ids.map((id) => byId.get(id) ?? null);
+  });
   return {
     async get(key: string) {
-      const id = sha256hex(key);
-      // The row's JSON as text: each request parses its own copy (a joined read included).
-      let read = reading.get(id);
-      if (!read) {
-        const started: Promise<string | null> = run<{ data: string }>(READ_SESSION, [id])
-          .then((rows) => rows[0]?.data ?? null)
-          .finally(() => {
-            if (reading.get(id) === started) reading.delete(id);
-          });
-        reading.set(id, (read = started));
-      }
-      const text = await read;
+      // The row's JSON as text: each request parses its own copy.
+      const text = await reads.load(sha256hex(key));
       return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
     },
     async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
       const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
-      reading.delete(sha256hex(key));
       await sql(
         `insert into sessions (id, account_id, data, expires_at) values (?, ?, ?, now() + (? || ' milliseconds')::interval)
          on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
@@ -109,7 +102,6 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
       );
     },
     async destroy(key: string) {
-      reading.delete(sha256hex(key));
       await sql('delete from sessions where id = ?', [sha256hex(key)]);
     },
   };
