@@ -17,7 +17,10 @@ class CapturedResponse {
   statusCode = 200;
   headers: Record<string, string> = {};
   body: string | undefined;
-  constructor(private readonly real: ServerResponse) {}
+  private readonly real: ServerResponse;
+  constructor(real: ServerResponse) {
+    this.real = real;
+  }
   setHeader(name: string, value: string | number | readonly string[]) {
     this.headers[name.toLowerCase()] = String(value);
   }

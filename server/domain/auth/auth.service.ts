@@ -15,9 +15,11 @@ const random = () => randomBytes(32).toString('base64url');
 
 /** Why a callback failed; logged with the request id, never shown to the browser. */
 export class SignInFailure extends Error {
-  constructor(readonly reason: string, cause?: unknown) {
+  readonly reason: string;
+  constructor(reason: string, cause?: unknown) {
     super(`sign-in failed: ${reason}`, { cause });
     this.name = 'SignInFailure';
+    this.reason = reason;
   }
 }
 

@@ -1,8 +1,8 @@
 /**
- * Resilience harness: the service run the way an operator runs it — `node --import tsx
- * server/main.ts` as a child process, configured by environment only — on a PostgreSQL
- * cluster of its own that can be stopped and started again on the same port, with the
- * stand-in providers living in the test process.
+ * Resilience harness: the service run the way an operator runs it — `node server/main.ts`
+ * (Node's own type stripping, as `npm start` does) as a child process, configured by
+ * environment only — on a PostgreSQL cluster of its own that can be stopped and started
+ * again on the same port, with the stand-in providers living in the test process.
  *
  * Also used by bench/load/mixed.ts. Not a test file (no `.test.ts`).
  */
@@ -225,7 +225,7 @@ export async function startService(
   const port = opts.port ?? (await freePort());
   const name = opts.name ?? `svc-${port}`;
   const dataDir = await mkdtemp(path.join(tmpdir(), 'mia-svc-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', ...(opts.nodeArgs ?? []), 'server/main.ts'], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), 'server/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
