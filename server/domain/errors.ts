@@ -37,6 +37,8 @@ export interface ZodLikeIssue {
   code: string;
   path: PropertyKey[];
   keys?: string[];
+  /** A custom issue names its own code here (`params: { code }`). */
+  params?: { code?: unknown };
 }
 
 /** Zod issues as `{path, code}`, never values; unknown keys are named one by one. */
@@ -46,7 +48,7 @@ export function issuesFromZod(issues: ZodLikeIssue[]): ValidationIssue[] {
     const base = i.path.map(String);
     if (i.code === 'unrecognized_keys' && i.keys?.length) {
       for (const k of i.keys) out.push({ path: [...base, k].join('.'), code: i.code });
-    } else out.push({ path: base.join('.'), code: i.code });
+    } else out.push({ path: base.join('.'), code: i.code === 'custom' && typeof i.params?.code === 'string' ? i.params.code : i.code });
   }
   return out;
 }

@@ -1,126 +1,98 @@
 /**
- * GET /openapi.json: trpc-to-openapi's document, post-processed so every operation
- * documents the spec's error envelope (not the stock error body), 201/204 successes are
- * right, and the plain routes (/health, /, OAuth redirects) are listed too.
+ * GET /openapi.json: trpc-to-openapi's document of the REST operations, completed from each
+ * procedure's route facts (meta: success status, errors) so that a stranger can call every
+ * route from it: the envelope and headers of every status the route answers, the session
+ * cookie pair and CSRF header where needed, query integers with their bounds and defaults,
+ * request bodies required only when they have required fields; plus the plain routes.
  */
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import type { Meta } from '../trpc/init.ts';
-import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
 import { z } from 'zod';
-import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../shared/errors.ts';
+import type { ErrorCode } from '../../shared/errors.ts';
+import { INCIDENT_STATES } from '../../shared/schemas/status.ts';
 import { healthReport } from '../../shared/schemas/system.ts';
+import type { Meta } from '../trpc/init.ts';
+import type { AppRouter } from '../trpc/routers/index.ts';
+import { plainRoutes } from './openapi-plain.ts';
+import { description, envelopeSchema, errorResponses, headers, securityFor, securitySchemes, successHeaders, tags } from './openapi-shared.ts';
 
 type Doc = ReturnType<typeof generateOpenApiDocument>;
 type Json = Record<string, any>;
+type Procedure = { _def: { meta?: Meta; inputs?: unknown[] } };
 
-const envelopeSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'requestId'],
-      properties: {
-        code: { type: 'string', enum: ERROR_CODES },
-        message: { type: 'string' },
-        requestId: { type: 'string' },
-        details: {
-          type: 'object',
-          properties: {
-            issues: {
-              type: 'array',
-              items: { type: 'object', required: ['path', 'code'], properties: { path: { type: 'string' }, code: { type: 'string' } } },
-            },
-          },
-        },
-      },
-    },
-  },
-};
-
-/** The route facts of each REST operation (`METHOD /path`), from its procedure's meta. */
-function operationFacts(router: AppRouter): Map<string, Meta> {
-  const facts = new Map<string, Meta>();
-  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>;
-  for (const { _def } of Object.values(procedures)) {
-    const op = _def.meta?.openapi;
-    if (op) facts.set(`${op.method} ${op.path}`, _def.meta!);
+/** An integer query parameter's bounds and default, read from its Zod schema (default -> pipe -> int). */
+function integerBounds(schema: unknown): Json | undefined {
+  let s = schema as any;
+  const out: Json = { type: 'integer' };
+  for (let depth = 0; s && depth < 5; depth++) {
+    const def = s._zod?.def;
+    if (def?.type === 'default') out.default = typeof def.defaultValue === 'function' ? def.defaultValue() : def.defaultValue;
+    if (def?.type === 'default' || def?.type === 'optional') s = def.innerType;
+    else if (def?.type === 'pipe') s = def.out;
+    else if (def?.type === 'number' && s.isInt) return { ...out, minimum: s.minValue, maximum: s.maxValue };
+    else return undefined;
   }
-  return facts;
+  return undefined;
 }
 
+/** Completes one REST operation from its procedure. */
+function completeOperation(op: Json, procedure: Procedure) {
+  const meta = procedure._def.meta ?? {};
+  const errors: readonly ErrorCode[] = meta.errors ?? [];
+  const ok = op.responses?.['200'];
+  const success: Json = {};
+  if (meta.successStatus === 204) success['204'] = { description: 'No Content', headers: successHeaders };
+  else success[String(meta.successStatus ?? 200)] = { ...ok, description: meta.successStatus === 201 ? 'Created' : 'OK', headers: successHeaders };
+  op.responses = { ...success, ...errorResponses(errors) };
+  op.security = securityFor(errors, op.operationId === 'analytics-event');
+  op.description ??= op.summary;
+  const input = (procedure._def.inputs?.[0] as { shape?: Record<string, unknown> } | undefined)?.shape;
+  for (const param of op.parameters ?? []) {
+    const bounds = param.in === 'query' ? integerBounds(input?.[param.name]) : undefined;
+    if (bounds) param.schema = bounds;
+  }
+  const body = op.requestBody?.content?.['application/json']?.schema;
+  if (body && !body.required?.length) op.requestBody.required = false;
+}
+
+/** What the schemas alone cannot say: trimmed texts are not blank, components are listed once, a state belongs to its kind. */
+function tightenIncidentBodies(doc: Json) {
+  const incidents = doc.paths['/api/status/incidents']?.post;
+  const update = doc.paths['/api/status/incidents/{id}']?.patch;
+  for (const op of [incidents, update]) {
+    const schema = op?.requestBody?.content?.['application/json']?.schema;
+    if (!schema) continue;
+    for (const field of ['title', 'message']) if (schema.properties?.[field]) schema.properties[field].not = { pattern: '^\\s*$' };
+    if (schema.properties?.affectedComponents) schema.properties.affectedComponents.uniqueItems = true;
+  }
+  const create = incidents?.requestBody?.content?.['application/json'];
+  if (create) {
+    const { properties } = create.schema;
+    const byKind = (kind: string) => ({ required: ['kind', 'state'], properties: { kind: { enum: [kind] }, state: { enum: properties.state.enum.filter((s: string) => kindOfState(s) === kind) } } });
+    create.schema = { ...create.schema, oneOf: [byKind('incident'), byKind('maintenance')] };
+  }
+  if (update) update.description = 'Change an incident. `state` must belong to the incident\'s kind (VALIDATION_FAILED `invalid_state_for_kind`).';
+}
+const kindOfState = (state: string) => ((INCIDENT_STATES.maintenance as readonly string[]).includes(state) ? 'maintenance' : 'incident');
+
 export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string }): Doc {
-  const facts = operationFacts(router);
-  const doc = generateOpenApiDocument(router, {
-    title: 'Mail Inbox Assistant API',
-    version: '1.0.0',
-    baseUrl: opts.baseUrl,
-    description: 'Read-only inbox sync with AI triage and reply drafts. Every error uses the envelope ErrorEnvelope.',
-    securitySchemes: {
-      session: { type: 'apiKey', in: 'cookie', name: 'mia_session' },
-      statusAdmin: { type: 'http', scheme: 'bearer' },
-    },
-  }) as Json;
-  doc.components ??= {};
-  doc.components.schemas = { ...(doc.components.schemas ?? {}), ErrorEnvelope: envelopeSchema, HealthReport: z.toJSONSchema(healthReport, { target: 'openapi-3.0' }) };
-  delete doc.components.responses;
-  const ref = { $ref: '#/components/schemas/ErrorEnvelope' };
-  // DELETE /auth/account is a plain route over the auth.deleteAccount procedure.
-  const errorsOf = (key: string): readonly ErrorCode[] =>
-    (key === 'DELETE /auth/account' ? procedureMeta('auth.deleteAccount') : facts.get(key))?.errors ?? [];
-  const errorResponses = (key: string, responses: Json): Json => {
-    const codes = new Set<ErrorCode>(['RATE_LIMITED', 'INTERNAL_ERROR', ...errorsOf(key)]);
-    const byStatus = new Map<number, string[]>();
-    for (const code of codes) {
-      const { status } = ERROR_TABLE[code];
-      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-    }
-    for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-      responses[String(status)] = { description: list.join(', '), content: { 'application/json': { schema: ref } } };
-    }
-    return responses;
-  };
+  const doc = generateOpenApiDocument(router, { title: 'Mail Inbox Assistant API', version: '1.0.0', baseUrl: opts.baseUrl, description, securitySchemes }) as Json;
+  doc.info.license = { name: 'Proprietary', url: `${opts.baseUrl}/docs` };
+  doc.info.contact = { name: 'Mail Inbox Assistant operators', url: `${opts.baseUrl}/status` };
+  doc.tags = tags;
+  // Only the envelope describes errors: trpc-to-openapi's stock error schemas describe another shape.
+  doc.components = { securitySchemes, headers, schemas: { ErrorEnvelope: envelopeSchema, HealthReport: z.toJSONSchema(healthReport, { target: 'openapi-3.0' }) } };
+  const byPath = new Map<string, Procedure>();
+  for (const p of Object.values(router._def.procedures as unknown as Record<string, Procedure>)) {
+    const o = p._def.meta?.openapi;
+    if (o) byPath.set(`${o.method} ${o.path}`, p);
+  }
   for (const [path, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
     for (const [method, op] of Object.entries(item) as [string, Json][]) {
-      const key = `${method.toUpperCase()} ${path}`;
-      const ok = op.responses?.['200'];
-      const responses: Json = {};
-      const success = facts.get(key)?.successStatus;
-      if (success === 204) responses['204'] = { description: 'No Content' };
-      else if (success === 201) responses['201'] = { ...ok, description: 'Created' };
-      else responses['200'] = ok;
-      op.responses = errorResponses(key, responses);
-      const codes = errorsOf(key);
-      op.security = codes.includes('AUTH_REQUIRED') ? [{ session: [] }] : codes.includes('FORBIDDEN') ? [{ statusAdmin: [] }] : [];
+      const procedure = byPath.get(`${method.toUpperCase()} ${path}`);
+      if (procedure) completeOperation(op, procedure);
     }
   }
-  const plain = (summary: string, responses: Json) => ({ summary, tags: ['system'], responses });
-  doc.paths['/health'] = {
-    get: plain('Health probe (any origin)', {
-      200: { description: 'Health report', content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthReport' } } } },
-      503: { description: 'Database unreachable; the body is still the health report', content: { 'application/json': { schema: { $ref: '#/components/schemas/HealthReport' } } } },
-    }),
-  };
-  doc.paths['/auth/account'] = {
-    delete: {
-      operationId: 'auth-deleteAccount',
-      summary: 'Delete the account and all its data',
-      tags: ['auth'],
-      security: [{ session: [] }],
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['confirm'], additionalProperties: false, properties: { confirm: { type: 'boolean', enum: [true] } } } } } },
-      responses: errorResponses('DELETE /auth/account', { 204: { description: 'No Content' } }),
-    },
-  };
-  doc.paths['/'] = { get: plain('Human-facing status page (HTML)', { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } }) };
-  doc.paths['/auth/provider'] = {
-    get: { ...plain('Start sign-in: redirect to the identity provider', { 302: { description: 'Redirect to the consent screen' }, 503: { description: 'SERVICE_UNAVAILABLE', content: { 'application/json': { schema: ref } } } }), tags: ['auth'] },
-  };
-  doc.paths['/auth/provider/callback'] = {
-    get: {
-      ...plain('OAuth redirect target', { 302: { description: 'Redirect to the web app with connected=1 or error=oauth_failed' }, 503: { description: 'SERVICE_UNAVAILABLE', content: { 'application/json': { schema: ref } } } }),
-      tags: ['auth'],
-      parameters: ['code', 'state', 'error'].map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
-    },
-  };
+  tightenIncidentBodies(doc);
+  Object.assign(doc.paths, plainRoutes());
   return doc as Doc;
 }

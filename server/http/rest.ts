@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { AppError } from '../domain/errors.ts';
+import { AppError, invalidInput } from '../domain/errors.ts';
+import { toAppError } from './envelope.ts';
 import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES, readJsonObject } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
@@ -91,9 +92,20 @@ function readQuery(req: IncomingMessage & { query?: unknown }, url: URL): void {
   req.query = query;
 }
 
+/**
+ * The input a request gets when its body could not be read: an object with a key no input
+ * has, so every procedure refuses it at input validation — after its rate limit, session
+ * and CSRF checks. The body's own problem is then reported in place of that refusal, so an
+ * unauthenticated caller gets 401 whatever its body.
+ */
+const UNREADABLE_BODY = Object.freeze({ '(unreadable body)': true });
+/** The methods whose body trpc-to-openapi reads as input. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa.Middleware {
   const operations = restOperations(router);
   const failures = new WeakMap<IncomingMessage, unknown>();
+  const bodyErrors = new WeakMap<IncomingMessage, AppError>();
   const handler = createOpenApiNodeHttpHandler({
     router,
     maxBodySize: BODY_LIMIT_BYTES,
@@ -122,7 +134,20 @@ export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       // procedure so that it is counted against the route's own bucket, not the global one.
       ctx.state.procedurePath = target.procedure;
       readQuery(req, url);
-      if (!hasBody && req.headers['content-type'] === 'application/json') (req as IncomingMessage & { body?: unknown }).body = await readJsonObject(req);
+      const withBody = req as IncomingMessage & { body?: unknown };
+      if (!hasBody && !BODY_METHODS.has(ctx.method)) {
+        // A body where the operation takes none: still well-formed JSON or refused, as before.
+        if (req.headers['content-type'] === 'application/json') withBody.body = await readJsonObject(req);
+      } else if (!hasBody) {
+        try {
+          if (req.headers['content-type'] !== 'application/json') throw invalidInput('unsupported_media_type');
+          withBody.body = await readJsonObject(req);
+        } catch (err) {
+          bodyErrors.set(req, err as AppError);
+          req.headers['content-type'] = 'application/json';
+          withBody.body = UNREADABLE_BODY;
+        }
+      }
     }
     const captured = new CapturedResponse(ctx.res);
     let noProcedure = false;
@@ -130,7 +155,11 @@ export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       noProcedure = true;
     });
     if (noProcedure) return next();
-    if (failures.has(req)) throw failures.get(req);
+    if (failures.has(req)) {
+      const failure = failures.get(req);
+      const bodyError = bodyErrors.get(req);
+      throw bodyError && toAppError(failure).code === 'VALIDATION_FAILED' ? bodyError : failure;
+    }
     ctx.status = captured.statusCode;
     if (captured.statusCode === 204) {
       ctx.body = null;

@@ -40,7 +40,7 @@ export const createIncidentInput = z
   .strict()
   .superRefine((v, ctx) => {
     if (!(INCIDENT_STATES[v.kind] as readonly string[]).includes(v.state)) {
-      ctx.addIssue({ code: 'custom', path: ['state'], message: 'state does not belong to kind' });
+      ctx.addIssue({ code: 'custom', path: ['state'], message: 'state does not belong to kind', params: { code: 'invalid_state_for_kind' } });
     }
   });
 

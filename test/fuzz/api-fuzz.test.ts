@@ -571,7 +571,9 @@ describe('hostile-input fuzzing of every REST route and /trpc', () => {
         const outcome = await send(plan, world, undefined);
         assert.notEqual(outcome.code, 'RATE_LIMITED', `${plan.label}: refused before the limit was reached`);
       }
-      const last = await send({ ...plans[0], label: `${procedure}: request ${limit + 1}` }, world, undefined);
+      // The extra request repeats a plan that has a body to read the code from (a HEAD answer has none).
+      const again = plans.find((p) => p.method !== 'HEAD')!;
+      const last = await send({ ...again, label: `${procedure}: request ${limit + 1}` }, world, undefined);
       assert.equal(last.code, 'RATE_LIMITED', `${procedure}: request ${limit + 1} from one client is RATE_LIMITED (got ${last.status})`);
     }
   });

@@ -4,7 +4,7 @@ import { csrfProcedure, publicProcedure, router } from '../init.ts';
 
 export const authRouter = router({
   session: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/session', tags: ['auth'], summary: 'Session status and CSRF token' }, errors: ['SERVICE_UNAVAILABLE'] })
+    .meta({ openapi: { method: 'GET', path: '/auth/session', tags: ['auth'], summary: 'Session status and CSRF token' }, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(sessionInfo)
     .query(async ({ ctx }) => {
@@ -14,7 +14,7 @@ export const authRouter = router({
     }),
 
   logout: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/logout', tags: ['auth'], summary: 'End the session', successDescription: 'No Content' }, successStatus: 204, errors: ['SERVICE_UNAVAILABLE'] })
+    .meta({ openapi: { method: 'POST', path: '/auth/logout', tags: ['auth'], summary: 'End the session', successDescription: 'No Content' }, successStatus: 204, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(z.void())
     .mutation(({ ctx }) => {
@@ -26,7 +26,7 @@ export const authRouter = router({
       openapi: { method: 'POST', path: '/auth/provider/disconnect', tags: ['auth'], summary: 'Revoke access, stop the watch, clear credentials, end sessions', successDescription: 'No Content' },
       rateLimit: 'auth.disconnect',
       successStatus: 204,
-      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
     })
     .input(z.object({}).strict().optional())
     .output(z.void())

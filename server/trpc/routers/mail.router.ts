@@ -9,7 +9,7 @@ export const mailProcedures = {
     .meta({
       openapi: { method: 'POST', path: '/api/mail/sync', tags: ['mail'], summary: 'Run one bounded inbox sync (at most 50 new messages)' },
       rateLimit: 'mail.sync',
-      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
     })
     .input(z.object({}).strict().optional())
     .output(syncResult)

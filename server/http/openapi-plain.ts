@@ -1,0 +1,73 @@
+/**
+ * The routes of the OpenAPI document that are not procedures' REST operations: the health
+ * probe and the status page, the browser legs of sign-in, and DELETE /auth/account (a plain
+ * route over the auth.deleteAccount procedure, whose route facts it uses).
+ */
+import { procedureMeta } from '../trpc/routers/index.ts';
+import { errorResponses, securityFor, successHeaders } from './openapi-shared.ts';
+
+type Json = Record<string, any>;
+
+const json = (schema: Json) => ({ 'application/json': { schema } });
+const envelope = json({ $ref: '#/components/schemas/ErrorEnvelope' });
+
+export function plainRoutes(): Json {
+  const deletion = procedureMeta('auth.deleteAccount')!;
+  const health = json({ $ref: '#/components/schemas/HealthReport' });
+  const redirect = (description: string) => ({ description, headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string', format: 'uri' } } } });
+  const unavailable = { description: 'SERVICE_UNAVAILABLE: sign-in is not configured', content: envelope };
+  return {
+    '/health': {
+      get: {
+        operationId: 'system-healthProbe',
+        summary: 'Health probe (any origin)',
+        description: 'The state of the database and the providers. 503 when the database is unreachable; the body is still the report.',
+        tags: ['system'],
+        security: [],
+        responses: { 200: { description: 'Health report', content: health }, 503: { description: 'Database unreachable', content: health }, ...errorResponses([]) },
+      },
+    },
+    '/': {
+      get: {
+        operationId: 'system-statusPage',
+        summary: 'Human-facing status page (HTML)',
+        description: 'The same live state as /health, as a page.',
+        tags: ['system'],
+        security: [],
+        responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...errorResponses([]) },
+      },
+    },
+    '/auth/provider': {
+      get: {
+        operationId: 'auth-provider',
+        summary: 'Start sign-in: redirect to the identity provider',
+        description: 'For a browser: answers 302 to the consent screen and sets a short-lived pre-auth cookie.',
+        tags: ['auth'],
+        security: [],
+        responses: { 302: redirect('Redirect to the consent screen'), 503: unavailable, ...errorResponses([]) },
+      },
+    },
+    '/auth/provider/callback': {
+      get: {
+        operationId: 'auth-providerCallback',
+        summary: 'OAuth redirect target',
+        description: 'For the identity provider\'s redirect: signs in and redirects to the web app with `connected=1`, or with `error=oauth_failed`.',
+        tags: ['auth'],
+        security: [],
+        parameters: ['code', 'state', 'error'].map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
+        responses: { 302: redirect('Redirect to the web app'), 503: unavailable, ...errorResponses([]) },
+      },
+    },
+    '/auth/account': {
+      delete: {
+        operationId: 'auth-deleteAccount',
+        summary: 'Delete the account and all its data',
+        description: 'Stops the mail watch, revokes the grant and deletes every row of the account, then ends its sessions.',
+        tags: ['auth'],
+        security: securityFor(deletion.errors ?? []),
+        requestBody: { required: true, content: json({ type: 'object', required: ['confirm'], additionalProperties: false, properties: { confirm: { type: 'boolean', enum: [true] } } }) },
+        responses: { 204: { description: 'No Content', headers: successHeaders }, ...errorResponses(deletion.errors ?? []) },
+      },
+    },
+  };
+}
