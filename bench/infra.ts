@@ -12,7 +12,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { freePort, startEmbeddedPostgres, type EmbeddedDatabase } from '../server/database.ts';
 import { Browser } from '../test/helpers/browser.ts';
-import type { IdentityStandIn } from '../test/stand-ins/identity.stand-in.ts';
+import type { IdentityStandIn } from '../stand-ins/identity.stand-in.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 

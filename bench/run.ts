@@ -24,15 +24,15 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { startGmailStandIn } from '../test/stand-ins/gmail.stand-in.ts';
-import { startIdentityStandIn } from '../test/stand-ins/identity.stand-in.ts';
-import { startPubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
+import { startGmailStandIn } from '../stand-ins/gmail.stand-in.ts';
+import { startIdentityStandIn } from '../stand-ins/identity.stand-in.ts';
+import { startPubSubStandIn } from '../stand-ins/pubsub.stand-in.ts';
 import { freePort, freshIp, machine, ROOT, signIn, spawnNode, startDatabase, type NodeProcess, type SignedIn } from './infra.ts';
 import { renderMarkdown, type BenchReport } from './report.ts';
 import { forPg } from './sql.ts';
 import { checkpointAt, explainList, loadTest, pollerBurst, resetToListing, syncOnce, type ListStatement, type LoadResult, type SyncRun } from './scenarios.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
-import { identityEnv } from '../test/stand-ins/stand-in-env.ts';
+import { identityEnv } from '../stand-ins/stand-in-env.ts';
 
 const { values: args } = parseArgs({
   options: {

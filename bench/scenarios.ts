@@ -5,8 +5,8 @@
  */
 import autocannon from 'autocannon';
 import type pg from 'pg';
-import type { GmailStandIn, RecordedRequest } from '../test/stand-ins/gmail.stand-in.ts';
-import type { PubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
+import type { GmailStandIn, RecordedRequest } from '../stand-ins/gmail.stand-in.ts';
+import type { PubSubStandIn } from '../stand-ins/pubsub.stand-in.ts';
 import { cpuMs, freshIp, postgresCpu, postgresCpuDelta, sampleRss, statementDelta, statementSnapshot, type BenchDatabase, type NodeProcess, type SignedIn } from './infra.ts';
 
 // ------------------------------------------------------------------ thread list under load

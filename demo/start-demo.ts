@@ -8,13 +8,13 @@ import path from 'node:path';
 import { loadConfig } from '../server/config.ts';
 import { withDevSecrets } from '../server/dev-secrets.ts';
 import { startService } from '../server/service.ts';
-import { startGmailStandIn } from '../test/stand-ins/gmail.stand-in.ts';
-import { startIdentityStandIn } from '../test/stand-ins/identity.stand-in.ts';
-import { startOpenAIStandIn } from '../test/stand-ins/openai.stand-in.ts';
-import { startPubSubStandIn } from '../test/stand-ins/pubsub.stand-in.ts';
+import { startGmailStandIn } from '../stand-ins/gmail.stand-in.ts';
+import { startIdentityStandIn } from '../stand-ins/identity.stand-in.ts';
+import { startOpenAIStandIn } from '../stand-ins/openai.stand-in.ts';
+import { startPubSubStandIn } from '../stand-ins/pubsub.stand-in.ts';
 import { demoResponder } from './ai-responder.ts';
 import { startWebClient } from './web-server.ts';
-import { identityEnv } from '../test/stand-ins/stand-in-env.ts';
+import { identityEnv } from '../stand-ins/stand-in-env.ts';
 
 export interface DemoOptions {
   apiPort: number;

@@ -3,11 +3,11 @@
  * issues tokens, the mail stand-in accepts exactly those, the AI stand-in its key. Returns
  * the environment that points the service's real client libraries at them.
  */
-import { startGmailStandIn, type GmailStandIn } from '../stand-ins/gmail.stand-in.ts';
-import { startIdentityStandIn, type IdentityStandIn } from '../stand-ins/identity.stand-in.ts';
-import { startOpenAIStandIn, type OpenAIStandIn } from '../stand-ins/openai.stand-in.ts';
+import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
+import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
 import type { Browser } from './browser.ts';
-import { identityEnv } from '../stand-ins/stand-in-env.ts';
+import { identityEnv } from '../../stand-ins/stand-in-env.ts';
 
 export interface Providers {
   identity: IdentityStandIn;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gmail, type gmail_v1 } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
-import { DEFAULT_MAILBOX, startGmailStandIn, type GmailNotification, type GmailStandIn } from './gmail.stand-in.ts';
+import { DEFAULT_MAILBOX, startGmailStandIn, type GmailNotification, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 
 const ALICE = DEFAULT_MAILBOX;
 const NO_RETRY = { retry: false } as const;

@@ -1,7 +1,7 @@
 import { describe, it, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createPublicKey, randomBytes, verify as cryptoVerify, type JsonWebKey } from 'node:crypto';
-import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from './identity.stand-in.ts';
+import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from '../../stand-ins/identity.stand-in.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/auth/callback';
 const FULL_SCOPE = 'openid email https://www.googleapis.com/auth/gmail.readonly';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { zodResponseFormat, zodTextFormat } from 'openai/helpers/zod';
 import { z } from 'zod';
-import { startOpenAIStandIn, type OpenAIStandIn } from './openai.stand-in.ts';
-import { corruptSample, sampleFromSchema, strictSchemaProblems } from './json-schema-sample.ts';
+import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
+import { corruptSample, sampleFromSchema, strictSchemaProblems } from '../../stand-ins/json-schema-sample.ts';
 
 const TriageSchema = z
   .object({

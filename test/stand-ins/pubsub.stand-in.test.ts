@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { PubSub, v1 } from '@google-cloud/pubsub';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { startPubSubStandIn } from './pubsub.stand-in.ts';
-import type { PubSubStandIn } from './pubsub.stand-in.ts';
+import { startPubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import type { PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
 
 // Never probe a metadata server from tests.
 process.env.GCE_METADATA_HOST = '127.0.0.1:9';

@@ -10,7 +10,7 @@ import { freePort } from '../../../server/database.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import type { Browser } from '../../helpers/browser.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
-import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';
 
 export const ALICE = 'alice@example.com';

@@ -38,7 +38,7 @@ import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
 import { createLogger } from '../../../server/logger.ts';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { startProviders } from '../../helpers/providers.ts';
-import { startGmailStandIn, type FaultEndpoint, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { startGmailStandIn, type FaultEndpoint, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { ModelQueue, TICK_MS, type QueueMethod } from './model-queue.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 250);

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders, signIn, startProviders } from '../../helpers/providers.ts';
-import { startPubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import { startPubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 
 describe('live inbox smoke', () => {
   it('a new message and its notification reach the thread list without a sync call', async (t) => {

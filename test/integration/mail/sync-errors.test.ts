@@ -7,7 +7,7 @@ import { AppError } from '../../../server/domain/errors.ts';
 import { toAppError } from '../../../server/http/envelope.ts';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import type { FaultSpec } from '../../stand-ins/gmail.stand-in.ts';
+import type { FaultSpec } from '../../../stand-ins/gmail.stand-in.ts';
 import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
 
 async function dataSnapshot(mail: MailApp) {

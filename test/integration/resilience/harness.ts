@@ -15,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort, openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/database.ts';
 import { Browser } from '../../helpers/browser.ts';
-import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
-import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from '../../stand-ins/identity.stand-in.ts';
-import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
-import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
-import { identityEnv } from '../../stand-ins/stand-in-env.ts';
+import { startGmailStandIn, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
+import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from '../../../stand-ins/identity.stand-in.ts';
+import { startOpenAIStandIn, type OpenAIStandIn } from '../../../stand-ins/openai.stand-in.ts';
+import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
+import { identityEnv } from '../../../stand-ins/stand-in-env.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const WEB_ORIGIN = 'http://web.test:5173';

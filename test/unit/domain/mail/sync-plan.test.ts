@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, encodeCursor, planHistory, planListingPage } from '../../../server/domain/mail/sync-plan.ts';
-import type { GmailApi, GmailMessage, HistoryRecord } from '../../../server/providers/gmail.ts';
+import { decodeCursor, encodeCursor, planHistory, planListingPage } from '../../../../server/domain/mail/sync-plan.ts';
+import type { GmailApi, GmailMessage, HistoryRecord } from '../../../../server/providers/gmail.ts';
 
 /** An EntityManager stand-in answering lookupKnown from a fixed store. */
 function fakeEm(stored: Record<string, string[]>, threads: string[] = []): EntityManager {

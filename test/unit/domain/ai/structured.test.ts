@@ -7,14 +7,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { APIConnectionTimeoutError, APIError, RateLimitError } from 'openai';
-import { analysisModelOutput, draftModelOutput } from '../../../shared/schemas/ai.ts';
-import { nextUtcDay, nextUtcMonth, utcDayStart, utcMonthStart } from '../../../server/domain/ai/budget.service.ts';
-import { appendSignature, effectiveStyle } from '../../../server/domain/ai/draft.service.ts';
-import { createSingleFlight } from '../../../server/domain/ai/single-flight.ts';
-import { parseAnswer, strictJsonSchema } from '../../../server/domain/ai/structured.ts';
-import { AppError } from '../../../server/domain/errors.ts';
-import { retryAfterFromHeaders, toAiError } from '../../../server/providers/openai.ts';
-import { strictSchemaProblems } from '../../stand-ins/json-schema-sample.ts';
+import { analysisModelOutput, draftModelOutput } from '../../../../shared/schemas/ai.ts';
+import { nextUtcDay, nextUtcMonth, utcDayStart, utcMonthStart } from '../../../../server/domain/ai/budget.service.ts';
+import { appendSignature, effectiveStyle } from '../../../../server/domain/ai/draft.service.ts';
+import { createSingleFlight } from '../../../../server/domain/ai/single-flight.ts';
+import { parseAnswer, strictJsonSchema } from '../../../../server/domain/ai/structured.ts';
+import { AppError } from '../../../../server/domain/errors.ts';
+import { retryAfterFromHeaders, toAiError } from '../../../../server/providers/openai.ts';
+import { strictSchemaProblems } from '../../../../stand-ins/json-schema-sample.ts';
 
 describe('strictJsonSchema', () => {
   it('builds strict-mode schemas from the answer schemas', () => {

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OAuth2Client } from 'google-auth-library';
 import { classifyGmailError, createGmailFactory, mapLimit } from '../../../server/providers/gmail.ts';
-import { startGmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { startGmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 
 const httpError = (status: number, reason?: string, headers?: unknown) =>
   Object.assign(new Error(`HTTP ${status}`), { status, response: { status, headers, data: reason ? { error: { code: status, errors: [{ reason }] } } : 'x' } });

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDecipheriv, randomBytes } from 'node:crypto';
-import { createTokenCrypto } from '../../../server/domain/auth/token-crypto.ts';
+import { createTokenCrypto } from '../../../../server/domain/auth/token-crypto.ts';
 
 const key = () => randomBytes(32);
 

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../server/domain/mail/message-body.ts';
-import { decodeEncodedWords, parseAddress, toMessageMeta, unescapeHtml } from '../../../server/domain/mail/message-parse.ts';
-import type { WirePart } from '../../../server/providers/gmail.ts';
+import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../../server/domain/mail/message-body.ts';
+import { decodeEncodedWords, parseAddress, toMessageMeta, unescapeHtml } from '../../../../server/domain/mail/message-parse.ts';
+import type { WirePart } from '../../../../server/providers/gmail.ts';
 
 const b64 = (s: string, enc: BufferEncoding = 'utf8') => Buffer.from(s, enc).toString('base64url');
 const text = (mimeType: string, content: string, charset = 'UTF-8', enc: BufferEncoding = 'utf8'): WirePart => ({

@@ -7,9 +7,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createAnalyticsService } from '../../../server/domain/analytics/analytics.service.ts';
-import { AppError } from '../../../server/domain/errors.ts';
-import { ANALYTICS_EVENTS } from '../../../shared/schemas/analytics.ts';
+import { createAnalyticsService } from '../../../../server/domain/analytics/analytics.service.ts';
+import { AppError } from '../../../../server/domain/errors.ts';
+import { ANALYTICS_EVENTS } from '../../../../shared/schemas/analytics.ts';
 
 const ANON = '0b5d7f3e-1c2a-4e6b-8d9f-a1b2c3d4e5f6';
 const THREAD = '6f1c2a5e-8d4b-4c1e-9a7f-0b3d5e7f9a11';

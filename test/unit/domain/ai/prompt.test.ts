@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { analysisPrompt, draftPrompt, estimateTokens, htmlToText, messageBody, redact, stripQuotedHistory, truncate, type PromptMessage } from '../../../server/domain/ai/prompt.ts';
+import { analysisPrompt, draftPrompt, estimateTokens, htmlToText, messageBody, redact, stripQuotedHistory, truncate, type PromptMessage } from '../../../../server/domain/ai/prompt.ts';
 
 const msg = (m: Partial<PromptMessage>): PromptMessage => ({ fromName: 'Bob', fromAddress: 'bob@x.example', subject: 'S', snippet: 'snip', sentAt: new Date('2030-01-01T00:00:00Z'), ...m });
 
