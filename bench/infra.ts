@@ -120,13 +120,25 @@ export function rssMiB(pid: number): number | null {
 }
 
 /**
- * Spawns `node --import tsx <script>` with `env` (stdout and stderr to `logFile`), and waits
- * until `readyPath` answers over HTTP.
+ * Whether `script` in `cwd` must run under tsx: the service runs on Node's own type stripping
+ * (as `npm start`) where its checkout's start script says so; other scripts and older
+ * checkouts run under tsx.
+ */
+function needsTsx(script: string, cwd: string): boolean {
+  if (script !== 'server/main.ts') return true;
+  const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  return (pkg.scripts?.start ?? '').includes('tsx');
+}
+
+/**
+ * Spawns `node [--import tsx] <script>` with `env` (stdout and stderr to `logFile`), and
+ * waits until `readyPath` answers over HTTP.
  */
 export async function spawnNode(opts: { script: string; env: Record<string, string>; port: number; logFile: string; readyPath: string; timeoutMs?: number; nodeArgs?: string[]; cwd?: string }): Promise<NodeProcess> {
   const fd = openSync(opts.logFile, 'a');
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', opts.script], {
-    cwd: opts.cwd ?? ROOT,
+  const cwd = opts.cwd ?? ROOT;
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(needsTsx(opts.script, cwd) ? ['--import', 'tsx'] : []), opts.script], {
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
     stdio: ['ignore', fd, fd],
   });
