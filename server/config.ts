@@ -33,6 +33,7 @@ const envSchema = z.object({
   SESSION_SECRET: opt(z.string().refine((v) => v.split(',').every((k) => k.trim().length >= 16), 'every comma-separated key must be at least 16 characters')),
   TOKEN_ENCRYPTION_KEY: opt(z.string().refine((v) => v.split(',').every((k) => key32.safeParse(k.trim()).success), 'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)')),
   TRUST_PROXY: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
+  TRUST_PROXY_HOPS: opt(intIn(1, 10)),
   DATABASE_URL: opt(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })),
   GOOGLE_CLIENT_ID: opt(z.string()),
   GOOGLE_CLIENT_SECRET: opt(z.string()),
@@ -70,6 +71,8 @@ export interface Config {
   /** AES-256-GCM keys, newest first; the first encrypts, all decrypt. */
   tokenKeys?: Buffer[];
   trustProxy: boolean;
+  /** With trustProxy: how many trusted proxies append to X-Forwarded-For (the client is that many entries from the right). */
+  trustProxyHops: number;
   databaseUrl?: string;
   secureCookies: boolean;
   oauth: {
@@ -94,15 +97,28 @@ export interface Config {
 
 const originOf = (url: string) => new URL(url).origin;
 
+/**
+ * What production refuses (runtime contract part 2): missing secrets and database, an http
+ * PUBLIC_BASE_URL (no Secure cookie, no HSTS), a WEB_ORIGIN left to its development default,
+ * and session keys too short to resist guessing.
+ */
+function productionProblems(env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  for (const k of ['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const) {
+    if (!env[k]?.trim()) problems.push(`${k}: required when NODE_ENV=production`);
+  }
+  if (!env.PUBLIC_BASE_URL?.trim()?.startsWith('https://')) problems.push('PUBLIC_BASE_URL: must be an https URL when NODE_ENV=production');
+  if (!env.WEB_ORIGIN?.trim()) problems.push('WEB_ORIGIN: required when NODE_ENV=production (the development default is http://localhost:5173)');
+  const short = (env.SESSION_SECRET ?? '').split(',').some((k) => k.trim() && k.trim().length < 32);
+  if (short) problems.push('SESSION_SECRET: every key must be at least 32 characters when NODE_ENV=production');
+  return problems;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const parsed = envSchema.safeParse(env);
   const production = env.NODE_ENV === 'production';
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`);
-  if (production) {
-    for (const k of ['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const) {
-      if (!env[k]?.trim()) problems.push(`${k}: required when NODE_ENV=production`);
-    }
-  }
+  if (production) problems.push(...productionProblems(env));
   if (problems.length || !parsed.success) throw new ConfigError([...new Set(problems)]);
   const e = parsed.data;
   const port = e.PORT ?? 3000;
@@ -117,6 +133,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     sessionKeys: e.SESSION_SECRET?.split(',').map((k) => k.trim()),
     tokenKeys: e.TOKEN_ENCRYPTION_KEY?.split(',').map((k) => Buffer.from(k.trim(), 'base64')),
     trustProxy: e.TRUST_PROXY === 'true',
+    trustProxyHops: e.TRUST_PROXY_HOPS ?? 1,
     databaseUrl: e.DATABASE_URL,
     secureCookies: publicBaseUrl.startsWith('https:'),
     oauth: {

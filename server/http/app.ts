@@ -51,7 +51,8 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
 export function buildApp(container: Container, opts: { routes?: RouteInstaller[] } = {}): Koa {
   const { config, services } = container;
   const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
-  const app = new Koa({ proxy: config.trustProxy });
+  // Behind proxies, the client is the X-Forwarded-For entry TRUST_PROXY_HOPS from the right.
+  const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustProxyHops });
   app.silent = true;
 
   const limit = (bucket: BucketName): Koa.Middleware => async (ctx, next) => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import { accessLogger, type Logger } from '../logger.ts';
 import { runWithRequestId } from '../request-scope.ts';
+import { clientKey } from './client-address.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
@@ -12,7 +13,7 @@ export function requestId(log: Logger): Koa.Middleware {
     const given = ctx.get('X-Request-Id');
     const id = SAFE_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
-    ctx.state.clientIp = ctx.ip || ctx.socket.remoteAddress || 'unknown';
+    ctx.state.clientIp = clientKey(ctx.ip || ctx.socket.remoteAddress);
     // Lines logged while the request runs get its id from the logger's mixin: no child per request.
     ctx.state.log = log;
     ctx.set('X-Request-Id', id);

@@ -202,18 +202,47 @@ describe('loadConfig refuses bad configuration', () => {
     }
   });
 
+  /** A production environment that passes every check; each test takes one thing away. */
+  const PROD = () => ({
+    NODE_ENV: 'production',
+    SESSION_SECRET: 'a-production-secret-0123456789-abcdef',
+    TOKEN_ENCRYPTION_KEY: key32(),
+    DATABASE_URL: 'postgres://u:p@db/x',
+    PUBLIC_BASE_URL: 'https://api.example.com',
+    WEB_ORIGIN: 'https://app.example.com',
+  });
+
   it('NODE_ENV=production names every missing secret and DATABASE_URL', () => {
     const all = configError({ NODE_ENV: 'production' });
-    assert.deepEqual([...namesIn(all)].sort(), ['DATABASE_URL', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY']);
+    assert.deepEqual([...namesIn(all)].sort(), ['DATABASE_URL', 'PUBLIC_BASE_URL', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'WEB_ORIGIN']);
 
-    const onlyDb = configError({ NODE_ENV: 'production', SESSION_SECRET: 'a-production-secret-0123456789', TOKEN_ENCRYPTION_KEY: key32() });
+    const onlyDb = configError({ ...PROD(), DATABASE_URL: undefined });
     assert.deepEqual([...namesIn(onlyDb)], ['DATABASE_URL']);
 
-    const noKey = configError({ NODE_ENV: 'production', SESSION_SECRET: 'a-production-secret-0123456789', DATABASE_URL: 'postgres://u:p@db/x' });
+    const noKey = configError({ ...PROD(), TOKEN_ENCRYPTION_KEY: undefined });
     assert.deepEqual([...namesIn(noKey)], ['TOKEN_ENCRYPTION_KEY']);
 
-    const ok = loadConfig({ NODE_ENV: 'production', SESSION_SECRET: 'a-production-secret-0123456789', TOKEN_ENCRYPTION_KEY: key32(), DATABASE_URL: 'postgres://u:p@db/x' });
+    const ok = loadConfig(PROD());
     assert.equal(ok.production, true);
+    assert.equal(ok.secureCookies, true);
+  });
+
+  it('NODE_ENV=production refuses the loose defaults, naming each: http base URL, defaulted web origin, short session keys', () => {
+    assert.deepEqual([...namesIn(configError({ ...PROD(), PUBLIC_BASE_URL: 'http://api.example.com' }))], ['PUBLIC_BASE_URL']);
+    assert.deepEqual([...namesIn(configError({ ...PROD(), PUBLIC_BASE_URL: undefined }))], ['PUBLIC_BASE_URL']);
+    assert.deepEqual([...namesIn(configError({ ...PROD(), WEB_ORIGIN: undefined }))], ['WEB_ORIGIN']);
+    assert.deepEqual([...namesIn(configError({ ...PROD(), SESSION_SECRET: 'only-twenty-chars-xx' }))], ['SESSION_SECRET']);
+    // A rotation list: every key must be long enough, the old one too.
+    assert.deepEqual([...namesIn(configError({ ...PROD(), SESSION_SECRET: `${'n'.repeat(40)},${'o'.repeat(20)}` }))], ['SESSION_SECRET']);
+    const all = configError({ ...PROD(), PUBLIC_BASE_URL: 'http://x.example', WEB_ORIGIN: '', SESSION_SECRET: 's'.repeat(16) });
+    assert.deepEqual([...namesIn(all)].sort(), ['PUBLIC_BASE_URL', 'SESSION_SECRET', 'WEB_ORIGIN']);
+    assert.ok(!all.message.includes('s'.repeat(16)), 'the secret itself is never in the message');
+  });
+
+  it('reads TRUST_PROXY_HOPS (1..10, default 1)', () => {
+    assert.equal(loadConfig({}).trustProxyHops, 1);
+    assert.equal(loadConfig({ TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2' }).trustProxyHops, 2);
+    assert.deepEqual([...namesIn(configError({ TRUST_PROXY_HOPS: '0' }))], ['TRUST_PROXY_HOPS']);
   });
 
   it('does not require the production secrets outside production', () => {

@@ -134,16 +134,35 @@ describe('global default rate limit', () => {
 });
 
 describe('client keys', () => {
-  it('with TRUST_PROXY=true, keys by the first X-Forwarded-For hop', async (t) => {
+  it('with TRUST_PROXY=true, keys by the entry the proxy appended: a client rotating its own X-Forwarded-For is still limited', async (t) => {
     const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true' } });
-    const alice = (second: string) => ({ 'X-Forwarded-For': `203.0.113.7, ${second}` });
+    // An appending proxy (nginx's $proxy_add_x_forwarded_for) puts the real address last.
+    const alice = (forged: string) => ({ 'X-Forwarded-For': `${forged}, 203.0.113.7` });
     for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', alice(`10.0.0.${i + 1}`))).status, 200, `alice ${i + 1}`);
-    await assertRateLimited(await get(app, '/health', alice('10.9.9.9')), 'alice 6th (other proxy hop)');
-    const bob = await get(app, '/health', { 'X-Forwarded-For': '198.51.100.9' });
-    assert.equal(bob.status, 200, 'another client has its own bucket');
+    await assertRateLimited(await get(app, '/health', alice('10.9.9.9')), 'alice 6th, with yet another forged entry');
+    const bob = await get(app, '/health', { 'X-Forwarded-For': '203.0.113.7, 198.51.100.9' });
+    assert.equal(bob.status, 200, 'another client (forging alice\'s address) has its own bucket');
     assertRateLimitHeaders(bob, 4, 'bob');
-    const carol = await get(app, '/health', { 'X-Forwarded-For': '198.51.100.10, 203.0.113.7' });
-    assert.equal(carol.status, 200, 'a client whose later hop is alice is not alice');
+  });
+
+  it('with TRUST_PROXY_HOPS=2, keys by the second entry from the right', async (t) => {
+    const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2' } });
+    // forged, client (appended by the edge proxy), edge proxy (appended by the inner one)
+    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', { 'X-Forwarded-For': `10.1.0.${i}, 203.0.113.8, 10.0.0.${i}` })).status, 200);
+    await assertRateLimited(await get(app, '/health', { 'X-Forwarded-For': '10.1.9.9, 203.0.113.8, 10.0.0.99' }), 'the client behind two proxies');
+  });
+
+  it('counts an IPv6 client by its /64, and bounds whatever the header holds', async (t) => {
+    const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true' } });
+    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', { 'X-Forwarded-For': `2001:db8:aa:bb::${(i + 1).toString(16)}` })).status, 200);
+    await assertRateLimited(await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bb:ffff:1:2:3' }), 'another address of the same /64');
+    assert.equal((await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bc::1' })).status, 200, 'the next /64 is another client');
+    // Not an address, and longer than the counters' key column: still one bounded key, counted in the database.
+    const junk = { 'X-Forwarded-For': 'x'.repeat(600) };
+    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', junk)).status, 200);
+    await assertRateLimited(await get(app, '/health', junk), 'the 6th from an unparsable address');
+    const { rows } = await app.container.pool.query<{ n: number; longest: number }>('select count(*)::int as n, max(length(key))::int as longest from rate_limits');
+    assert.ok(rows[0]!.longest < 100, `keys bounded (${rows[0]!.longest})`);
   });
 
   it('with TRUST_PROXY unset, ignores X-Forwarded-For', async (t) => {
