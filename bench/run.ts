@@ -129,9 +129,12 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     NODE_ENV: settings.nodeEnv,
     PORT: String(port),
     HOST: '127.0.0.1',
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    // Production refuses an http base URL: the service is described as served behind TLS, and
+    // the OAuth redirect comes back to it directly.
+    PUBLIC_BASE_URL: 'https://api.bench.example',
+    GOOGLE_REDIRECT_URI: `http://127.0.0.1:${port}/auth/provider/callback`,
     WEB_ORIGIN,
-    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    SESSION_SECRET: randomBytes(33).toString('base64url'),
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     DATABASE_URL: db.url,
     // The bench signs in and syncs many accounts from one machine: a client address per call.
