@@ -124,7 +124,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     ai: createAiFeature({ config, orm, log, ensureBodies: threadBodies.ensure, ...overrides.ai }),
     settings: createSettingsService(),
     analytics: createAnalyticsService(),
-    incidents: createIncidentService(),
+    incidents: createIncidentService({ log }),
     statusAdmin: createStatusAdmin(config.statusAdminToken),
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
   });

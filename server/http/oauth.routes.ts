@@ -17,6 +17,8 @@ const single = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 export function oauthRoutes(deps: { config: Readonly<Config>; auth: AuthService; sessions: Sessions; orm: { em: { fork(): any } } }): RouteInstaller {
   const { config } = deps;
+  // Path-scoped (to the sign-in routes), so `__Secure-` rather than `__Host-` over https.
+  const preauthCookie = config.secureCookies ? `__Secure-${PREAUTH_COOKIE}` : PREAUTH_COOKIE;
   const cookieOpts = {
     httpOnly: true,
     sameSite: 'lax' as const,
@@ -38,7 +40,7 @@ export function oauthRoutes(deps: { config: Readonly<Config>; auth: AuthService;
     routes.get('/auth/provider', limit('auth.provider'), async (ctx: Koa.Context) => {
       requireConfigured();
       const { redirectUrl, browserNonce } = await deps.auth.startSignIn(deps.orm.em.fork());
-      ctx.cookies.set(PREAUTH_COOKIE, browserNonce, cookieOpts);
+      ctx.cookies.set(preauthCookie, browserNonce, cookieOpts);
       ctx.set('Cache-Control', 'no-store');
       ctx.redirect(redirectUrl);
     });
@@ -46,8 +48,8 @@ export function oauthRoutes(deps: { config: Readonly<Config>; auth: AuthService;
     routes.get('/auth/provider/callback', limit('auth.callback'), async (ctx: Koa.Context) => {
       requireConfigured();
       ctx.set('Cache-Control', 'no-store');
-      const browserNonce = ctx.cookies.get(PREAUTH_COOKIE, { signed: true });
-      ctx.cookies.set(PREAUTH_COOKIE, '', { ...cookieOpts, maxAge: 0, expires: new Date(0) });
+      const browserNonce = ctx.cookies.get(preauthCookie, { signed: true });
+      ctx.cookies.set(preauthCookie, '', { ...cookieOpts, maxAge: 0, expires: new Date(0) });
       try {
         const user = await deps.auth.completeSignIn(deps.orm.em.fork(), {
           state: single(ctx.query.state),

@@ -69,7 +69,7 @@ export function errorResponses(codes: readonly ErrorCode[]): Json {
 }
 
 export const securitySchemes = {
-  sessionCookie: { type: 'apiKey', in: 'cookie', name: 'mia_session', description: 'The session cookie set by GET /auth/provider/callback after sign-in.' },
+  sessionCookie: { type: 'apiKey', in: 'cookie', name: 'mia_session', description: 'The session cookie set by GET /auth/provider/callback after sign-in; named `__Host-mia_session` when the service is served over https.' },
   sessionSignature: { type: 'apiKey', in: 'cookie', name: 'mia_session.sig', description: 'Its signature: both cookies must be sent together.' },
   csrfToken: {
     type: 'apiKey',
@@ -102,7 +102,8 @@ export const tags = [
 export const description = `Read-only inbox sync with AI triage and reply drafts.
 
 **Signing in.** Open \`GET /auth/provider\` in a browser; after consent the callback sets the
-session cookies \`mia_session\` and \`mia_session.sig\` (send both) and redirects to the web app.
+session cookies \`mia_session\` and \`mia_session.sig\` (send both; over https they are
+\`__Host-mia_session\` and \`__Host-mia_session.sig\`) and redirects to the web app.
 
 **State-changing calls** (every POST, PATCH and DELETE that needs a session) also send the
 header \`X-CSRF-Token\` with the \`csrfToken\` of \`GET /auth/session\`, and \`Origin\` equal to

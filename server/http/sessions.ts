@@ -15,6 +15,11 @@ import { oneInFlightLoader } from '../batch-loader.ts';
 import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';
+/**
+ * Over https the cookie carries the `__Host-` prefix: browsers then accept it only when
+ * Secure, for Path=/ and with no Domain, so a sibling subdomain cannot plant or shadow it.
+ */
+export const sessionCookieName = (secure: boolean) => (secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
 export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
 export const SESSION_ABSOLUTE_MS = 30 * 24 * 3600 * 1000;
 
@@ -121,7 +126,7 @@ export interface Sessions {
 
 export function createSessions(orm: MikroORM, run: RunPrepared, config: Readonly<Config>): Sessions {
   const options = {
-    key: SESSION_COOKIE,
+    key: sessionCookieName(config.secureCookies),
     maxAge: SESSION_IDLE_MS,
     renew: true,
     httpOnly: true,

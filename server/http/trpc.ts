@@ -11,6 +11,9 @@ import type { AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 
+/** Calls one /trpc batch may carry (the typed client sends none larger: it does not batch). */
+export const MAX_BATCH_SIZE = 10;
+
 export function trpcMiddleware(router: AppRouter, deps: RequestContextDeps): Koa.Middleware {
   return async (ctx) => {
     // tRPC refuses some requests before the procedure (content type, malformed body) and so
@@ -22,6 +25,8 @@ export function trpcMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       endpoint: '/trpc',
       req,
       router,
+      // A batch is one request to the rate limiter: bound how much work it can carry.
+      maxBatchSize: MAX_BATCH_SIZE,
       createContext: () => requestContext(ctx, deps),
       responseMeta: ({ errors }) => {
         const app = errors.map((e) => e.cause).find((c): c is AppError => c instanceof AppError);

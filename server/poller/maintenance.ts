@@ -5,7 +5,7 @@
  * changes may have been missed.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../logger.ts';
+import { errorSummary, type Logger } from '../logger.ts';
 import type { WatchService } from '../domain/mail/watch.service.ts';
 import { AppError } from '../domain/errors.ts';
 
@@ -78,7 +78,7 @@ export function createMaintenance(deps: {
       const tick = () => {
         if (running) return; // a long round is still going: never two at once
         running = runOnce()
-          .catch((err: unknown) => log.warn({ err: (err as Error).message }, 'maintenance round failed'))
+          .catch((err: unknown) => log.warn({ ...errorSummary(err) }, 'maintenance round failed'))
           .finally(() => (running = undefined));
       };
       timer = setInterval(tick, deps.everyMs ?? 10 * 60_000);

@@ -25,6 +25,7 @@
  * hands every notification not yet done straight back to the subscription.
  */
 import type { AppError } from '../domain/errors.ts';
+import { errorSummary } from '../logger.ts';
 import type { ReceivedNotification } from '../providers/pubsub.ts';
 import { createFailureSettler } from './notification-failures.ts';
 import { backoffSeconds, codeOf, covered, groupByMailbox, MAX_ATTEMPTS } from './notification-message.ts';
@@ -77,7 +78,7 @@ export function createNotificationPoller(deps: PollerDeps) {
 
   const ackQuietly = (accountId: string, messages: ReceivedNotification[]) =>
     messages.length
-      ? deps.queue.ack(messages.map((m) => m.ackId)).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'acknowledging failed; the notification will come again'))
+      ? deps.queue.ack(messages.map((m) => m.ackId)).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'acknowledging failed; the notification will come again'))
       : undefined;
 
   /** After committed syncs: acknowledge everything the account holds when drained, else hold these too. */
@@ -127,7 +128,7 @@ export function createNotificationPoller(deps: PollerDeps) {
   async function handBack(accountId: string, messages: ReceivedNotification[], err: unknown) {
     // If the queue fails too, the messages come back when their lease lapses: nothing is lost.
     await failures.settle(accountId, messages, err).catch((e: unknown) =>
-      log.warn({ accountId, err: (e as Error).message }, 'could not hand a failed notification back; it returns when its lease lapses'),
+      log.warn({ accountId, ...errorSummary(e) }, 'could not hand a failed notification back; it returns when its lease lapses'),
     );
   }
 
@@ -151,7 +152,7 @@ export function createNotificationPoller(deps: PollerDeps) {
       entry.extendedAt = clock();
       await deps.queue
         .retryLater(entry.held.map((m) => m.ackId), processingDeadline)
-        .catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'extending held notifications failed'));
+        .catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'extending held notifications failed'));
     }
   }
 
@@ -171,7 +172,7 @@ export function createNotificationPoller(deps: PollerDeps) {
       extendedAt = clock();
       const ids = [...pending].flatMap((i) => groups[i]![1].map((g) => g.message.ackId));
       // The subscription's ack deadline may be shorter than the syncs of a batch (a lapsed lease would make the ack void).
-      if (ids.length) await deps.queue.retryLater(ids, processingDeadline).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'extending the batch deadline failed'));
+      if (ids.length) await deps.queue.retryLater(ids, processingDeadline).catch((err: unknown) => log.warn({ ...errorSummary(err) }, 'extending the batch deadline failed'));
     };
     if (groups.length && !stopping) await extendPending();
     const done: ReceivedNotification[] = [];
@@ -225,7 +226,7 @@ export function createNotificationPoller(deps: PollerDeps) {
           } catch (err) {
             failuresInARow++;
             const ms = Math.min(30_000, 500 * 2 ** Math.min(failuresInARow, 6));
-            log.warn({ err: (err as Error).message, code: (err as { code?: unknown }).code, retryInMs: ms }, 'notification pull failed');
+            log.warn({ ...errorSummary(err), retryInMs: ms }, 'notification pull failed');
             if (running) await sleep(ms);
           }
         }
@@ -241,7 +242,7 @@ export function createNotificationPoller(deps: PollerDeps) {
       // Mailboxes not drained yet: hand their notifications back so another instance carries on now.
       const held = [...unfinished.values()].flatMap((e) => e.held.map((m) => m.ackId));
       unfinished.clear();
-      if (held.length) await deps.queue.retryLater(held, 0).catch((err: unknown) => log.warn({ err: (err as Error).message }, 'handing back held notifications failed'));
+      if (held.length) await deps.queue.retryLater(held, 0).catch((err: unknown) => log.warn({ ...errorSummary(err) }, 'handing back held notifications failed'));
       await deps.queue.close().catch(() => undefined);
     },
   };

@@ -96,10 +96,12 @@ export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
         signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
       });
       if (!res.ok) throw new Error(`userinfo answered HTTP ${res.status}`);
-      const body = (await res.json()) as { sub?: unknown; email?: unknown };
+      const body = (await res.json()) as { sub?: unknown; email?: unknown; email_verified?: unknown };
       if (typeof body.sub !== 'string' || !body.sub || typeof body.email !== 'string' || !body.email) {
         throw new Error('userinfo answer lacks sub or email');
       }
+      // Notifications find their account by address: only an address the provider verified may own one.
+      if (body.email_verified !== true) throw new Error('userinfo: the email address is not verified');
       return { sub: body.sub, email: body.email };
     },
     async revoke(token) {

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, OAuthState, Session, SyncState } from '../../../db/entities/index.ts';
-import type { Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';
 import { sha256hex } from '../hash.ts';
@@ -45,14 +45,14 @@ export function createAuthService(deps: {
     try {
       await deps.watch.stop(em, accountId);
     } catch (err) {
-      log.warn({ accountId, err: (err as Error).message }, 'stopping the mail watch failed');
+      log.warn({ accountId, ...errorSummary(err) }, 'stopping the mail watch failed');
     }
     const refreshToken = await credentials.refreshToken(em, accountId).catch(() => null);
     if (!refreshToken) return;
     try {
       await oauth.revoke(refreshToken);
     } catch (err) {
-      log.warn({ accountId, err: (err as Error).message }, 'revoking at the provider failed; credentials are deleted anyway');
+      log.warn({ accountId, ...errorSummary(err) }, 'revoking at the provider failed; credentials are deleted anyway');
     }
   }
 
@@ -115,7 +115,7 @@ export function createAuthService(deps: {
         return account.id;
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
-      await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'registering the mail watch failed'));
+      await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'registering the mail watch failed'));
       return { accountId, email: identity.email };
     },
 

@@ -6,7 +6,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { OAuth2Client } from 'google-auth-library';
 import { Account, Credential } from '../../../db/entities/index.ts';
-import type { Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../logger.ts';
 import { isInvalidGrant, type OAuthProvider, type ProviderTokens } from '../../providers/oauth.ts';
 import { AppError } from '../errors.ts';
 import type { TokenCrypto } from './token-crypto.ts';
@@ -68,7 +68,7 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
               scope,
               updatedAt: new Date(),
             })
-            .catch((err: unknown) => log.warn({ accountId, err: (err as Error).message }, 'storing refreshed token failed'));
+            .catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'storing refreshed token failed'));
         },
       );
     },

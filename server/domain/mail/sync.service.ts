@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../logger.ts';
 import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
@@ -116,7 +116,7 @@ export function createSyncService(deps: {
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (err) {
         await releaseLease(em, accountId, owner).catch((e: unknown) => {
-          log.warn({ accountId, err: (e as Error).message }, 'releasing the sync lease failed; retrying in the background');
+          log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);
         });
         const code = err instanceof AppError ? err.code : 'unexpected';

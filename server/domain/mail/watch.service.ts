@@ -5,7 +5,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { SyncState } from '../../../db/entities/index.ts';
-import type { Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../logger.ts';
 import type { MailWatchControl } from '../auth/auth.service.ts';
 
 export interface MailWatchApi {
@@ -60,7 +60,7 @@ export function createWatchService(deps: {
       for (const { account_id } of rows) {
         await register(account_id).catch((err: unknown) => {
           failed.push(account_id);
-          log.warn({ accountId: account_id, err: (err as Error).message }, 'mail watch renewal failed');
+          log.warn({ accountId: account_id, ...errorSummary(err) }, 'mail watch renewal failed');
         });
       }
       return { renewed: rows.length - failed.length, failed };

@@ -1,11 +1,12 @@
 // The standalone status page: current component states from /health (refreshed) and the
 // incident and maintenance history from /api/status/incidents. Plain DOM, no framework,
-// so it can be deployed as a static file on any origin.
+// so it can be deployed as a static file on any origin: the API it reads is named by the
+// page's own <meta name="mia-api-base"> (set by whoever deploys it), never by the URL, so a
+// link cannot make the page show another server's state under this page's name.
 (function () {
   'use strict';
   var meta = document.querySelector('meta[name="mia-api-base"]');
-  var params = new URLSearchParams(location.search);
-  var base = (params.get('api') || (meta && meta.content) || '').replace(/\/+$/, '');
+  var base = ((meta && meta.content) || '').replace(/\/+$/, '');
   var REFRESH_MS = 30000;
   var HEADLINES = { ok: 'All systems operational', degraded: 'Some components are degraded', down: 'Service is down', unknown: 'Status unavailable' };
   var COMPONENTS = [['database', 'Database'], ['mail', 'Mail provider'], ['ai', 'AI provider']];

@@ -17,7 +17,7 @@ export const statusRouter = router({
     })
     .input(createIncidentInput)
     .output(incident)
-    .mutation(({ ctx, input }) => ctx.services.incidents.create(ctx.em, input)),
+    .mutation(({ ctx, input }) => ctx.services.incidents.create(ctx.em, input, ctx.services.statusAdmin.actorOf(ctx.bearerToken))),
 
   updateIncident: adminProcedure
     .meta({
@@ -26,5 +26,5 @@ export const statusRouter = router({
     })
     .input(updateIncidentInput)
     .output(incident)
-    .mutation(({ ctx, input }) => ctx.services.incidents.update(ctx.em, input)),
+    .mutation(({ ctx, input }) => ctx.services.incidents.update(ctx.em, input, ctx.services.statusAdmin.actorOf(ctx.bearerToken))),
 });

@@ -56,14 +56,14 @@ describe('session cookie attributes', () => {
     assert.ok(cookieLine(res, `${SESSION_COOKIE}.sig`), 'signature cookie');
   });
 
-  it('adds Secure when PUBLIC_BASE_URL is https (session and pre-auth cookies alike)', async (t) => {
+  it('adds Secure and the cookie prefixes when PUBLIC_BASE_URL is https (session and pre-auth cookies alike)', async (t) => {
     const providers = await startProviders(t);
     const app = await buildTestApp(t, { env: { ...providers.env, PUBLIC_BASE_URL: 'https://mail.example.test' } });
     assert.equal(app.config.secureCookies, true);
     const browser = app.browser();
     const start = await browser.fetch('/auth/provider');
     assert.equal(start.status, 302);
-    const preauth = cookieLine(start, PREAUTH_COOKIE);
+    const preauth = cookieLine(start, `__Secure-${PREAUTH_COOKIE}`);
     assert.ok(preauth && attrs(preauth).has('secure'), `pre-auth cookie Secure: ${preauth}`);
     assert.equal(new URL(start.headers.get('location')!).searchParams.get('redirect_uri'), 'https://mail.example.test/auth/provider/callback');
     const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
@@ -71,8 +71,8 @@ describe('session cookie attributes', () => {
     assert.equal(back.origin, 'https://mail.example.test');
     const res = await browser.fetch(back.pathname + back.search);
     assert.equal(res.headers.get('location'), CONNECTED_URL);
-    const line = cookieLine(res, SESSION_COOKIE);
-    assert.ok(line, 'session cookie set');
+    const line = cookieLine(res, `__Host-${SESSION_COOKIE}`);
+    assert.ok(line, 'session cookie set, as __Host-mia_session');
     const a = attrs(line);
     assert.ok(a.has('secure'), `Secure: ${line}`);
     assert.ok(a.has('httponly'));
