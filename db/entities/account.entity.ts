@@ -9,6 +9,8 @@ export const AccountSchema = defineEntity({
     sub: p.string().unique(),
     email: p.string(),
     needsReconnect: p.boolean().default(false),
+    /** When disconnect ended every session: no session signed in before it may be saved again. */
+    sessionsRevokedAt: p.datetime().nullable(),
     signature: p.text().nullable(),
     responseStyle: p.json<{ tone?: string; length?: string; language?: string; preferredTone?: string }>().nullable(),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),

@@ -97,13 +97,22 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
       const text = await reads.load(sha256hex(key));
       return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
     },
+    /**
+     * Saves a session unless its account ended every session after it signed in (disconnect
+     * sets accounts.sessions_revoked_at) or is gone (deletion): a request still in flight
+     * on another device when that happened would otherwise write its row back.
+     */
     async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
       const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
+      const signedInAt = typeof data.signedInAt === 'number' ? new Date(data.signedInAt) : new Date(0);
       await sql(
-        `insert into sessions (id, account_id, data, expires_at) values (?, ?, ?, now() + (? || ' milliseconds')::interval)
+        `insert into sessions (id, account_id, data, expires_at)
+         select ?, ?::uuid, ?, now() + (? || ' milliseconds')::interval
+          where ?::uuid is null
+             or exists (select 1 from accounts a where a.id = ?::uuid and (a.sessions_revoked_at is null or a.sessions_revoked_at < ?))
          on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
-        [sha256hex(key), accountId, JSON.stringify(data), String(ttl)],
+        [sha256hex(key), accountId, JSON.stringify(data), String(ttl), accountId, accountId, signedInAt],
       );
     },
     async destroy(key: string) {

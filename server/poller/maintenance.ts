@@ -1,13 +1,14 @@
 /**
- * Periodic upkeep hosted in the Koa process: renew mail watches, and the safety sweep that
- * resyncs accounts whose notifications stopped (watch expired or never renewed, or no
- * notification for longer than STALE_AFTER_MS) with a full resync, since any number of
- * changes may have been missed.
+ * Periodic upkeep hosted in the Koa process: renew mail watches, purge expired sessions and
+ * OAuth states, and the safety sweep that resyncs accounts whose notifications stopped
+ * (watch expired or never renewed, or no notification for longer than STALE_AFTER_MS) with
+ * a full resync, since any number of changes may have been missed.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { errorSummary, type Logger } from '../logger.ts';
 import type { WatchService } from '../domain/mail/watch.service.ts';
 import { AppError } from '../domain/errors.ts';
+import { purgeExpired } from '../domain/auth/purge-expired.ts';
 
 export const STALE_AFTER_MS = 6 * 3600 * 1000;
 
@@ -66,8 +67,9 @@ export function createMaintenance(deps: {
         log.warn({ accountId, code: err instanceof AppError ? err.code : 'INTERNAL_ERROR' }, 'safety resync failed');
       }
     }
-    log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length, resynced }, 'maintenance round');
-    return { ...renewal, resynced, stale: accounts };
+    const purged = await purgeExpired(deps.orm.em.fork());
+    log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length, resynced, purged }, 'maintenance round');
+    return { ...renewal, resynced, stale: accounts, purged };
   }
 
   return {

@@ -127,6 +127,8 @@ export function createAuthService(deps: {
         await em.transactional(async (tx) => {
           await credentials.remove(tx, accountId);
           await tx.nativeDelete(Session, { account: accountId });
+          // Sessions signed in before now may never be saved again (a request in flight elsewhere).
+          await tx.nativeUpdate(Account, { id: accountId }, { sessionsRevokedAt: clock() });
           await tx.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null });
         });
       }

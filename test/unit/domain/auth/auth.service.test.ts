@@ -35,7 +35,8 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
       return { id: 'acc-1', ...data };
     },
     nativeDelete: async (entity: unknown, where: unknown) => void log.push(`delete ${entity === Session ? 'Session' : entity === Account ? 'Account' : entity === OAuthState ? 'OAuthState' : '?'} ${JSON.stringify(where)}`),
-    nativeUpdate: async (entity: unknown, where: unknown, data: unknown) => void log.push(`update ${entity === SyncState ? 'SyncState' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`),
+    nativeUpdate: async (entity: unknown, where: unknown, data: unknown) =>
+      void log.push(`update ${entity === SyncState ? 'SyncState' : entity === Account ? 'Account' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`),
   };
   const em = {
     ...tx,
@@ -192,6 +193,7 @@ describe('disconnect and deleteAccount', () => {
     await world.auth.disconnect(world.em, 'acc-1');
     assert.deepEqual(world.log, [
       'watch stop acc-1', 'revoke stored-rt', 'begin', 'remove credentials acc-1', 'delete Session {"account":"acc-1"}',
+      `update Account {"id":"acc-1"} {"sessionsRevokedAt":${JSON.stringify(T0)}}`,
       'update SyncState {"account":"acc-1"} {"watchExpiresAt":null}', 'commit',
     ]);
   });

@@ -1,0 +1,77 @@
+/**
+ * Disconnect and deletion end every session of the account for good, whatever is in
+ * flight: a request of another device that was running when they happened saves its
+ * session afterwards (koa-session writes the row back at the end of a request), and that
+ * save must not bring the session back. Expired sessions and OAuth states are purged by
+ * the maintenance round.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createSessionStore, SESSION_IDLE_MS } from '../../../server/http/sessions.ts';
+import { WEB_ORIGIN } from '../../helpers/app.ts';
+import type { Browser } from '../../helpers/browser.ts';
+import { csrfHeaders, signIn } from '../../helpers/providers.ts';
+import { authWorld, sessionOf, SESSION_COOKIE, type AuthWorld } from '../auth/auth-fixtures.ts';
+
+const sha256hex = (v: string) => createHash('sha256').update(v).digest('hex');
+
+/** What the other device's request holds in memory while it runs: its cookie's key and session data. */
+async function inFlightSession(world: AuthWorld, device: Browser) {
+  const key = device.cookies.get(SESSION_COOKIE)!;
+  const [row] = await world.sql<{ data: Record<string, unknown> }>('select data from sessions where id = $1', [sha256hex(key)]);
+  assert.ok(row, 'the device has a stored session');
+  return { key, data: row.data };
+}
+
+describe('a request racing the end of all sessions', () => {
+  it('does not resurrect its session after disconnect', async (t) => {
+    const world = await authWorld(t);
+    const laptop = world.app.browser();
+    const phone = world.app.browser();
+    const { csrfToken } = await signIn(laptop);
+    await signIn(phone);
+    const racing = await inFlightSession(world, phone);
+
+    assert.equal((await laptop.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) })).status, 204);
+    // The phone's request, started before the disconnect, now saves its session, as koa-session does.
+    const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
+    await store.set(racing.key, { ...racing.data, csrfToken: 'changed-in-flight' }, SESSION_IDLE_MS);
+
+    assert.deepEqual(await world.sql('select id from sessions where id = $1', [sha256hex(racing.key)]), [], 'no row written back');
+    assert.equal((await sessionOf(phone)).authenticated, false);
+    // Signing in again afterwards works: only sessions from before the disconnect are refused.
+    await signIn(phone);
+    assert.equal((await sessionOf(phone)).authenticated, true);
+  });
+
+  it('does not resurrect its session after account deletion, and fails nothing', async (t) => {
+    const world = await authWorld(t);
+    const laptop = world.app.browser();
+    const phone = world.app.browser();
+    const { csrfToken } = await signIn(laptop);
+    await signIn(phone);
+    const racing = await inFlightSession(world, phone);
+    const res = await laptop.fetch('/auth/account', { method: 'DELETE', headers: csrfHeaders(csrfToken, WEB_ORIGIN), json: { confirm: true } });
+    assert.equal(res.status, 204);
+    const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
+    await store.set(racing.key, racing.data, SESSION_IDLE_MS);
+    assert.deepEqual(await world.sql('select id from sessions'), []);
+    assert.equal((await sessionOf(phone)).authenticated, false);
+  });
+});
+
+describe('expired rows', () => {
+  it('are purged by the maintenance round; live ones stay', async (t) => {
+    const world = await authWorld(t);
+    const browser = world.app.browser();
+    await signIn(browser);
+    await world.sql(`insert into sessions (id, account_id, data, expires_at) values ('expired-session', null, '{"email":"old@example.com"}', now() - interval '1 minute')`);
+    await world.sql(`insert into oauth_states (id, browser_hash, code_verifier, expires_at) values ('expired-state', 'b', 'v', now() - interval '1 minute'), ('live-state', 'b', 'v', now() + interval '5 minutes')`);
+    const round = (await world.app.container.liveInbox.maintenance!.runOnce()) as { purged: { sessions: number; oauthStates: number } };
+    assert.deepEqual(round.purged, { sessions: 1, oauthStates: 1 });
+    assert.deepEqual((await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id), ['live-state']);
+    assert.deepEqual(await world.sql(`select id from sessions where id = 'expired-session'`), []);
+    assert.equal((await sessionOf(browser)).authenticated, true, 'the live session stays');
+  });
+});
