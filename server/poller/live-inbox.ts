@@ -6,6 +6,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.ts';
 import type { CredentialsService } from '../domain/auth/credentials.service.ts';
+import { purgeExpired } from '../domain/auth/purge-expired.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import { createWatchService, type WatchService } from '../domain/mail/watch.service.ts';
 import { errorSummary, type Logger } from '../logger.ts';
@@ -74,7 +75,8 @@ export function createLiveInbox(deps: { config: Readonly<Config>; orm: MikroORM;
   });
   const workers: Worker[] = [];
 
-  const maintenance = config.oauth.configured ? createMaintenance({ orm, watch, sync: { fullResync: fullResyncWith(sync) }, log }) : undefined;
+  const purge = () => purgeExpired(orm.em.fork());
+  const maintenance = config.oauth.configured ? createMaintenance({ orm, watch, sync: { fullResync: fullResyncWith(sync) }, purge, log }) : undefined;
   if (maintenance) workers.push(maintenance);
 
   const poller = config.pubsub.subscription

@@ -8,7 +8,6 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { errorSummary, type Logger } from '../logger.ts';
 import type { WatchService } from '../domain/mail/watch.service.ts';
 import { AppError } from '../domain/errors.ts';
-import { purgeExpired } from '../domain/auth/purge-expired.ts';
 
 export const STALE_AFTER_MS = 6 * 3600 * 1000;
 
@@ -20,6 +19,8 @@ export function createMaintenance(deps: {
   orm: MikroORM;
   watch: WatchService;
   sync: SweepSync;
+  /** Deletes expired sessions and OAuth states (domain/auth/purge-expired.ts). */
+  purge?: () => Promise<{ sessions: number; oauthStates: number }>;
   log: Logger;
   everyMs?: number;
   staleAfterMs?: number;
@@ -67,7 +68,7 @@ export function createMaintenance(deps: {
         log.warn({ accountId, code: err instanceof AppError ? err.code : 'INTERNAL_ERROR' }, 'safety resync failed');
       }
     }
-    const purged = await purgeExpired(deps.orm.em.fork());
+    const purged = await deps.purge?.();
     log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length, resynced, purged }, 'maintenance round');
     return { ...renewal, resynced, stale: accounts, purged };
   }
