@@ -81,9 +81,9 @@ describe('credentials at rest', () => {
     assert.ok(rawRefresh, 'the stand-in issued a refresh token');
     assert.ok(identity.calls.tokenRequests.length >= 1);
 
-    const rawAccess = tokenCrypto.decrypt(row.access_token_enc!);
+    const rawAccess = tokenCrypto.decrypt(row.access_token_enc!, { accountId: row.account_id, field: 'access' });
     assert.equal(identity.accessTokenOwner(rawAccess)?.sub, 'user-alice', 'the stored access token is the one the provider issued');
-    assert.equal(tokenCrypto.decrypt(row.refresh_token_enc), rawRefresh);
+    assert.equal(tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }), rawRefresh);
 
     const dump = JSON.stringify(await world.sql('select * from credentials'));
     assert.ok(!dump.includes(rawRefresh), 'raw refresh token not in the table');
@@ -97,16 +97,16 @@ describe('credentials at rest', () => {
     assert.ok(!logs.includes(rawRefresh) && !logs.includes(rawAccess), 'no raw token in the logs');
 
     // AES-256-GCM envelope naming the key; a crypto built from TOKEN_ENCRYPTION_KEY alone decrypts it.
-    assert.match(row.refresh_token_enc, /^v1\.[0-9a-f]{12}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/);
+    assert.match(row.refresh_token_enc, /^v2\.[0-9a-f]{12}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/);
     assert.equal(row.key_id, tokenCrypto.keyId);
     const fromConfig = createTokenCrypto(world.app.config.tokenKeys!);
-    assert.equal(fromConfig.decrypt(row.refresh_token_enc), rawRefresh);
-    assert.equal(fromConfig.decrypt(row.access_token_enc!), rawAccess);
+    assert.equal(fromConfig.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }), rawRefresh);
+    assert.equal(fromConfig.decrypt(row.access_token_enc!, { accountId: row.account_id, field: 'access' }), rawAccess);
     // Another key cannot, and a tampered ciphertext is refused.
-    assert.throws(() => createTokenCrypto([randomBytes(32)]).decrypt(row.refresh_token_enc));
+    assert.throws(() => createTokenCrypto([randomBytes(32)]).decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }));
     const parts = row.refresh_token_enc.split('.');
     parts[4] = (parts[4][0] === 'A' ? 'B' : 'A') + parts[4].slice(1);
-    assert.throws(() => tokenCrypto.decrypt(parts.join('.')));
+    assert.throws(() => tokenCrypto.decrypt(parts.join('.'), { accountId: account.id, field: 'refresh' }));
     assert.ok(row.scope.includes('https://www.googleapis.com/auth/gmail.readonly'));
   });
 
@@ -120,14 +120,14 @@ describe('credentials at rest', () => {
     const { token } = await asRoute(world, account.id, () => client.getAccessToken());
     assert.ok(token);
     assert.equal(identity.accessTokenOwner(token)?.sub, 'user-alice', 'a live access token');
-    assert.notEqual(token, tokenCrypto.decrypt(before.access_token_enc!), 'a new one');
+    assert.notEqual(token, tokenCrypto.decrypt(before.access_token_enc!, { accountId: before.account_id, field: 'access' }), 'a new one');
     const refreshes = identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token');
     assert.equal(refreshes.length, 1);
     assert.equal(refreshes[0].refresh_token, identity.grants()[0].refreshToken);
 
     const after = await eventually(() => credentialRow(world, account.id), (r) => r.access_token_enc !== before.access_token_enc);
     assert.notEqual(after.access_token_enc, before.access_token_enc, 'the refreshed token is stored');
-    assert.equal(tokenCrypto.decrypt(after.access_token_enc!), token);
+    assert.equal(tokenCrypto.decrypt(after.access_token_enc!, { accountId: after.account_id, field: 'access' }), token);
     assert.ok(!JSON.stringify(after).includes(token), 'stored encrypted');
     assert.ok(after.access_token_expires_at && after.access_token_expires_at.getTime() > Date.now(), 'with its new expiry');
     assert.equal(after.refresh_token_enc, before.refresh_token_enc, 'the refresh token is kept');

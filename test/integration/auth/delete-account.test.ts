@@ -140,8 +140,8 @@ describe('DELETE /auth/account: deletion', () => {
     const aliceBefore = await countsFor(world, aliceAccount.id);
     for (const table of SEEDED) assert.ok(aliceBefore[table] > 0, `seeded ${table}`);
     const bobBefore = await countsFor(world, bobAccount.id);
-    const [cred] = await world.sql<{ refresh_token_enc: string }>('select refresh_token_enc from credentials where account_id = $1', [aliceAccount.id]);
-    const storedRefresh = world.app.container.tokenCrypto.decrypt(cred.refresh_token_enc);
+    const [cred] = await world.sql<{ refresh_token_enc: string; account_id: string }>('select account_id, refresh_token_enc from credentials where account_id = $1', [aliceAccount.id]);
+    const storedRefresh = world.app.container.tokenCrypto.decrypt(cred.refresh_token_enc, { accountId: cred.account_id, field: 'refresh' });
 
     const res = await deleteRest(alice, csrfToken, { json: { confirm: true } });
     assert.equal(res.status, 204, await res.clone().text());

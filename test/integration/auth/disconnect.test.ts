@@ -38,8 +38,8 @@ async function watchedWorld(t: { after(fn: () => unknown): void }, opts: { failS
 }
 
 async function storedRefreshToken(world: AuthWorld, accountId: string): Promise<string> {
-  const [row] = await world.sql<{ refresh_token_enc: string }>('select refresh_token_enc from credentials where account_id = $1', [accountId]);
-  return world.app.container.tokenCrypto.decrypt(row.refresh_token_enc);
+  const [row] = await world.sql<{ refresh_token_enc: string; account_id: string }>('select account_id, refresh_token_enc from credentials where account_id = $1', [accountId]);
+  return world.app.container.tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' });
 }
 
 async function disconnect(browser: Browser, csrfToken: string) {

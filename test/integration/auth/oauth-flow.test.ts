@@ -160,8 +160,8 @@ describe('GET /auth/provider/callback: success', () => {
     const { tokenCrypto } = world.app.container;
     await signIn(world.app.browser());
     const first = await accountBySub(world, 'user-alice');
-    const [cred1] = await world.sql<{ refresh_token_enc: string; access_token_enc: string }>('select * from credentials');
-    const refresh1 = tokenCrypto.decrypt(cred1.refresh_token_enc);
+    const [cred1] = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>('select * from credentials');
+    const refresh1 = tokenCrypto.decrypt(cred1.refresh_token_enc, { accountId: cred1.account_id, field: 'refresh' });
 
     identity.setCurrentUser({ sub: 'user-alice', email: 'alice.new@example.com' });
     const browser2 = world.app.browser();
@@ -172,13 +172,13 @@ describe('GET /auth/provider/callback: success', () => {
     assert.equal(accounts[0].id, first.id, 'same account row');
     assert.equal(accounts[0].email, 'alice.new@example.com');
 
-    const creds = await world.sql<{ refresh_token_enc: string; access_token_enc: string }>('select * from credentials');
+    const creds = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>('select * from credentials');
     assert.equal(creds.length, 1);
-    const refresh2 = tokenCrypto.decrypt(creds[0].refresh_token_enc);
+    const refresh2 = tokenCrypto.decrypt(creds[0].refresh_token_enc, { accountId: creds[0].account_id, field: 'refresh' });
     assert.notEqual(refresh2, refresh1, 'new refresh token stored');
     const newest = identity.grants('user-alice').sort((a, b) => a.createdAt - b.createdAt).at(-1)!;
     assert.equal(refresh2, newest.refreshToken, 'the stored refresh token is the one of the latest grant');
-    assert.equal(identity.accessTokenOwner(tokenCrypto.decrypt(creds[0].access_token_enc))?.sub, 'user-alice', 'the stored access token is live');
+    assert.equal(identity.accessTokenOwner(tokenCrypto.decrypt(creds[0].access_token_enc, { accountId: creds[0].account_id, field: 'access' }))?.sub, 'user-alice', 'the stored access token is live');
   });
 
   it('a second user gets a separate account', async (t) => {

@@ -86,9 +86,9 @@ async function heavyRun(t: { after(fn: () => unknown): void }): Promise<Run> {
 
   /** Access tokens are only ever handed to the service: read them back from its store. */
   const collectStoredTokens = async () => {
-    for (const row of await sql<{ refresh_token_enc: string; access_token_enc: string | null }>('select refresh_token_enc, access_token_enc from credentials')) {
-      add(app.container.tokenCrypto.decrypt(row.refresh_token_enc), 'stored refresh token');
-      if (row.access_token_enc) add(app.container.tokenCrypto.decrypt(row.access_token_enc), 'stored access token');
+    for (const row of await sql<{ refresh_token_enc: string; access_token_enc: string | null; account_id: string }>('select account_id, refresh_token_enc, access_token_enc from credentials')) {
+      add(app.container.tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }), 'stored refresh token');
+      if (row.access_token_enc) add(app.container.tokenCrypto.decrypt(row.access_token_enc, { accountId: row.account_id, field: 'access' }), 'stored access token');
     }
     for (const g of identity.grants()) add(g.refreshToken, 'refresh token (grant)');
   };
@@ -302,16 +302,18 @@ describe('secrets and data', () => {
     }
     assert.deepEqual(findings, [], describeFindings(findings));
 
-    const rows = await run.sql<{ refresh_token_enc: string; access_token_enc: string | null; key_id: string }>('select refresh_token_enc, access_token_enc, key_id from credentials');
+    const rows = await run.sql<{ refresh_token_enc: string; access_token_enc: string | null; key_id: string; account_id: string }>('select account_id, refresh_token_enc, access_token_enc, key_id from credentials');
     assert.ok(rows.length >= 1, 'credentials stored');
     const right = createTokenCrypto([TOKEN_KEY]);
     for (const row of rows) {
-      for (const stored of [row.refresh_token_enc, row.access_token_enc].filter((v): v is string => !!v)) {
-        const plain = right.decrypt(stored);
+      const fields = [['refresh', row.refresh_token_enc], ['access', row.access_token_enc]] as const;
+      for (const [field, stored] of fields.filter((f): f is readonly [typeof f[0], string] => !!f[1])) {
+        const context = { accountId: row.account_id, field };
+        const plain = right.decrypt(stored, context);
         assert.ok(plain.startsWith('1//0') || plain.startsWith('ya29.'), 'the right key decrypts it (control)');
         assert.ok(!stored.includes(plain) && !stored.includes(Buffer.from(plain).toString('base64')) && !stored.includes(Buffer.from(plain).toString('hex')), 'no plain, base64 or hex token in the ciphertext');
         // Another key, whether announced under its own id or under the stored one, fails.
-        assert.throws(() => createTokenCrypto([randomBytes(32)]).decrypt(stored));
+        assert.throws(() => createTokenCrypto([randomBytes(32)]).decrypt(stored, context));
         const [, keyId, iv, tag, ct] = stored.split('.');
         assert.equal(keyId, row.key_id);
         assert.ok(!TOKEN_KEY.toString('hex').includes(keyId) || keyId.length < 16, 'the key id is no part of the key');

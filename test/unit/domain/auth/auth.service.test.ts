@@ -89,6 +89,7 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
     },
     rethrowIfRevoked: async () => {},
     remove: async (_em, id) => void log.push(`remove credentials ${id}`),
+    rotateAll: async () => ({ rotated: 0, current: 0, unreadable: 0 }),
   };
   const watch: MailWatchControl = {
     register: async (id) => void log.push(`watch register ${id}`),
