@@ -226,7 +226,7 @@ export function createNotificationPoller(deps: PollerDeps) {
           } catch (err) {
             failuresInARow++;
             const ms = Math.min(30_000, 500 * 2 ** Math.min(failuresInARow, 6));
-            log.warn({ ...errorSummary(err), retryInMs: ms }, 'notification pull failed');
+            log.warn({ ...errorSummary(err), code: (err as { code?: unknown }).code, retryInMs: ms }, 'notification pull failed');
             if (running) await sleep(ms);
           }
         }
