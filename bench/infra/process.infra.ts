@@ -1,0 +1,143 @@
+/**
+ * The bench's processes: the server (spawned as `npm start` runs it) and the bare handler
+ * (under tsx), waited for, and what /proc tells of them and of PostgreSQL's backends (CPU
+ * time, resident memory).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface NodeProcess {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Resident set size in MiB (from /proc), or null when not readable. */
+  rss(): number | null;
+  stop(): Promise<void>;
+}
+
+export function rssMiB(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether `script` in `cwd` must run under tsx: the service runs on Node's own type stripping
+ * (as `npm start`) where its checkout's start script says so; other scripts and older
+ * checkouts run under tsx.
+ */
+function needsTsx(script: string, cwd: string): boolean {
+  if (script !== 'server/main.ts') return true;
+  const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  return (pkg.scripts?.start ?? '').includes('tsx');
+}
+
+/**
+ * Spawns `node [--import tsx] <script>` with `env` (stdout and stderr to `logFile`), and
+ * waits until `readyPath` answers over HTTP.
+ */
+export async function spawnNode(opts: { script: string; env: Record<string, string>; port: number; logFile: string; readyPath: string; timeoutMs?: number; nodeArgs?: string[]; cwd?: string }): Promise<NodeProcess> {
+  const fd = openSync(opts.logFile, 'a');
+  const cwd = opts.cwd ?? ROOT;
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(needsTsx(opts.script, cwd) ? ['--import', 'tsx'] : []), opts.script], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+    stdio: ['ignore', fd, fd],
+  });
+  closeSync(fd);
+  const url = `http://127.0.0.1:${opts.port}`;
+  let exited: number | null = null;
+  child.once('exit', (code) => (exited = code ?? -1));
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    if (exited !== null) throw new Error(`${opts.script} exited with ${exited} during start-up; see ${opts.logFile}`);
+    try {
+      const res = await fetch(url + opts.readyPath, { signal: AbortSignal.timeout(1_000) });
+      await res.arrayBuffer();
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${opts.script} did not answer within ${opts.timeoutMs ?? 30_000} ms; see ${opts.logFile}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    rss: () => rssMiB(child.pid!),
+    async stop() {
+      if (exited !== null) return;
+      const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** CPU time (user + system) a process has used so far, in ms (from /proc; clock ticks of 10 ms). */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time so far of each PostgreSQL backend serving `database` (process title `postgres: user database …`), in ms. */
+export function postgresCpu(database: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!title.startsWith('postgres: ') || !title.split(/[\s\0]+/).includes(database)) continue;
+      const ms = cpuMs(Number(entry));
+      if (ms !== null) out.set(Number(entry), ms);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** CPU the backends used between two snapshots (backends that exited meanwhile are missed; new ones count whole). */
+export function postgresCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - Math.min(ms, before.get(pid) ?? 0);
+  return total;
+}
+
+/** Samples a process's RSS every `everyMs` until stopped: peak and mean in MiB. */
+export function sampleRss(pid: number, everyMs = 100) {
+  const samples: number[] = [];
+  const take = () => {
+    const v = rssMiB(pid);
+    if (v !== null) samples.push(v);
+  };
+  take();
+  const timer = setInterval(take, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return {
+        peak: samples.length ? Math.max(...samples) : null,
+        mean: samples.length ? samples.reduce((a, b) => a + b, 0) / samples.length : null,
+        samples: samples.length,
+      };
+    },
+  };
+}

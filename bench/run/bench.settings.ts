@@ -1,0 +1,55 @@
+/**
+ * The bench run's command-line options and the sizes, durations and latencies they select (full
+ * or smoke), plus the progress line and the median the phases share.
+ */
+import { parseArgs } from 'node:util';
+
+export const { values: args } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    label: { type: 'string' },
+    out: { type: 'string' },
+    'database-url': { type: 'string' },
+    only: { type: 'string' },
+    connections: { type: 'string' },
+    duration: { type: 'string' },
+    /** Write a V8 CPU profile of the server (and the bare handler) into the run's log directory. */
+    profile: { type: 'boolean', default: false },
+    /**
+     * Run the server and the bare handler from another checkout of the project (a copy with
+     * some changes reverted, to measure before and after with the same benchmark).
+     */
+    'server-root': { type: 'string' },
+  },
+});
+
+const smoke = args.smoke === true;
+export const settings = {
+  mode: smoke ? 'smoke' : 'full',
+  /** Stored threads of the measured accounts (item 4); the largest is item 1's account. */
+  sizes: smoke ? [100, 300] : [1_000, 10_000, 100_000],
+  otherAccounts: smoke ? 10 : 1_000,
+  otherThreadsEach: smoke ? 10 : 100,
+  listLimit: 50,
+  connections: Number(args.connections ?? (smoke ? 5 : 50)),
+  /** A second, lighter load on item 1's account: the latency below saturation. */
+  moderateConnections: smoke ? 2 : 10,
+  seconds: Number(args.duration ?? (smoke ? 1 : 10)),
+  warmupSeconds: smoke ? 0 : 3,
+  providerLatencyMs: smoke ? 5 : 50,
+  syncRepeats: smoke ? 1 : 3,
+  pollerAccounts: smoke ? 4 : 100,
+  pollerPerAccount: smoke ? 2 : 10,
+  pollerTimeoutMs: smoke ? 20_000 : 300_000,
+  rateLimitMax: 1_000_000,
+  logLevel: 'info',
+  nodeEnv: 'production',
+};
+export const only = new Set((args.only ?? 'list,sync,poller').split(','));
+export const WEB_ORIGIN = 'http://web.bench.example';
+
+export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
+};

@@ -1,0 +1,113 @@
+/**
+ * What a bench run measures against: its PostgreSQL, the identity, Gmail and Pub/Sub stand-ins
+ * (Gmail's watch notifications forwarded into Pub/Sub while the poller phase asks for it), the
+ * server and the bare handler as their own processes, and the list statement the floor runs.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
+import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
+import { identityEnv } from '../../stand-ins/stand-in-env.ts';
+import { freePort, ROOT, spawnNode, startDatabase, type BenchDatabase, type NodeProcess } from '../infra.ts';
+import type { ListStatement } from '../scenarios.ts';
+import { forPg } from '../sql.ts';
+import { args, settings, step, WEB_ORIGIN } from './bench.settings.ts';
+
+export interface BenchWorld {
+  db: BenchDatabase;
+  identity: IdentityStandIn;
+  gmail: GmailStandIn;
+  pubsub: PubSubStandIn;
+  subscription: string;
+  server: NodeProcess;
+  bare: NodeProcess;
+  serverLog: string;
+  serverRoot: string;
+  listStatement: ListStatement;
+  /** Starts (zeroing the count) or stops forwarding Gmail's notifications; returns how many were published. */
+  setForwarding(on: boolean): () => number;
+}
+
+/** Starts everything; each part's stop is pushed onto `cleanups` as soon as it runs. */
+export async function startWorld(work: string, cleanups: (() => Promise<unknown>)[]): Promise<BenchWorld> {
+  const db = await startDatabase({ url: args['database-url'] });
+  cleanups.push(() => db.stop());
+  step(`PostgreSQL ${db.version} (${args['database-url'] ? 'given' : 'embedded'}; pg_stat_statements ${db.statements ? 'on' : 'off'})`);
+  // The server applies the migrations when it starts (before it answers /health).
+
+  const identity = await startIdentityStandIn();
+  const gmail = await startGmailStandIn({ authorize: (token) => identity.accessTokenOwner(token)?.email ?? null });
+  const pubsub = await startPubSubStandIn({ projectId: 'bench-project' });
+  cleanups.push(() => Promise.all([identity.close(), gmail.close(), pubsub.close()]));
+  pubsub.createTopic('mail');
+  const subscription = pubsub.createSubscription('mail', 'mail-sync', { ackDeadlineSeconds: 30 });
+  let forwarding = false;
+  let published = 0;
+  const setForwarding = (on: boolean) => {
+    forwarding = on;
+    if (on) published = 0;
+    return () => published;
+  };
+  gmail.onNotification((n) => {
+    if (!forwarding) return;
+    published++;
+    pubsub.publish(n.topicName, { emailAddress: n.emailAddress, historyId: String(n.historyId) });
+  });
+
+  const port = await freePort();
+  const serverLog = path.join(work, 'server.log');
+  const env: Record<string, string> = {
+    NODE_ENV: settings.nodeEnv,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    // Production refuses an http base URL: the service is described as served behind TLS, and
+    // the OAuth redirect comes back to it directly.
+    PUBLIC_BASE_URL: 'https://api.bench.example',
+    GOOGLE_REDIRECT_URI: `http://127.0.0.1:${port}/auth/provider/callback`,
+    WEB_ORIGIN,
+    SESSION_SECRET: randomBytes(33).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    DATABASE_URL: db.url,
+    // The bench signs in and syncs many accounts from one machine: a client address per call.
+    TRUST_PROXY: 'true',
+    // The load run is one client: the global bucket must not refuse it.
+    RATE_LIMIT_MAX: String(settings.rateLimitMax),
+    RATE_LIMIT_WINDOW_SECONDS: '60',
+    LOG_LEVEL: settings.logLevel,
+    MIA_DATA_DIR: path.join(work, 'data'),
+    ...identityEnv(identity),
+    GMAIL_API_URL: gmail.url,
+    PUBSUB_PROJECT_ID: 'bench-project',
+    PUBSUB_TOPIC: 'projects/bench-project/topics/mail',
+    PUBSUB_SUBSCRIPTION: 'mail-sync',
+    PUBSUB_EMULATOR_HOST: pubsub.host,
+  };
+  step('starting the server and the bare handler');
+  const serverRoot = path.resolve(args['server-root'] ?? ROOT);
+  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/thread.service.ts'))) as {
+    LIST_THREADS?: { text: string };
+    /** Checkouts before the list became a prepared statement: the SQL with `?` placeholders. */
+    LIST_THREADS_SQL?: string;
+    listThreadsParams: ListStatement['params'];
+  };
+  const ormConfig = (await import(path.join(serverRoot, 'db/mikro-orm.config.ts'))) as { ormOptions(url: string): { driverOptions?: { options?: string } } };
+  const startupOptions = ormConfig.ormOptions(db.url).driverOptions?.options ?? '';
+  const listStatement: ListStatement = {
+    sql: threadService.LIST_THREADS?.text ?? forPg(threadService.LIST_THREADS_SQL!),
+    params: threadService.listThreadsParams,
+    settings: [...startupOptions.matchAll(/-c\s*([\w.]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]),
+  };
+  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profiles')}`] : [];
+  const barePort = await freePort();
+  const started = await Promise.allSettled([
+    spawnNode({ script: 'server/main.ts', env, port, logFile: serverLog, readyPath: '/health', nodeArgs, cwd: serverRoot }),
+    spawnNode({ script: 'bench/bare-server.ts', env: { DATABASE_URL: db.url, PORT: String(barePort) }, port: barePort, logFile: path.join(work, 'bare.log'), readyPath: '/health', nodeArgs, cwd: serverRoot }),
+  ]);
+  for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.stop());
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [NodeProcess, NodeProcess];
+
+  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding };
+}

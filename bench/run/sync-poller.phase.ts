@@ -1,0 +1,97 @@
+/**
+ * Bench items 2, 3 and 4 for syncing: one 50-message sync (first listing page and incremental)
+ * at each size against the latency of the Gmail stand-in, and the poller draining a burst of
+ * notifications for many accounts.
+ */
+import { readFileSync } from 'node:fs';
+import { signIn, type SignedIn } from '../infra.ts';
+import type { BenchReport } from '../report.ts';
+import { checkpointAt, pollerBurst, resetToListing, syncOnce, type SyncRun } from '../scenarios.ts';
+import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
+import type { BenchWorld } from './bench.world.ts';
+
+export async function measureSync(world: BenchWorld, report: BenchReport, listAccounts: Map<number, SignedIn>): Promise<void> {
+  const { db, gmail, server } = world;
+  gmail.setLatency(0);
+  for (const size of settings.sizes) gmail.seed(`list${size}@bench.example`, 2 * 50 + 10, { sentReplies: false });
+  gmail.setLatency(settings.providerLatencyMs);
+  for (const size of settings.sizes) {
+    const account = listAccounts.get(size)!;
+    const runs: SyncRun[] = [];
+    for (let i = 0; i < settings.syncRepeats; i++) {
+      await resetToListing(db.pool, account.accountId);
+      runs.push(await syncOnce({ kind: 'listing', threads: size, serverUrl: server.url, webOrigin: WEB_ORIGIN, account, gmail, latencyMs: settings.providerLatencyMs, db }));
+    }
+    for (let i = 0; i < settings.syncRepeats; i++) {
+      await checkpointAt(db.pool, account.accountId, gmail.historyId(account.email));
+      gmail.setLatency(0);
+      for (let k = 0; k < 50; k++) gmail.addMessage(account.email, { subject: `Incremental ${i}.${k}` });
+      gmail.setLatency(settings.providerLatencyMs);
+      runs.push(await syncOnce({ kind: 'incremental', threads: size, serverUrl: server.url, webOrigin: WEB_ORIGIN, account, gmail, latencyMs: settings.providerLatencyMs, db }));
+    }
+    for (const kind of ['listing', 'incremental'] as const) {
+      const of = runs.filter((r) => r.kind === kind);
+      report.sync.push({ threads: size, kind, wallMsMedian: median(of.map((r) => r.wallMs)), runs: of });
+      const last = of.at(-1)!;
+      step(`sync ${kind} at ${size} threads: ${median(of.map((r) => r.wallMs)).toFixed(0)} ms, ${last.providerRequests} provider requests in ${last.providerRoundTrips} round trips, ${last.syncStatements ?? '?'} statements (status ${last.status}, ${last.messagesSynced} synced)`);
+    }
+  }
+  gmail.setLatency(0);
+}
+
+export async function measurePoller(world: BenchWorld, report: BenchReport): Promise<void> {
+  const { db, gmail, identity, pubsub, server, serverLog, subscription } = world;
+  step(`poller: signing in ${settings.pollerAccounts} accounts and syncing them once`);
+  const accounts: SignedIn[] = [];
+  for (let i = 0; i < settings.pollerAccounts; i++) {
+    const email = `poll${i}@bench.example`;
+    gmail.seed(email, 5, { sentReplies: false });
+    accounts.push(await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-poll-${i}`, email }, db.pool));
+  }
+  const watched = async () => {
+    for (let i = 0; i < 100; i++) {
+      if (accounts.every((a) => gmail.watches(a.email).some((w) => w.kind === 'watch'))) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('mail watches were not registered');
+  };
+  await watched();
+  for (const a of accounts) {
+    for (let i = 0; i < 5; i++) {
+      const r = await syncOnce({ kind: 'listing', threads: 0, serverUrl: server.url, webOrigin: WEB_ORIGIN, account: a, gmail, latencyMs: 0, db });
+      if (r.status !== 200) throw new Error(`initial sync of ${a.email} answered ${r.status}`);
+      const state = await db.pool.query<{ active: boolean; cursor: string | null }>('/*bench*/ select full_sync_active as active, full_sync_page_token as cursor from sync_states where account_id = $1', [a.accountId]);
+      if (!state.rows[0]?.active) break;
+    }
+  }
+  step(`poller: ${settings.pollerAccounts * settings.pollerPerAccount} new messages and notifications (provider latency ${settings.providerLatencyMs} ms)`);
+  report.poller = await pollerBurst({
+    accounts,
+    perAccount: settings.pollerPerAccount,
+    gmail,
+    pubsub,
+    subscription,
+    pool: db.pool,
+    latencyMs: settings.providerLatencyMs,
+    setForwarding: world.setForwarding,
+    countSyncs: async (since) => countSyncLines(serverLog, since),
+    timeoutMs: settings.pollerTimeoutMs,
+  });
+  gmail.setLatency(0);
+  step(`poller: all stored after ${report.poller.allStoredMs?.toFixed(0) ?? 'timeout'} ms, drained after ${report.poller.drainedMs?.toFixed(0) ?? 'timeout'} ms, ${report.poller.syncs} syncs, ${report.poller.providerRequests} provider requests`);
+}
+
+/** Sync calls the server logged ('mail sync' and 'mail sync failed') since a time. */
+function countSyncLines(file: string, sinceMs: number): number {
+  let n = 0;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (!line.includes('"mail sync')) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; time?: string };
+      if ((entry.msg === 'mail sync' || entry.msg === 'mail sync failed') && entry.time && Date.parse(entry.time) >= sinceMs) n++;
+    } catch {
+      /* not a log line */
+    }
+  }
+  return n;
+}

@@ -1,0 +1,91 @@
+/**
+ * The Gmail stand-in's state between requests: the mailboxes, bearer tokens, latency, injected
+ * faults, counters and request log, hanging answers, and the watch notifications it publishes.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError } from './google-error.wire.ts';
+import { DEFAULT_MAILBOX, type FaultSpec, type GmailNotification, type GmailStandInOptions, type RecordedRequest } from './gmail.types.ts';
+import { MailStore, type Mailbox } from './mailbox.model.ts';
+import type { HistoryEntry } from './mailbox.types.ts';
+
+const KNOWN_COUNTERS = [
+  'profile', 'messages.list', 'messages.get', 'messages.get:minimal', 'messages.get:metadata', 'messages.get:full',
+  'attachments.get', 'threads.get', 'threads.get:minimal', 'threads.get:metadata', 'threads.get:full',
+  'history.list', 'watch', 'stop', 'discovery', 'unknown',
+];
+
+export class GmailState {
+  readonly listeners = new Set<(n: GmailNotification) => void>();
+  readonly store: MailStore;
+  readonly tokens = new Map<string, string>();
+  latencyMs: number;
+  readonly faults: { spec: FaultSpec; seen: number; fired: number }[] = [];
+  readonly calls: Record<string, number> = {};
+  readonly requests: RecordedRequest[] = [];
+  readonly hanging = new Set<ServerResponse>();
+  /** Set once the server listens; the discovery document's rootUrl. */
+  url = '';
+
+  constructor(private readonly opts: GmailStandInOptions) {
+    this.store = new MailStore(opts.seed ?? 1, (mb, entry) => this.notify(mb, entry));
+    this.latencyMs = opts.latencyMs ?? 0;
+    this.resetCounters();
+  }
+
+  resetCounters(): void {
+    for (const k of Object.keys(this.calls)) delete this.calls[k];
+    for (const k of KNOWN_COUNTERS) this.calls[k] = 0;
+    this.requests.length = 0;
+  }
+
+  bump(key: string): number {
+    return (this.calls[key] = (this.calls[key] ?? 0) + 1);
+  }
+
+  notify(mb: Mailbox, entry: HistoryEntry): void {
+    const w = mb.activeWatch;
+    if (!w || w.expiration <= Date.now() || this.listeners.size === 0) return;
+    if (w.labelIds.length) {
+      const touched = [...entry.message.labelIds, ...(entry.labelIds ?? [])];
+      const hit = w.labelIds.some((l) => touched.includes(l));
+      if (hit !== (w.labelFilterBehavior === 'include')) return;
+    }
+    const n: GmailNotification = { emailAddress: mb.email, historyId: entry.id, topicName: w.topicName };
+    for (const l of this.listeners) {
+      setImmediate(() => {
+        try {
+          l(n);
+        } catch {
+          /* listener errors are the listener's business */
+        }
+      });
+    }
+  }
+
+  authorize(req: IncomingMessage): string {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    const token = m?.[1];
+    let email: string | null = null;
+    if (token) {
+      if (this.opts.authorize) email = this.opts.authorize(token);
+      else if (this.tokens.size > 0) email = this.tokens.get(token) ?? null;
+      else email = DEFAULT_MAILBOX;
+    }
+    if (!email) throw new HttpError(401, undefined, 'authError', { location: 'Authorization', locationType: 'header' });
+    return email;
+  }
+
+  dueFault(endpoint: string): FaultSpec | null {
+    let chosen: FaultSpec | null = null;
+    for (const f of this.faults) {
+      if (f.spec.endpoint !== '*' && f.spec.endpoint !== endpoint) continue;
+      f.seen++;
+      if (!chosen && f.seen > (f.spec.afterCalls ?? 0) && f.fired < (f.spec.times ?? 1)) {
+        f.fired++;
+        chosen = f.spec;
+      }
+    }
+    for (let i = this.faults.length - 1; i >= 0; i--) if (this.faults[i]!.fired >= (this.faults[i]!.spec.times ?? 1)) this.faults.splice(i, 1);
+    return chosen;
+  }
+}

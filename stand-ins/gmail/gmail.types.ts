@@ -1,0 +1,110 @@
+/**
+ * The Gmail stand-in's public types: fault specs, recorded requests, notifications, start
+ * options and the control API a test drives it with.
+ */
+import type { NewMessage, SeedOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
+
+export const DEFAULT_MAILBOX = 'alice@example.com';
+
+export type FaultEndpoint =
+  | 'profile'
+  | 'messages.list'
+  | 'messages.get'
+  | 'attachments.get'
+  | 'threads.get'
+  | 'history.list'
+  | 'watch'
+  | 'stop'
+  | 'discovery'
+  | '*';
+
+export interface FaultSpec {
+  endpoint: FaultEndpoint;
+  /** HTTP status of the error answer. Ignored for `hang`/`reset`; for `garbage` defaults to 200 when 0. */
+  status: number;
+  /** errors[0].reason; defaults per status (429 -> rateLimitExceeded, 404 -> notFound, 500 -> backendError, ...). */
+  reason?: string;
+  message?: string;
+  /** How many matching calls fail (default 1; Infinity for "until clearFaults()"). */
+  times?: number;
+  /** Let this many matching calls pass before failing. */
+  afterCalls?: number;
+  /** Never answer (until close()); for client timeout tests. */
+  hang?: boolean;
+  /** Answer `status || 200` with a non-JSON body (this string, or a default) labelled application/json. */
+  garbage?: boolean | string;
+  /** Destroy the socket without answering (client sees ECONNRESET / "socket hang up"). */
+  reset?: boolean;
+  /** Adds a `Retry-After` header. */
+  retryAfterSeconds?: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  /** Endpoint key, e.g. 'messages.get', or 'unknown'. */
+  endpoint: string;
+  at: number;
+}
+
+export interface InboxMessage extends StandInMessage {
+  unread: boolean;
+}
+
+/** Pub/Sub-style push notification payload (what Gmail publishes to the watch topic). */
+export interface GmailNotification {
+  emailAddress: string;
+  historyId: number;
+  topicName: string;
+}
+
+export interface GmailStandIn {
+  /** Root URL with trailing slash, e.g. `http://127.0.0.1:54321/`; pass as `rootUrl`. */
+  readonly url: string;
+  setToken(token: string, email: string): void;
+
+  addMessage(email: string, partial?: NewMessage): StandInMessage;
+  /** A `SENT`-only message from the mailbox owner to the last sender in `threadId`. */
+  addSentReply(email: string, threadId: string, partial?: NewMessage): StandInMessage;
+  deleteMessage(email: string, id: string): void;
+  setRead(email: string, id: string, read: boolean): void;
+  archive(email: string, id: string): void;
+  moveToInbox(email: string, id: string): void;
+  /** Generic label change (e.g. STARRED, TRASH, SPAM); one history record per kind of change. */
+  modifyLabels(email: string, id: string, change: { add?: string[]; remove?: string[] }): void;
+  /** Adds `count` received messages (+ SENT replies unless `sentReplies: false`). Returns all created messages, oldest first. */
+  seed(email: string, count: number, opts?: SeedOptions): StandInMessage[];
+
+  /** Messages carrying INBOX, newest first (same order as messages.list?labelIds=INBOX). Copies. */
+  inbox(email: string): InboxMessage[];
+  /** All messages of the mailbox (any label), newest first. Copies. */
+  messages(email: string): StandInMessage[];
+  getMessage(email: string, id: string): StandInMessage | undefined;
+  /** The mailbox's current historyId. */
+  historyId(email: string): number;
+  /** history.list with startHistoryId below the current historyId answers 404 from now on (until a later expireHistory moves the floor again). */
+  expireHistory(email: string): void;
+
+  injectFault(fault: FaultSpec): void;
+  clearFaults(): void;
+  setLatency(ms: number): void;
+
+  /** Per-endpoint call counters (faulted and 401 calls count too). Known keys start at 0. */
+  readonly calls: Record<string, number>;
+  readonly requests: RecordedRequest[];
+  resetCounters(): void;
+
+  watches(email: string): WatchRecord[];
+  /** Called after every history change of a mailbox with an active, unexpired watch whose label filter matches. Returns unsubscribe. */
+  onNotification(listener: (n: GmailNotification) => void): () => void;
+
+  close(): Promise<void>;
+}
+
+export interface GmailStandInOptions {
+  authorize?: (accessToken: string) => string | null;
+  latencyMs?: number;
+  /** Seed for generated ids' low bits, history id gaps and `seed()` content (default 1). */
+  seed?: number;
+}

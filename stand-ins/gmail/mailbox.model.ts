@@ -1,0 +1,176 @@
+/**
+ * In-memory mailbox model behind the Gmail stand-in (see gmail.stand-in.ts): each mailbox's
+ * messages, labels, history log and watch, and the store that hands out ids and dates across
+ * mailboxes. No I/O and no wire shapes here (message.wire.ts renders them).
+ */
+import { prng } from '../seeded-random.ts';
+import { b64url, htmlToText, makeSnippet } from './message.wire.ts';
+import type { ActiveWatch, HistoryEntry, HistoryType, NewMessage, StandInMessage, WatchRecord } from './mailbox.types.ts';
+
+const byNewest = (a: StandInMessage, b: StandInMessage): number =>
+  b.internalDate - a.internalDate || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+export class Mailbox {
+  readonly messages = new Map<string, StandInMessage>();
+  readonly history: HistoryEntry[] = [];
+  readonly watchLog: WatchRecord[] = [];
+  activeWatch: ActiveWatch | null = null;
+  historyId: number;
+  /** history.list with startHistoryId below this answers 404. */
+  historyFloor: number;
+
+  constructor(
+    readonly email: string,
+    initialHistoryId: number,
+    private readonly store: MailStore,
+  ) {
+    this.historyId = initialHistoryId;
+    this.historyFloor = initialHistoryId;
+  }
+
+  get ownerName(): string {
+    const local = this.email.split('@')[0] ?? this.email;
+    return local.charAt(0).toUpperCase() + local.slice(1);
+  }
+
+  get(id: string): StandInMessage {
+    const m = this.messages.get(id);
+    if (!m) throw new Error(`gmail stand-in: no message ${id} in mailbox ${this.email}`);
+    return m;
+  }
+
+  /** Messages, newest first (internalDate desc, id desc). */
+  sorted(): StandInMessage[] {
+    return [...this.messages.values()].sort(byNewest);
+  }
+
+  threadMessages(threadId: string): StandInMessage[] {
+    return [...this.messages.values()].filter((m) => m.threadId === threadId).sort((a, b) => -byNewest(a, b));
+  }
+
+  threadCount(): number {
+    return new Set([...this.messages.values()].map((m) => m.threadId)).size;
+  }
+
+  private record(type: HistoryType, m: StandInMessage, labelIds?: string[]): void {
+    this.historyId += 1 + Math.floor(this.store.random() * 3); // Gmail history ids have gaps
+    m.historyId = this.historyId;
+    const entry: HistoryEntry = { id: this.historyId, type, message: { id: m.id, threadId: m.threadId, labelIds: [...m.labelIds] } };
+    if (labelIds) entry.labelIds = [...labelIds];
+    this.history.push(entry);
+    this.store.notify(this, entry);
+  }
+
+  add(partial: NewMessage = {}): StandInMessage {
+    const internalDate = this.store.nextInternalDate(partial.internalDate);
+    const id = partial.id ?? this.store.newId(internalDate);
+    if (this.store.idTaken(id)) throw new Error(`gmail stand-in: message id ${id} already exists`);
+    let thread: StandInMessage[] = [];
+    if (partial.threadId !== undefined) {
+      thread = this.threadMessages(partial.threadId);
+      if (thread.length === 0) throw new Error(`gmail stand-in: no thread ${partial.threadId} in mailbox ${this.email}`);
+    }
+    const parent = thread[thread.length - 1];
+    const labels = new Set(partial.labelIds ?? ['INBOX', 'UNREAD']);
+    if (partial.read === true) labels.delete('UNREAD');
+    if (partial.read === false) labels.add('UNREAD');
+    const hasBody = partial.bodyText !== undefined || partial.bodyHtml !== undefined;
+    const bodyText = hasBody ? (partial.bodyText ?? undefined) : 'Hello,\n\nJust checking in.\n\nBest regards';
+    const bodyHtml = partial.bodyHtml ?? undefined;
+    const to = partial.to === undefined ? [{ name: this.ownerName, address: this.email }] : Array.isArray(partial.to) ? partial.to : [partial.to];
+    const from = partial.from ?? { name: 'Bob Example', address: 'bob@example.com' };
+    const m: StandInMessage = {
+      id,
+      threadId: partial.threadId ?? id,
+      labelIds: [...labels],
+      from,
+      to,
+      cc: partial.cc ?? [],
+      subject: partial.subject ?? (parent ? (/^re:/i.test(parent.subject) ? parent.subject : `Re: ${parent.subject}`) : 'Hello'),
+      snippet: partial.snippet ?? makeSnippet(bodyText ?? (bodyHtml ? htmlToText(bodyHtml) : '')),
+      internalDate,
+      attachments: (partial.attachments ?? []).map((a, i) => ({ ...a, attachmentId: `ANGjdJ${b64url(`${id}:${i}:${a.filename}`)}` })),
+      historyId: this.historyId,
+      messageIdHeader: `<${id}.${internalDate.toString(36)}@${from.address.split('@')[1] ?? 'mail.example.com'}>`,
+      references: parent ? [...parent.references, parent.messageIdHeader] : [],
+    };
+    if (bodyText !== undefined) m.bodyText = bodyText;
+    if (bodyHtml !== undefined) m.bodyHtml = bodyHtml;
+    if (parent) m.inReplyTo = parent.messageIdHeader;
+    this.messages.set(id, m);
+    this.store.claimId(id);
+    this.record('messageAdded', m);
+    return m;
+  }
+
+  delete(id: string): void {
+    const m = this.get(id);
+    this.messages.delete(id);
+    this.record('messageDeleted', m);
+  }
+
+  /** Applies label changes; records one history entry per kind of change (none when nothing changes). */
+  modify(id: string, add: string[] = [], remove: string[] = []): StandInMessage {
+    const m = this.get(id);
+    const removed = remove.filter((l) => m.labelIds.includes(l) && !add.includes(l));
+    if (removed.length) {
+      m.labelIds = m.labelIds.filter((l) => !removed.includes(l));
+      this.record('labelRemoved', m, removed);
+    }
+    const added = [...new Set(add)].filter((l) => !m.labelIds.includes(l));
+    if (added.length) {
+      m.labelIds = [...m.labelIds, ...added];
+      this.record('labelAdded', m, added);
+    }
+    return m;
+  }
+}
+
+// ---------------------------------------------------------------- store
+
+export class MailStore {
+  readonly mailboxes = new Map<string, Mailbox>();
+  private readonly ids = new Set<string>();
+  private seq = 0;
+  private lastInternalDate = 0;
+  readonly random: () => number;
+
+  constructor(
+    readonly seed: number,
+    readonly notify: (mb: Mailbox, entry: HistoryEntry) => void,
+  ) {
+    this.random = prng(seed);
+  }
+
+  mailbox(email: string): Mailbox {
+    const key = email.toLowerCase();
+    let mb = this.mailboxes.get(key);
+    if (!mb) {
+      mb = new Mailbox(key, 1000 + this.mailboxes.size * 100_000 + Math.floor(this.random() * 9000), this);
+      this.mailboxes.set(key, mb);
+    }
+    return mb;
+  }
+
+  nextInternalDate(given?: number): number {
+    const d = given ?? Math.max(Date.now(), this.lastInternalDate + 1);
+    this.lastInternalDate = Math.max(this.lastInternalDate, d);
+    return d;
+  }
+
+  /** Gmail-like hex id: internalDate in the high bits, a sequence number in the low 20 bits. */
+  newId(internalDate: number): string {
+    for (;;) {
+      const id = ((BigInt(internalDate) << 20n) | BigInt(this.seq++ & 0xfffff)).toString(16);
+      if (!this.ids.has(id)) return id;
+    }
+  }
+
+  idTaken(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  claimId(id: string): void {
+    this.ids.add(id);
+  }
+}
