@@ -24,18 +24,23 @@ async function inFlightSession(world: AuthWorld, device: Browser) {
   return { key, data: row.data };
 }
 
+/** One account signed in on a laptop and a phone; the phone's request is in flight. */
+async function twoDevices(t: { after(fn: () => unknown): void }) {
+  const world = await authWorld(t);
+  const laptop = world.app.browser();
+  const phone = world.app.browser();
+  const { csrfToken } = await signIn(laptop);
+  await signIn(phone);
+  const racing = await inFlightSession(world, phone);
+  const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
+  return { world, laptop, phone, headers: csrfHeaders(csrfToken, WEB_ORIGIN), racing, store };
+}
+
 describe('a request racing the end of all sessions', () => {
   it('does not resurrect its session after disconnect', async (t) => {
-    const world = await authWorld(t);
-    const laptop = world.app.browser();
-    const phone = world.app.browser();
-    const { csrfToken } = await signIn(laptop);
-    await signIn(phone);
-    const racing = await inFlightSession(world, phone);
-
-    assert.equal((await laptop.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) })).status, 204);
+    const { world, laptop, phone, headers, racing, store } = await twoDevices(t);
+    assert.equal((await laptop.fetch('/auth/provider/disconnect', { method: 'POST', headers })).status, 204);
     // The phone's request, started before the disconnect, now saves its session, as koa-session does.
-    const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
     await store.set(racing.key, { ...racing.data, csrfToken: 'changed-in-flight' }, SESSION_IDLE_MS);
 
     assert.deepEqual(await world.sql('select id from sessions where id = $1', [sha256hex(racing.key)]), [], 'no row written back');
@@ -46,15 +51,9 @@ describe('a request racing the end of all sessions', () => {
   });
 
   it('does not resurrect its session after account deletion, and fails nothing', async (t) => {
-    const world = await authWorld(t);
-    const laptop = world.app.browser();
-    const phone = world.app.browser();
-    const { csrfToken } = await signIn(laptop);
-    await signIn(phone);
-    const racing = await inFlightSession(world, phone);
-    const res = await laptop.fetch('/auth/account', { method: 'DELETE', headers: csrfHeaders(csrfToken, WEB_ORIGIN), json: { confirm: true } });
+    const { world, laptop, phone, headers, racing, store } = await twoDevices(t);
+    const res = await laptop.fetch('/auth/account', { method: 'DELETE', headers, json: { confirm: true } });
     assert.equal(res.status, 204);
-    const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
     await store.set(racing.key, racing.data, SESSION_IDLE_MS);
     assert.deepEqual(await world.sql('select id from sessions'), []);
     assert.equal((await sessionOf(phone)).authenticated, false);
