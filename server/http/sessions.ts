@@ -30,7 +30,6 @@ interface SessionData {
   signedInAt?: number;
 }
 
-
 const sameString = (a: string, b: string) => {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
