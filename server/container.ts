@@ -115,7 +115,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
   const threadBodies = createThreadBodies({ gmail, credentials });
-  const liveInbox = createLiveInbox({ config, orm, credentials, gmail, sync, log });
+  const liveInbox = await createLiveInbox({ config, orm, credentials, gmail, sync, log });
 
   const services: Services = Object.freeze({
     auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch }),

@@ -11,7 +11,6 @@ import type { SyncService } from '../domain/mail/sync.service.ts';
 import { createWatchService, type WatchService } from '../domain/mail/watch.service.ts';
 import { errorSummary, type Logger } from '../logger.ts';
 import type { GmailFactory } from '../providers/gmail.ts';
-import { createNotificationQueue, ensureEmulatorSubscription } from '../providers/pubsub.ts';
 import { createMaintenance } from './maintenance.ts';
 import { createNotificationPoller, type NotifiedAccount } from './notification-poller.ts';
 
@@ -61,7 +60,7 @@ export interface LiveInbox {
   workers: Worker[];
 }
 
-export function createLiveInbox(deps: { config: Readonly<Config>; orm: MikroORM; credentials: CredentialsService; gmail: GmailFactory; sync: SyncService; log: Logger }): LiveInbox {
+export async function createLiveInbox(deps: { config: Readonly<Config>; orm: MikroORM; credentials: CredentialsService; gmail: GmailFactory; sync: SyncService; log: Logger }): Promise<LiveInbox> {
   const { config, orm, credentials, gmail, sync, log } = deps;
   const apiFor = async (accountId: string) => gmail(await credentials.client(orm.em.fork(), accountId));
   const watch = createWatchService({
@@ -79,14 +78,14 @@ export function createLiveInbox(deps: { config: Readonly<Config>; orm: MikroORM;
   const maintenance = config.oauth.configured ? createMaintenance({ orm, watch, sync: { fullResync: fullResyncWith(sync) }, purge, log }) : undefined;
   if (maintenance) workers.push(maintenance);
 
-  const poller = config.pubsub.subscription
-    ? createNotificationPoller({ queue: createNotificationQueue(config), sync, log, ...notificationAccounts(orm) })
-    : undefined;
-  if (poller) {
+  // The Pub/Sub client (gRPC, protobufs: ~27 MiB resident) is loaded only where a subscription is read.
+  const pubsub = config.pubsub.subscription ? await import('../providers/pubsub.ts') : undefined;
+  const poller = pubsub ? createNotificationPoller({ queue: pubsub.createNotificationQueue(config), sync, log, ...notificationAccounts(orm) }) : undefined;
+  if (pubsub && poller) {
     workers.push({
       start() {
         // Local emulator convenience; an unreachable queue must never block the HTTP server.
-        ensureEmulatorSubscription(config).catch((err: unknown) => log.warn(errorSummary(err), 'could not prepare the emulator subscription'));
+        pubsub.ensureEmulatorSubscription(config).catch((err: unknown) => log.warn(errorSummary(err), 'could not prepare the emulator subscription'));
         poller.start();
       },
       stop: () => poller.stop(),
