@@ -22,7 +22,7 @@ import { createStatusAdmin } from './domain/status/status-admin.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './logger.ts';
-import { createLiveInbox, type LiveInbox, type Worker } from './poller/live-inbox.ts';
+import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } from './jobs/live-inbox.ts';
 import { createGmailFactory } from './providers/gmail.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
@@ -45,7 +45,7 @@ export interface Container {
   readonly threadBodies: ThreadBodies;
   /** What procedures call (the tRPC context carries exactly this). */
   readonly services: Readonly<Services>;
-  /** The mail watch, the notification poller and the maintenance. */
+  /** The mail watch, the job engine and its workers, the notification intake. */
   readonly liveInbox: LiveInbox;
   /** Background workers started with the server and stopped before the database closes. */
   readonly workers: readonly Worker[];
@@ -61,6 +61,8 @@ export interface ContainerOverrides {
   mailWatch?: MailWatchControl;
   /** Options of the AI feature: an injected clock, a shorter timeout, a provider. */
   ai?: Partial<Pick<AiFeatureOptions, 'now' | 'timeoutMs' | 'provider'>>;
+  /** The live inbox's workers: `{ work: false }` stores jobs without running them (route tests). */
+  liveInbox?: LiveInboxOptions;
 }
 
 export interface ContainerOptions {
@@ -115,10 +117,12 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
   const threadBodies = createThreadBodies({ gmail, credentials });
-  const liveInbox = await createLiveInbox({ config, orm, credentials, gmail, sync, log });
+  const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, options: overrides.liveInbox });
 
   const services: Services = Object.freeze({
-    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch }),
+    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch,
+      startSync: (accountId) => liveInbox.engine.enqueueSync({ accountId, reason: 'sign-in' }),
+    }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies }),
     ai: createAiFeature({ config, orm, log, ensureBodies: threadBodies.ensure, ...overrides.ai }),

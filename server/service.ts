@@ -51,7 +51,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const server = await listen(buildApp(container, { routes: opts.routes }), config.port, config.host);
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   log.info({ url }, `listening on ${url}`);
-  for (const w of container.workers) w.start();
+  for (const w of container.workers) await w.start();
 
   let stopped: Promise<void> | undefined;
   const stop = () =>

@@ -80,7 +80,9 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
     },
   });
   const log = createLogger({ level: 'debug', destination });
-  const service = await startService({ config, overrides: { ...opts.overrides, log }, routes: opts.routes, stopGraceMs: 1_000 });
+  // Background sync is off unless a test asks for it: route tests own their account's syncs.
+  const overrides = { liveInbox: { work: false }, ...opts.overrides, log };
+  const service = await startService({ config, overrides, routes: opts.routes, stopGraceMs: 1_000 });
   const { container, server } = service;
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let closed = false;

@@ -35,6 +35,8 @@ export function createAuthService(deps: {
   log: Logger;
   stateTtlSeconds: number;
   watch: MailWatchControl;
+  /** Queues the account's first sync (the background backfill); a failure is logged, never fails the sign-in. */
+  startSync?: (accountId: string) => Promise<unknown>;
   clock?: () => Date;
 }) {
   const clock = deps.clock ?? (() => new Date());
@@ -116,6 +118,8 @@ export function createAuthService(deps: {
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
       await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'registering the mail watch failed'));
+      // The inbox backfills in the background from here on: the list fills while the user watches.
+      await deps.startSync?.(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'queueing the first sync failed; the quiet sweep will'));
       return { accountId, email: identity.email };
     },
 

@@ -8,9 +8,12 @@ import { SyncState } from '../../../db/entities/index.ts';
 import { errorSummary, type Logger } from '../../logger.ts';
 import type { MailWatchControl } from '../auth/auth.service.ts';
 
+/** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */
 export interface MailWatchApi {
-  watch(accountId: string, topicName: string): Promise<{ expiration: Date }>;
-  stop(accountId: string): Promise<void>;
+  open(accountId: string): Promise<{
+    watch(req: { topicName: string; labelIds: string[] }): Promise<{ expiration: Date }>;
+    stop(): Promise<void>;
+  }>;
 }
 
 export const RENEW_AFTER_MS = 24 * 3600 * 1000;
@@ -25,10 +28,26 @@ export function createWatchService(deps: {
   const clock = deps.clock ?? (() => new Date());
   const log = deps.log.child({ component: 'mail-watch' });
 
+  /**
+   * Registers (or renews) the watch, then records it only while the account is still
+   * connected: a disconnect or deletion that ran meanwhile has already stopped the old watch,
+   * so the one just made is stopped again with the same client, and nothing is left behind.
+   */
   async function register(accountId: string) {
     if (!deps.topic) return;
-    const { expiration } = await deps.api.watch(accountId, deps.topic);
-    await deps.orm.em.fork().nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: expiration, watchRenewedAt: clock() });
+    const api = await deps.api.open(accountId);
+    const { expiration } = await api.watch({ topicName: deps.topic, labelIds: ['INBOX'] });
+    const kept = (await deps.orm.em.getConnection().execute(
+      `update sync_states s set watch_expires_at = ?, watch_renewed_at = ?
+        where s.account_id = ? and exists (select 1 from credentials c join accounts a on a.id = c.account_id where c.account_id = s.account_id and not a.needs_reconnect)
+        returning s.account_id`,
+      [expiration, clock(), accountId],
+    )) as unknown[];
+    if (!kept.length) {
+      await api.stop().catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'));
+      log.info({ accountId }, 'mail watch made during a disconnect was stopped again');
+      return;
+    }
     log.info({ accountId, expiresAt: expiration.toISOString() }, 'mail watch registered');
   }
 
@@ -38,7 +57,7 @@ export function createWatchService(deps: {
       if (!deps.topic) return;
       const state = await em.findOne(SyncState, { account: accountId });
       if (!state?.watchExpiresAt) return;
-      await deps.api.stop(accountId);
+      await (await deps.api.open(accountId)).stop();
       await em.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null, watchRenewedAt: null });
       log.info({ accountId }, 'mail watch stopped');
     },

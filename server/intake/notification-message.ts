@@ -1,16 +1,9 @@
 /**
- * A Pub/Sub notification of the mail provider as the poller reads it: the mailbox it names
+ * A Pub/Sub notification of the mail provider as the intake reads it: the mailbox it names
  * and the history id after the change, decoded defensively (anything else is dropped), and
  * whether the stored copy already covers it.
  */
-import { AppError } from '../domain/errors.ts';
 import type { ReceivedNotification } from '../providers/pubsub.ts';
-
-export const MAX_ATTEMPTS = 8;
-
-export function backoffSeconds(attempt: number): number {
-  return Math.min(600, 5 * 2 ** Math.max(0, attempt - 1));
-}
 
 export interface Decoded {
   email: string;
@@ -40,10 +33,6 @@ export function covered(group: { historyId: bigint | null }[], syncedThrough: st
   const through = BigInt(syncedThrough);
   return group.every((d) => d.historyId !== null && d.historyId <= through);
 }
-
-export const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
-/** Another sync of the account holds its lease (route, sweep or another instance): not a failure. */
-export const isBusy = (err: unknown) => err instanceof AppError && err.code === 'RATE_LIMITED';
 
 export interface Notified {
   message: ReceivedNotification;

@@ -1,0 +1,141 @@
+/**
+ * The notification intake: pulls the mail provider's change notifications from the Pub/Sub
+ * subscription and turns each mailbox they name into a durable `mail-sync` job, then
+ * acknowledges them. No sync runs here and nothing is held: once the job is stored (or one
+ * is already waiting for the account, which covers the change) the notification has done
+ * its work. If storing fails the notifications go back to the subscription with a delay.
+ *
+ * Dropped with an ack: undecodable payloads, mailboxes of no connected account, and
+ * notifications whose history id the account's committed checkpoint already covers (an
+ * earlier sync took their change along).
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { JobEngine } from '../jobs/engine.ts';
+import { errorSummary, type Logger } from '../logger.ts';
+import type { NotificationQueue, ReceivedNotification } from '../providers/pubsub.ts';
+import { covered, groupByMailbox } from './notification-message.ts';
+
+export interface NotifiedAccount {
+  id: string;
+  /** The history id up to which the stored copy is complete (null: never synced, or a listing is in progress). */
+  syncedThrough: string | null;
+}
+
+/** How the intake finds a notification's account, and records that its notifications arrive (for the quiet sweep). */
+export function notificationAccounts(orm: MikroORM) {
+  return {
+    async resolveAccount(emailAddress: string): Promise<NotifiedAccount | null> {
+      const rows = (await orm.em.getConnection().execute(
+        `select a.id, s.history_id::text as history_id, coalesce(s.full_sync_active, false) as full_sync_active
+           from accounts a join credentials c on c.account_id = a.id left join sync_states s on s.account_id = a.id
+          where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
+        [emailAddress.toLowerCase()],
+      )) as { id: string; history_id: string | null; full_sync_active: boolean }[];
+      const row = rows[0];
+      if (!row) return null;
+      // During a listing the checkpoint is where the listing started, not how far the store is complete.
+      return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
+    },
+    async noteNotification(accountId: string): Promise<void> {
+      await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId], 'run');
+    },
+  };
+}
+
+export interface IntakeDeps extends ReturnType<typeof notificationAccounts> {
+  queue: NotificationQueue;
+  engine: Pick<JobEngine, 'enqueueSync'>;
+  log: Logger;
+  batchSize?: number;
+  idleDelayMs?: number;
+  /** Seconds before notifications whose job could not be stored come back. */
+  retryDelaySeconds?: number;
+}
+
+export function createNotificationIntake(deps: IntakeDeps) {
+  const batchSize = deps.batchSize ?? 500;
+  const idleDelayMs = deps.idleDelayMs ?? 1_000;
+  const log = deps.log.child({ component: 'intake' });
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  /** One mailbox's notifications: true when they may be acknowledged. */
+  async function intake(email: string, group: { historyId: bigint | null }[]): Promise<boolean> {
+    const account = await deps.resolveAccount(email);
+    if (!account) return true;
+    await deps.noteNotification(account.id);
+    if (covered(group, account.syncedThrough)) return true;
+    await deps.engine.enqueueSync({ accountId: account.id, reason: 'notification' });
+    return true;
+  }
+
+  async function runOnce(): Promise<number> {
+    const messages = await deps.queue.pull(batchSize);
+    if (!messages.length) return 0;
+    const { byEmail, undecodable } = groupByMailbox(messages);
+    const ack: string[] = [...undecodable];
+    const back: ReceivedNotification[] = [];
+    let queued = 0;
+    await Promise.all(
+      [...byEmail].map(async ([email, group]) => {
+        try {
+          if (await intake(email, group)) {
+            ack.push(...group.map((g) => g.message.ackId));
+            queued++;
+          }
+        } catch (err) {
+          log.warn({ ...errorSummary(err) }, 'could not store a sync job for a notification; it comes back later');
+          back.push(...group.map((g) => g.message));
+        }
+      }),
+    );
+    if (undecodable.length) log.warn({ count: undecodable.length }, 'undecodable notifications acknowledged and dropped');
+    // An ack that fails is harmless: the redelivered copy finds a job waiting, or the checkpoint covering it.
+    if (ack.length) await deps.queue.ack(ack).catch((err: unknown) => log.warn(errorSummary(err), 'acknowledging notifications failed; they will come again'));
+    if (back.length) await deps.queue.retryLater(back.map((m) => m.ackId), deps.retryDelaySeconds ?? 5).catch(() => undefined);
+    log.info({ notifications: messages.length, accounts: byEmail.size, handedBack: back.length, mailboxes: queued }, 'notification batch taken in');
+    return messages.length;
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (running) return;
+      running = true;
+      let failuresInARow = 0;
+      loop = (async () => {
+        while (running) {
+          try {
+            const handled = await runOnce();
+            failuresInARow = 0;
+            if (!handled && running) await sleep(idleDelayMs);
+          } catch (err) {
+            failuresInARow++;
+            const ms = Math.min(30_000, 500 * 2 ** Math.min(failuresInARow, 6));
+            log.warn({ ...errorSummary(err), code: (err as { code?: unknown }).code, retryInMs: ms }, 'notification pull failed');
+            if (running) await sleep(ms);
+          }
+        }
+      })();
+    },
+    /** Stops pulling; a batch in flight finishes (its jobs stored, its notifications acknowledged). */
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+      loop = undefined;
+      await deps.queue.close().catch(() => undefined);
+    },
+  };
+}
+export type NotificationIntake = ReturnType<typeof createNotificationIntake>;

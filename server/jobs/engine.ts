@@ -1,0 +1,120 @@
+/**
+ * The job engine: pg-boss in the service's own PostgreSQL (schema `pgboss`, created and
+ * migrated by pg-boss at start). Every instance enqueues and works; the database decides who
+ * runs what, so a job runs once per cluster and survives restarts and crashes.
+ *
+ * Queues:
+ * - `mail-sync` (policy `stately`, keyed by account): at most one job waiting and one running
+ *   per account, however many notifications or sign-ins ask; retried with backoff; a job past
+ *   its retries goes to `mail-sync-set-aside` (kept, with its payload) instead of vanishing.
+ *   The job's heartbeat lets the engine hand a dead instance's job on within seconds.
+ * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
+ *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
+ */
+import { PgBoss, type Job, type Queue, type WorkOptions } from 'pg-boss';
+import { errorSummary, type Logger } from '../logger.ts';
+
+export const QUEUES = {
+  mailSync: 'mail-sync',
+  mailSyncSetAside: 'mail-sync-set-aside',
+  watchRenewal: 'watch-renewal',
+  quietSweep: 'quiet-sweep',
+  purgeExpired: 'purge-expired',
+} as const;
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** Retries of a mail-sync job before it is set aside (exponential backoff from 5 s, at most 10 min apart: ~45 min in all). */
+export const MAIL_SYNC_RETRY_LIMIT = 10;
+
+const QUEUE_OPTIONS: Record<QueueName, Omit<Queue, 'name'>> = {
+  [QUEUES.mailSyncSetAside]: { policy: 'standard', retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 },
+  [QUEUES.mailSync]: {
+    policy: 'stately',
+    notify: true,
+    retryLimit: MAIL_SYNC_RETRY_LIMIT,
+    retryDelay: 5,
+    retryBackoff: true,
+    retryDelayMax: 600,
+    expireInSeconds: 900,
+    heartbeatSeconds: 10,
+    deleteAfterSeconds: 3600,
+    deadLetter: QUEUES.mailSyncSetAside,
+  },
+  [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
+  [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
+  [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
+};
+
+/** When each scheduled job runs (cron, UTC). */
+export const SCHEDULES: Partial<Record<QueueName, string>> = {
+  [QUEUES.watchRenewal]: '*/10 * * * *',
+  [QUEUES.quietSweep]: '*/10 * * * *',
+  [QUEUES.purgeExpired]: '17 * * * *',
+};
+
+export interface SyncRequest {
+  accountId: string;
+  /** Why the sync was asked for (logs only). */
+  reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep';
+}
+
+export interface EnqueueOptions {
+  /** Seconds before the job may start (a quota answer's Retry-After, a busy lease). */
+  startAfterSeconds?: number;
+}
+
+export interface JobEngine {
+  /** Asks for a sync of the account; false when one is already waiting (it covers this request). */
+  enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
+  work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: Job<T>[]) => Promise<unknown>): Promise<void>;
+  /** Jobs of a queue in one state (tests, the status of an account). */
+  count(name: QueueName, states?: string[], singletonKey?: string): Promise<number>;
+  readonly boss: PgBoss;
+  stop(): Promise<void>;
+}
+
+export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean }): Promise<JobEngine> {
+  const log = deps.log.child({ component: 'jobs' });
+  const boss = new PgBoss({
+    connectionString: deps.databaseUrl,
+    schema: 'pgboss',
+    application_name: 'mail-inbox-assistant-jobs',
+    max: 4,
+    useListenNotify: true,
+    // The engine's own maintenance (expiry, heartbeats, retention) and cron run on every
+    // instance; pg-boss elects one per pass through the database.
+    supervise: true,
+    schedule: deps.schedule ?? true,
+    superviseIntervalSeconds: 10,
+    monitorIntervalSeconds: 10,
+  });
+  boss.on('error', (err: unknown) => log.warn(errorSummary(err), 'job engine error'));
+  await boss.start();
+  for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
+    else await boss.updateQueue(name, options);
+  }
+  if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
+
+  return {
+    boss,
+    async enqueueSync(request, opts = {}) {
+      const id = await boss.send(QUEUES.mailSync, request, {
+        singletonKey: request.accountId,
+        ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
+      });
+      return id !== null;
+    },
+    async work(name, options, handler) {
+      await boss.work(name, options, handler as never);
+    },
+    async count(name, states = ['created', 'retry', 'active'], singletonKey) {
+      const jobs = await boss.findJobs(name, singletonKey ? { key: singletonKey } : {});
+      return jobs.filter((j) => states.includes(j.state)).length;
+    },
+    async stop() {
+      // Running handlers finish (their syncs commit); nothing new is fetched.
+      await boss.stop({ graceful: true, timeout: 30_000 });
+    },
+  };
+}

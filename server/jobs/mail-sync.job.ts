@@ -1,0 +1,96 @@
+/**
+ * The `mail-sync` worker: drives one account's inbox towards the provider's, a few bounded
+ * sync calls per job (the same sync service and lease as POST /api/mail/sync), then queues
+ * the account again behind the others if it has more, so a 10,000-message backfill never
+ * starves anyone's fresh mail. Every sync starts from the stored checkpoint; the job's
+ * payload only names the account.
+ *
+ * - The route (or another instance) holds the lease: try again in its Retry-After.
+ * - Provider quota: wait the provider's Retry-After, without counting as a failure.
+ * - Disconnected, or the grant is gone: nothing to do until a reconnect enqueues again.
+ * - Anything else fails the job: the engine retries with backoff; the account's row keeps the
+ *   code and since when, and a job past its retries is set aside visibly (dead-letter queue,
+ *   `set_aside_at`, an error line). The quiet sweep asks again later.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Job } from 'pg-boss';
+import { AppError } from '../domain/errors.ts';
+import type { SyncService } from '../domain/mail/sync.service.ts';
+import type { Logger } from '../logger.ts';
+import { MAIL_SYNC_RETRY_LIMIT, QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
+
+/** Sync calls (≤ 50 messages each) one job makes before the account goes to the back of the queue. */
+export const CALLS_PER_JOB = 4;
+/** Accounts synced at once by one instance (each sync mostly waits on the provider). */
+export const SYNC_CONCURRENCY = 8;
+
+const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
+
+export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; sync: Pick<SyncService, 'syncAccount'>; log: Logger; callsPerJob?: number }) {
+  const log = deps.log.child({ component: 'mail-sync-job' });
+  const calls = deps.callsPerJob ?? CALLS_PER_JOB;
+  const sql = (query: string, params: unknown[]) => deps.orm.em.getConnection().execute(query, params, 'run');
+
+  async function connected(accountId: string): Promise<boolean> {
+    const rows = (await deps.orm.em.getConnection().execute(
+      'select 1 from accounts a join credentials c on c.account_id = a.id where a.id = ? and not a.needs_reconnect',
+      [accountId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  const recordSuccess = (accountId: string) =>
+    sql('update sync_states set last_error_code = null, failing_since = null, set_aside_at = null where account_id = ? and last_error_code is not null', [accountId]);
+
+  async function recordFailure(job: Job<SyncRequest>, code: string) {
+    const final = job.retryCount >= MAIL_SYNC_RETRY_LIMIT;
+    await sql(
+      `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${final ? ', set_aside_at = now()' : ''} where account_id = ?`,
+      [code, job.data.accountId],
+    ).catch(() => undefined);
+    const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1 };
+    if (final) log.error(line, 'mail sync job set aside after its retries; the quiet sweep will ask again');
+    else log.warn(line, 'mail sync job failed; retrying with backoff');
+  }
+
+  /** One job: up to `calls` syncs; returns why it stopped. */
+  async function run(job: Job<SyncRequest>): Promise<string> {
+    const { accountId } = job.data;
+    if (!(await connected(accountId))) return 'disconnected';
+    for (let i = 0; i < calls; i++) {
+      let hasMore: boolean;
+      try {
+        ({ hasMore } = await deps.sync.syncAccount(accountId));
+      } catch (err) {
+        const code = codeOf(err);
+        if (code === 'RATE_LIMITED' || code === 'MAIL_RATE_LIMITED') {
+          const wait = (err as AppError).retryAfter ?? 5;
+          await deps.engine.enqueueSync({ accountId, reason: code === 'RATE_LIMITED' ? 'busy' : 'quota' }, { startAfterSeconds: wait });
+          return code === 'RATE_LIMITED' ? 'busy' : 'quota';
+        }
+        if (code === 'TOKEN_EXPIRED' && !(await connected(accountId))) return 'disconnected';
+        await recordFailure(job, code);
+        throw err;
+      }
+      if (!hasMore) {
+        await recordSuccess(accountId);
+        return 'caught-up';
+      }
+      if (job.signal.aborted) break;
+    }
+    await recordSuccess(accountId);
+    await deps.engine.enqueueSync({ accountId, reason: 'continue' });
+    return 'continued';
+  }
+
+  return {
+    run,
+    async start() {
+      await deps.engine.work<SyncRequest>(QUEUES.mailSync, { localConcurrency: SYNC_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5 }, async ([job]) => {
+        if (!job) return;
+        const outcome = await run(job);
+        log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
+      });
+    },
+  };
+}
