@@ -11,7 +11,7 @@
  * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
  *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
  */
-import { PgBoss, type Job, type Queue, type WorkOptions } from 'pg-boss';
+import { PgBoss, type JobWithMetadata, type Queue, type WorkOptions } from 'pg-boss';
 import { errorSummary, type Logger } from '../logger.ts';
 
 export const QUEUES = {
@@ -26,13 +26,13 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 /** Retries of a mail-sync job before it is set aside (exponential backoff from 5 s, at most 10 min apart: ~45 min in all). */
 export const MAIL_SYNC_RETRY_LIMIT = 10;
 
-const QUEUE_OPTIONS: Record<QueueName, Omit<Queue, 'name'>> = {
+const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue, 'name'>> => ({
   [QUEUES.mailSyncSetAside]: { policy: 'standard', retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 },
   [QUEUES.mailSync]: {
     policy: 'stately',
     notify: true,
-    retryLimit: MAIL_SYNC_RETRY_LIMIT,
-    retryDelay: 5,
+    retryLimit: retry.limit,
+    retryDelay: retry.delaySeconds,
     retryBackoff: true,
     retryDelayMax: 600,
     expireInSeconds: 900,
@@ -43,7 +43,14 @@ const QUEUE_OPTIONS: Record<QueueName, Omit<Queue, 'name'>> = {
   [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
-};
+});
+
+/** How a failing mail-sync job is retried before it is set aside. */
+export interface MailSyncRetry {
+  limit: number;
+  /** The first delay; it doubles (with jitter) up to 10 minutes. */
+  delaySeconds: number;
+}
 
 /** When each scheduled job runs (cron, UTC). */
 export const SCHEDULES: Partial<Record<QueueName, string>> = {
@@ -66,14 +73,14 @@ export interface EnqueueOptions {
 export interface JobEngine {
   /** Asks for a sync of the account; false when one is already waiting (it covers this request). */
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
-  work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: Job<T>[]) => Promise<unknown>): Promise<void>;
+  work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>): Promise<void>;
   /** Jobs of a queue in one state (tests, the status of an account). */
   count(name: QueueName, states?: string[], singletonKey?: string): Promise<number>;
   readonly boss: PgBoss;
   stop(): Promise<void>;
 }
 
-export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean }): Promise<JobEngine> {
+export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry }): Promise<JobEngine> {
   const log = deps.log.child({ component: 'jobs' });
   const boss = new PgBoss({
     connectionString: deps.databaseUrl,
@@ -90,9 +97,11 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   });
   boss.on('error', (err: unknown) => log.warn(errorSummary(err), 'job engine error'));
   await boss.start();
-  for (const [name, options] of Object.entries(QUEUE_OPTIONS)) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
-    else await boss.updateQueue(name, options);
+  // Created once per database (a queue's policy is fixed at creation); later starts keep them.
+  for (const [name, options] of Object.entries(queueOptions(deps.retry ?? { limit: MAIL_SYNC_RETRY_LIMIT, delaySeconds: 5 }))) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name, options).catch(async (err: unknown) => {
+      if (!(await boss.getQueue(name))) throw err; // another instance created it meanwhile: fine
+    });
   }
   if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
 
@@ -106,7 +115,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
       return id !== null;
     },
     async work(name, options, handler) {
-      await boss.work(name, options, handler as never);
+      await boss.work(name, { ...options, includeMetadata: true }, handler as never);
     },
     async count(name, states = ['created', 'retry', 'active'], singletonKey) {
       const jobs = await boss.findJobs(name, singletonKey ? { key: singletonKey } : {});

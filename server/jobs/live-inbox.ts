@@ -14,7 +14,7 @@ import { createWatchService, type WatchService } from '../domain/mail/watch.serv
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../intake/notifications.ts';
 import { errorSummary, type Logger } from '../logger.ts';
 import type { GmailFactory } from '../providers/gmail.ts';
-import { startJobEngine, type JobEngine } from './engine.ts';
+import { startJobEngine, type JobEngine, type MailSyncRetry } from './engine.ts';
 import { createMailSyncWorker } from './mail-sync.job.ts';
 import { createScheduledJobs } from './scheduled.ts';
 
@@ -26,6 +26,8 @@ export interface Worker {
 export interface LiveInboxOptions {
   /** Run the workers (default true). Off, jobs are stored and never run: route tests that want no background sync. */
   work?: boolean;
+  /** How failing sync jobs are retried (tests shorten it). */
+  retry?: MailSyncRetry;
 }
 
 export interface LiveInbox {
@@ -55,7 +57,7 @@ export async function createLiveInbox(deps: {
     log,
     api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId)) },
   });
-  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured });
+  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry });
   const syncWorker = createMailSyncWorker({ orm, engine, sync, log });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 

@@ -13,11 +13,11 @@
  *   `set_aside_at`, an error line). The quiet sweep asks again later.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Job } from 'pg-boss';
+import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../logger.ts';
-import { MAIL_SYNC_RETRY_LIMIT, QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
+import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 
 /** Sync calls (≤ 50 messages each) one job makes before the account goes to the back of the queue. */
 export const CALLS_PER_JOB = 4;
@@ -42,8 +42,8 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
   const recordSuccess = (accountId: string) =>
     sql('update sync_states set last_error_code = null, failing_since = null, set_aside_at = null where account_id = ? and last_error_code is not null', [accountId]);
 
-  async function recordFailure(job: Job<SyncRequest>, code: string) {
-    const final = job.retryCount >= MAIL_SYNC_RETRY_LIMIT;
+  async function recordFailure(job: JobWithMetadata<SyncRequest>, code: string) {
+    const final = job.retryCount >= job.retryLimit;
     await sql(
       `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${final ? ', set_aside_at = now()' : ''} where account_id = ?`,
       [code, job.data.accountId],
@@ -54,7 +54,7 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
   }
 
   /** One job: up to `calls` syncs; returns why it stopped. */
-  async function run(job: Job<SyncRequest>): Promise<string> {
+  async function run(job: JobWithMetadata<SyncRequest>): Promise<string> {
     const { accountId } = job.data;
     if (!(await connected(accountId))) return 'disconnected';
     for (let i = 0; i < calls; i++) {

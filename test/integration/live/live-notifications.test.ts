@@ -1,14 +1,13 @@
 /**
- * The live inbox over the real Pub/Sub wire (issue 5, parts 2, 3 and 5): the app's own poller
- * pulls the stand-in subscription through @google-cloud/pubsub and syncs through the shared
- * sync service. Counts are checked in the database; acknowledgements in the stand-in.
+ * The live inbox over the real Pub/Sub wire: the app's notification intake pulls the stand-in
+ * subscription through @google-cloud/pubsub and stores one `mail-sync` job per mailbox in the
+ * job engine (pg-boss, same database); the job workers sync through the shared sync service.
+ * Counts are checked in the database; acknowledgements in the stand-in.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { notificationAccounts } from '../../../server/poller/live-inbox.ts';
-import { createNotificationPoller } from '../../../server/poller/notification-poller.ts';
-import { createNotificationQueue, ensureEmulatorSubscription, type NotificationQueue } from '../../../server/providers/pubsub.ts';
+import { createNotificationQueue, ensureEmulatorSubscription } from '../../../server/providers/pubsub.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
 import { ALICE, cutDatabase, deadHost, startLiveWorld, SUBSCRIPTION, waitFor, type LiveWorld } from './live-harness.ts';
@@ -32,30 +31,13 @@ async function appears(w: LiveWorld, subject: string, timeoutMs = 10_000) {
   assert.ok((await listedSubjects(w)).includes(subject), `"${subject}" in the thread list`);
 }
 
-/**
- * Another instance's poller on the same subscription, on the app's sync service: the same
- * code as the app's own, with redelivery delays of 1 s instead of 5 s so tests need not wait.
- */
-function secondInstance(w: LiveWorld, wrap: (q: NotificationQueue) => NotificationQueue = (q) => q, instance = 2, extra: { roundsPerAccount?: number } = {}) {
-  const config = { ...w.app.config, pubsub: { ...w.app.config.pubsub, subscription: SUBSCRIPTION, emulatorHost: w.pubsub.host, projectId: 'test-project' } };
-  return createNotificationPoller({
-    queue: wrap(createNotificationQueue(config)),
-    sync: w.app.container.services.sync,
-    log: w.app.container.log.child({ instance }),
-    idleDelayMs: 50,
-    batchSize: 2,
-    backoff: () => 1,
-    busyDelaySeconds: 1,
-    ...extra,
-    ...notificationAccounts(w.app.container.orm),
-  });
-}
+const jobLines = (w: LiveWorld, outcome?: string) =>
+  w.app.logs.filter((l) => l.msg === 'mail sync job done' && l.accountId === w.accountId && (!outcome || l.outcome === outcome));
 
 describe('live inbox over Pub/Sub', () => {
   it('a message added at the provider appears in the thread list through its notification alone, no sync route call', async (t) => {
     const w = await startLiveWorld(t);
     w.gmail.seed(ALICE, 6, { sentReplies: false });
-    // Nothing synced yet: the first notification brings the whole inbox, then the new message.
     w.gmail.addMessage(ALICE, { subject: 'Live: hello from the provider' });
     await appears(w, 'Live: hello from the provider');
     await w.drained();
@@ -63,8 +45,7 @@ describe('live inbox over Pub/Sub', () => {
     const stored = await w.stored();
     assert.deepEqual(stored.inbox, w.providerInbox());
     assert.equal(stored.rows, stored.distinct);
-    const stats = w.pubsub.stats(SUBSCRIPTION);
-    assert.equal(stats.acked, w.published, 'every notification acknowledged');
+    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published, 'every notification acknowledged');
   });
 
   it('duplicate, stale and out-of-order notifications create no duplicate rows and never move the checkpoint back', async (t) => {
@@ -73,7 +54,6 @@ describe('live inbox over Pub/Sub', () => {
     await w.syncAll();
     const staleHistoryId = String(w.gmail.historyId(ALICE));
     const before = await w.checkpoint();
-    // Changes whose notifications arrive duplicated and in reverse order, mixed with stale ones.
     const ids: string[] = [];
     const historyIds: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -115,7 +95,7 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published);
   });
 
-  it('notifications that arrive together for one account coalesce into one sync', async (t) => {
+  it('notifications that arrive together for one account become one job and one sync', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
     for (let i = 0; i < 5; i++) w.gmail.addMessage(ALICE, { subject: `together ${i}` });
@@ -123,32 +103,27 @@ describe('live inbox over Pub/Sub', () => {
     for (let i = 0; i < 5; i++) w.publish();
     await w.drained();
     assert.equal(w.syncLogs().length - syncsBefore, 1, 'five notifications, one sync');
-    const batches = () => w.app.logs.filter((l) => l.msg === 'notification batch handled').map((l) => [l.notifications, l.accounts]);
-    await waitFor(() => batches().length > 0, 'the batch log line');
-    assert.deepEqual(batches(), [[5, 1]], 'one batch of five notifications for one account');
+    const batches = w.app.logs.filter((l) => l.msg === 'notification batch taken in').map((l) => [l.notifications, l.accounts]);
+    assert.deepEqual(batches, [[5, 1]], 'one batch of five notifications for one account');
     assert.equal((await w.stored()).rows, 5);
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 5);
     const [state] = await w.sql<{ last_notification_at: string | null }>('select last_notification_at from sync_states where account_id = ?', [w.accountId]);
     assert.ok(state!.last_notification_at && Date.now() - new Date(state!.last_notification_at).getTime() < 60_000, 'the last notification time is stored');
   });
 
-  it('a notification that arrives while the sync route runs for the account waits its turn: no overlap, nothing lost', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, forward: false });
-    assert.equal(w.app.container.liveInbox.poller, undefined, 'no poller without PUBSUB_SUBSCRIPTION');
+  it('a notification that arrives while the sync route runs waits its turn: the job tries again, nothing lost, no overlap', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    const poller = secondInstance(w);
-    t.after(() => poller.stop());
     w.gmail.addMessage(ALICE, { subject: 'during the route sync' });
-    w.gmail.setLatency(200);
+    w.gmail.setLatency(1_000);
     const route = w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
     await waitFor(async () => (await w.sql('select 1 from sync_states where account_id = ? and lease_owner is not null', [w.accountId])).length > 0, 'the route sync to hold the lease');
     const added = w.gmail.addMessage(ALICE, { subject: 'while the route syncs' });
     w.publish();
-    poller.start();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'a sync of the account is running; notification deferred'), 'the poller to defer');
+    await waitFor(() => jobLines(w, 'busy').length > 0, 'the job to find the account busy');
     assert.equal((await route).status, 200);
     w.gmail.setLatency(0);
-    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the deferred notification synced');
+    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the deferred job synced');
     await w.drained();
     const s = await w.stored();
     assert.deepEqual(s.inbox, w.providerInbox());
@@ -156,56 +131,47 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1);
   });
 
-  it('acknowledges a message only once its sync committed (checked at the moment of the ack)', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, forward: false });
-    w.gmail.seed(ALICE, 3, { sentReplies: false });
-    const seen: { rowsAtAck: number; expected: number }[] = [];
-    let expected = 0;
-    const poller = secondInstance(w, (q) => ({
-      ...q,
-      async ack(ackIds) {
-        const [row] = await w.sql<{ n: number }>('select count(*)::int as n from mail_messages where account_id = ?', [w.accountId]);
-        seen.push({ rowsAtAck: row!.n, expected });
-        return q.ack(ackIds);
-      },
-    }));
-    t.after(() => poller.stop());
-    for (let i = 0; i < 3; i++) {
-      w.gmail.addMessage(ALICE, { subject: `ack ${i}` });
-      expected = 3 + i + 1;
-      w.publish();
-      assert.ok((await poller.runOnce()) > 0);
-    }
-    assert.deepEqual(seen.map((s) => s.rowsAtAck), seen.map((s) => s.expected), 'the rows were committed before each ack');
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 3);
+  it('a notification is acknowledged only once its job is stored: when the job engine cannot store it, it comes back', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
+    await w.syncAll();
+    await w.sql(`create function refuse_jobs() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
+    await w.sql(`create trigger refuse_jobs before insert on pgboss.job for each row when (new.name = 'mail-sync') execute function refuse_jobs()`);
+    const added = w.gmail.addMessage(ALICE, { subject: 'Stored job first' });
+    w.publish();
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'), 'the refused job');
+    let stats = w.pubsub.stats(SUBSCRIPTION);
+    assert.equal(stats.acked, 0, 'not acknowledged');
+    assert.equal(stats.leased + stats.available, 1, 'still in the subscription');
+    await w.sql('drop trigger refuse_jobs on pgboss.job');
+    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the redelivered notification to sync the message', 15_000);
+    await w.drained();
+    stats = w.pubsub.stats(SUBSCRIPTION);
+    assert.equal(stats.acked, 1);
+    assert.ok(stats.deliveries >= 2, 'delivered again after the refused attempt');
   });
 
-  it('a sync that fails at its commit leaves the message unacknowledged; it is redelivered and synced later', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, forward: false });
+  it('a sync that fails at its commit is retried by the job engine with backoff; the account row says so until it succeeds', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    const poller = secondInstance(w);
-    poller.start();
-    t.after(() => poller.stop());
-    // The database refuses the new row: the provider reads succeed, the commit fails.
     await w.sql(`create function refuse_new_mail() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
     await w.sql('create trigger refuse_new_mail before insert on mail_messages for each row execute function refuse_new_mail()');
     const added = w.gmail.addMessage(ALICE, { subject: 'Commit fails first' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'sync for notification failed; will be redelivered'), 'the failed sync');
-    let stats = w.pubsub.stats(SUBSCRIPTION);
-    assert.equal(stats.acked, 0, 'not acknowledged');
-    assert.equal(stats.leased + stats.available, 1, 'still in the subscription');
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'), 'the failed job');
+    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1, 'the notification did its work: the job is stored');
+    const [failing] = await w.sql<{ last_error_code: string; failing_since: Date | null }>('select last_error_code, failing_since from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(failing!.last_error_code, 'INTERNAL_ERROR');
+    assert.ok(failing!.failing_since);
     assert.equal((await w.stored()).rows, 0);
     await w.sql('drop trigger refuse_new_mail on mail_messages');
-    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the redelivered notification to sync the message');
-    await w.drained();
-    stats = w.pubsub.stats(SUBSCRIPTION);
-    assert.equal(stats.acked, 1);
-    assert.ok(stats.deliveries >= 2, 'delivered again after the failed attempt');
+    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the retried job to sync the message', 15_000);
+    await w.idle();
+    const [healed] = await w.sql<{ last_error_code: string | null }>('select last_error_code from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(healed!.last_error_code, null, 'cleared by the sync that succeeded');
     assert.equal((await w.stored()).rows, 1);
   });
 
-  it('provider quota errors: the message is redelivered after the provider Retry-After, the loop goes on', async (t) => {
+  it('provider quota: the job waits the provider Retry-After without counting a failure, then syncs', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
     w.gmail.injectFault({ endpoint: 'history.list', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 1 });
@@ -213,13 +179,12 @@ describe('live inbox over Pub/Sub', () => {
     w.publish();
     await appears(w, 'After the quota', 15_000);
     await w.drained();
-    const failed = w.app.logs.filter((l) => l.msg === 'sync for notification failed; will be redelivered');
-    assert.deepEqual(failed.map((l) => [l.code, l.retryInSeconds]), [['MAIL_RATE_LIMITED', 1]]);
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).deliveries, 2);
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1);
+    assert.equal(jobLines(w, 'quota').length, 1, 'one job met the quota and handed on');
+    assert.ok(!w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'), 'not a failure');
+    assert.equal(w.pubsub.stats(SUBSCRIPTION).deliveries, 1, 'the notification was not redelivered: the job carried it');
   });
 
-  it('history gone: the notification-driven sync falls back to a full resync that reconciles the store', async (t) => {
+  it('history gone: the job falls back to a full resync that reconciles the store', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     w.gmail.seed(ALICE, 8, { sentReplies: false });
     await w.syncAll();
@@ -238,17 +203,13 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(stored.rows, stored.distinct);
   });
 
-  it('several instances poll the same subscription at once: every change lands once, every message is acknowledged', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+  it('two instances take in the same subscription and work the same queue: every change lands once, every message is acknowledged', async (t) => {
+    const w = await startLiveWorld(t);
+    const other = await w.instance();
     const bob = await w.signInAs(BOB);
     w.gmail.seed(ALICE, 4, { sentReplies: false });
     w.gmail.seed(BOB.email, 4, { sentReplies: false });
     w.gmail.setLatency(10); // syncs take a moment, so the instances overlap
-    const instances = [secondInstance(w, undefined, 1), secondInstance(w, undefined, 2)];
-    for (const p of instances) {
-      p.start();
-      t.after(() => p.stop());
-    }
     for (let i = 0; i < 12; i++) {
       const email = i % 2 ? BOB.email : ALICE;
       const m = w.gmail.addMessage(email, { subject: `multi ${i}` });
@@ -264,29 +225,28 @@ describe('live inbox over Pub/Sub', () => {
       assert.equal(await w.checkpoint(id), BigInt(w.gmail.historyId(email)), `${email}: caught up`);
     }
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published);
-    const handled = () => [...new Set(w.app.logs.filter((l) => l.msg === 'notification batch handled').map((l) => l.instance))].sort();
-    await waitFor(() => handled().length === 2, 'both instances to have handled notifications');
-    assert.deepEqual(handled(), [1, 2]);
+    const overlapping = [...w.app.logs, ...other.logs].filter((l) => l.msg === 'mail sync failed' && l.code === 'SYNC_FAILED');
+    assert.deepEqual(overlapping, [], 'no sync lost its lease to another');
+    await other.close();
   });
 
-  it('an instance that stops half-way through a big mailbox hands its notification back; another instance finishes it', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, forward: false });
-    w.gmail.seed(ALICE, 120, { sentReplies: false });
-    w.publish();
-    const first = secondInstance(w, undefined, 1, { roundsPerAccount: 1 });
-    assert.ok((await first.runOnce()) > 0);
-    assert.equal((await w.stored()).rows, 50, 'one bounded share synced');
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 0, 'not acknowledged: the mailbox is not drained');
-    await first.stop();
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).available, 1, 'handed back at once');
-    const second = secondInstance(w, undefined, 2);
-    t.after(() => second.stop());
-    assert.ok((await second.runOnce()) > 0);
-    await w.drained();
-    const s = await w.stored();
-    assert.equal(s.rows, 120);
-    assert.deepEqual(s.inbox, w.providerInbox());
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1);
+  it('an instance that stops half-way through a big backfill leaves a job behind; another instance finishes it', async (t) => {
+    const w = await startLiveWorld(t, { forward: false, work: false });
+    const bob = await w.signInAs(BOB); // the backfill job is stored; nobody works yet
+    w.gmail.seed(BOB.email, 600, { sentReplies: false });
+    w.gmail.setLatency(20);
+    const first = await w.instance({ poller: false });
+    await waitFor(async () => (await w.stored(bob.accountId)).rows >= 100, 'the first instance to be under way', 20_000);
+    await first.close(); // a graceful stop: the job in flight commits and queues its continuation
+    const part = (await w.stored(bob.accountId)).rows;
+    assert.ok(part < 600, `stopped half-way (${part} stored)`);
+    assert.ok((await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry'], bob.accountId)) >= 1, 'a job waits for the account');
+    const second = await w.instance({ poller: false });
+    await waitFor(async () => (await w.stored(bob.accountId)).rows === 600, 'the second instance to finish the backfill', 30_000);
+    const s = await w.stored(bob.accountId);
+    assert.equal(s.rows, s.distinct);
+    assert.deepEqual(s.inbox, w.providerInbox(BOB.email));
+    await second.close();
   });
 
   it('the loop survives subscription errors: it logs, backs off and then delivers', async (t) => {
@@ -328,12 +288,9 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(w.pubsub.stats('fresh-sub').available, 1, 'the existing subscription was kept, with its message');
   });
 
-  it('a database outage: the poller logs, leaves the notification for later and recovers; /health tells the truth throughout', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, forward: false });
+  it('a database outage: the intake hands the notification back and recovers; /health tells the truth throughout', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    const poller = secondInstance(w);
-    poller.start();
-    t.after(() => poller.stop());
     const healthy = await fetch(`${w.app.url}/health`);
     assert.equal(healthy.status, 200);
     const outage = await cutDatabase(w.app.databaseUrl);
@@ -341,15 +298,15 @@ describe('live inbox over Pub/Sub', () => {
     t.after(() => (restored ? undefined : outage.restore()));
     w.gmail.addMessage(ALICE, { subject: 'During the outage' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'sync for notification failed; will be redelivered'), 'the poller to meet the outage');
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'), 'the intake to meet the outage');
     const down = await fetch(`${w.app.url}/health`);
     assert.equal(down.status, 503);
     assert.equal((await down.json()).database, 'down');
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 0, 'nothing acknowledged while nothing can commit');
+    assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 0, 'nothing acknowledged while no job can be stored');
     await outage.restore();
     restored = true;
     await waitFor(async () => (await fetch(`${w.app.url}/health`)).status === 200, '/health back to 200', 10_000, 250);
-    await appears(w, 'During the outage');
+    await appears(w, 'During the outage', 20_000);
     await w.drained();
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1);
   });
@@ -360,12 +317,12 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(health.status, 200, 'the server answers');
     const threads = await w.browser.fetch('/api/mail/threads');
     assert.equal(threads.status, 200);
-    await waitFor(() => w.app.logs.filter((l) => l.msg === 'notification pull failed').length >= 2, 'the poller to keep trying');
+    await waitFor(() => w.app.logs.filter((l) => l.msg === 'notification pull failed').length >= 2, 'the intake to keep trying');
     await w.app.close();
     assert.ok(w.app.logs.filter((l) => l.msg === 'notification pull failed').every((l) => typeof l.retryInMs === 'number'));
   });
 
-  it('stops on shutdown with nothing in flight: the running sync commits and acknowledges, nothing starts afterwards', async (t) => {
+  it('stops on shutdown with nothing cut off: the running sync commits, nothing starts afterwards', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
     for (let i = 0; i < 3; i++) w.gmail.addMessage(ALICE, { subject: `in flight ${i}` });
@@ -374,7 +331,7 @@ describe('live inbox over Pub/Sub', () => {
     w.publish();
     await waitFor(() => w.gmail.calls['history.list']! > 0, 'a sync in flight');
     // Shut down as the process does (stop accepting requests, stop the workers, close the
-    // database); what the stopped poller left behind is read before the test database goes.
+    // database); what the stopped service left behind is read before the test database goes.
     await w.app.stop();
     const pg = (await import('pg')).default;
     const client = new pg.Client({ connectionString: w.app.databaseUrl });
