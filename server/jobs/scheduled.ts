@@ -48,7 +48,13 @@ export function createScheduledJobs(deps: {
 
   const handlers = {
     async [QUEUES.watchRenewal]() {
+      // A watch that lapsed left a gap no notification covers: its account syncs once it is renewed.
+      const lapsed = (await deps.orm.em.getConnection().execute(
+        'select account_id from sync_states where watch_expires_at < now() order by watch_expires_at limit ?',
+        [SWEEP_BATCH],
+      )) as { account_id: string }[];
       const renewal = await deps.watch.renewDue();
+      for (const { account_id } of lapsed) if (!renewal.failed.includes(account_id)) await deps.engine.enqueueSync({ accountId: account_id, reason: 'sweep' });
       log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length }, 'watch renewal');
       return renewal;
     },

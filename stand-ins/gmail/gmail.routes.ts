@@ -69,7 +69,15 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
 
   if (state.latencyMs > 0) await sleep(state.latencyMs);
   const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint);
-  if (fault) {
+  if (fault?.delayMs !== undefined) {
+    // Takes effect now, answers later: the caller hears of it only after `delayMs`.
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      setTimeout(() => end(...args), fault.delayMs);
+      return res;
+    }) as typeof res.end;
+  }
+  if (fault && fault.delayMs === undefined) {
     if (fault.hang) {
       state.hanging.add(res);
       res.on('close', () => state.hanging.delete(res));

@@ -35,6 +35,8 @@ export interface FaultSpec {
   garbage?: boolean | string;
   /** Destroy the socket without answering (client sees ECONNRESET / "socket hang up"). */
   reset?: boolean;
+  /** The call takes effect as usual but its answer is sent this many ms later; `status` is ignored. */
+  delayMs?: number;
   /** Adds a `Retry-After` header. */
   retryAfterSeconds?: number;
 }

@@ -44,8 +44,11 @@ export function createWatchService(deps: {
       [expiration, clock(), accountId],
     )) as unknown[];
     if (!kept.length) {
-      await api.stop().catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'));
-      log.info({ accountId }, 'mail watch made during a disconnect was stopped again');
+      // Where the grant is already revoked the provider refuses the stop, and stops the watch itself.
+      await api.stop().then(
+        () => log.info({ accountId }, 'mail watch made during a disconnect was stopped again'),
+        (err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'),
+      );
       return;
     }
     log.info({ accountId, expiresAt: expiration.toISOString() }, 'mail watch registered');

@@ -103,7 +103,7 @@ export async function startLiveWorld(
     },
     async syncAll(browser = world.browser, csrfToken = world.csrfToken) {
       // The background sync (sign-in backfill, notifications) first: the route's window is 10 calls a minute.
-      await world.idle();
+      if (opts.work !== false) await world.idle();
       for (let i = 0; i < 50; i++) {
         const res: Response = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
         const body = await res.json();
@@ -149,8 +149,8 @@ export async function startLiveWorld(
     },
     async maintenance() {
       const { scheduled } = app.container.liveInbox;
-      const renewal = await scheduled['watch-renewal']();
       const sweep = await scheduled['quiet-sweep']();
+      const renewal = await scheduled['watch-renewal']();
       return { ...renewal, ...sweep };
     },
     async instance(o = {}) {

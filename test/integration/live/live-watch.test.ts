@@ -1,9 +1,11 @@
 /**
- * The mail watch's lifecycle and the safety sweep (issue 5, parts 1 and 4), through the app's
- * own maintenance round: registered at sign-in and after a reconnect (PUBSUB_TOPIC, label
- * INBOX), renewed daily, stopped at once by disconnect and deletion (the stand-in's records),
- * and the fallbacks to a full resync — watch expired or failed to renew, no notification for
- * longer than the threshold, never synced at all.
+ * The mail watch's lifecycle and the quiet-account sweep, through the app's own scheduled
+ * jobs (watch renewal, quiet sweep): registered at sign-in and after a reconnect
+ * (PUBSUB_TOPIC, label INBOX), renewed daily, stopped at once by disconnect and deletion (the
+ * stand-in's records), never left behind by a renewal racing a disconnect, and the sweep's
+ * sync jobs — watch expired or failed to renew, no notification for longer than the
+ * threshold, never synced at all: a cheap history sync from the checkpoint, a listing only
+ * when the provider no longer has that history.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,6 +37,7 @@ function unnotifiedChanges(w: LiveWorld) {
 }
 
 async function assertConverged(w: LiveWorld) {
+  await w.idle();
   const stored = await w.stored();
   assert.deepEqual(stored.inbox, w.providerInbox(), 'stored inbox equals the provider inbox');
   assert.equal(stored.rows, stored.distinct, 'no duplicate rows');
@@ -103,6 +106,23 @@ describe('mail watch and safety sweep', () => {
     assert.ok((await watchState(w)).watch_expires_at!.getTime() > Date.now() + 6 * DAY_MS);
   });
 
+  it('a renewal racing a disconnect leaves no watch behind: the watch it made is stopped again', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [w.accountId]);
+    w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 800 });
+    const renewal = w.maintenance(); // its watch call answers after the disconnect is done
+    await new Promise((r) => setTimeout(r, 200));
+    const res = await w.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 204);
+    await renewal;
+    assert.equal((await watchState(w)).watch_expires_at, null, 'the late renewal did not record a watch for a disconnected account');
+    assert.ok(w.app.logs.some((l) => String(l.msg).startsWith('mail watch made during a disconnect') || l.msg === 'stopping a watch made during a disconnect failed'));
+    const published = w.published;
+    w.gmail.addMessage(ALICE, { subject: 'After the race' });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(w.published, published, 'no watch left at the provider: no notification');
+  });
+
   it('account deletion stops the watch at once', async (t) => {
     const w = await startLiveWorld(t, { poller: false });
     const res = await w.browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
@@ -111,7 +131,7 @@ describe('mail watch and safety sweep', () => {
     assert.deepEqual(await w.sql('select 1 from accounts where id = ?', [w.accountId]), []);
   });
 
-  it('an expired watch falls back to a full resync, once, and is renewed', async (t) => {
+  it('an expired watch: the sweep syncs from the checkpoint (history, no listing), once, and the watch is renewed', async (t) => {
     const w = await startLiveWorld(t, { poller: false });
     w.gmail.seed(ALICE, 12, { sentReplies: false });
     await w.syncAll();
@@ -120,16 +140,54 @@ describe('mail watch and safety sweep', () => {
     w.gmail.resetCounters();
     let round = await w.maintenance();
     assert.deepEqual(round.stale, [w.accountId]);
-    assert.equal(round.resynced, 1);
-    assert.ok(w.gmail.calls['messages.list']! >= 1 && w.gmail.calls.profile! >= 1, 'a full listing, not an incremental sync');
+    assert.equal(round.queued, 1);
     await assertConverged(w);
+    assert.equal(w.gmail.calls['messages.list'], 0, 'no listing: the history since the checkpoint has every change');
+    assert.ok(w.gmail.calls['history.list']! >= 1);
     assert.equal(round.renewed, 1, 'the lapsed watch is registered again');
     assert.deepEqual(watchCalls(w), ['watch', 'watch']);
 
     w.gmail.resetCounters();
     round = await w.maintenance();
-    assert.deepEqual(round.stale, [], 'no resync once the watch is back');
-    assert.equal(w.gmail.calls['messages.list'], 0);
+    assert.deepEqual(round.stale, [], 'no sweep once the watch is back');
+    assert.equal(w.gmail.calls['history.list'], 0);
+  });
+
+  it('a quiet night on an inbox above any listing cap: the sweep costs one history call, not a re-walk', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    w.gmail.seed(ALICE, 2_600, { sentReplies: false });
+    await w.idle(60_000); // the sign-in backfill
+    assert.equal((await w.stored()).rows, 2_600);
+    await w.sql(`update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = now() - interval '9 hours' where account_id = ?`, [w.accountId]);
+    w.gmail.resetCounters();
+    const round = await w.maintenance();
+    assert.deepEqual(round.stale, [w.accountId]);
+    await w.idle();
+    assert.deepEqual({ list: w.gmail.calls['messages.list'], history: w.gmail.calls['history.list'], get: w.gmail.calls['messages.get'] }, { list: 0, history: 1, get: 0 });
+  });
+
+  it('history gone when the sweep comes: the listing resumes from its stored page and never restarts from the top', async (t) => {
+    const w = await startLiveWorld(t, { poller: false, work: false });
+    w.gmail.seed(ALICE, 300, { sentReplies: false });
+    await w.syncAll(); // by the route: 300 stored, checkpoint set
+    unnotifiedChanges(w);
+    w.gmail.expireHistory(ALICE);
+    // The route takes one bounded call: the expired history starts a listing (first page stored, cursor kept).
+    const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).hasMore, true);
+    const [cursor] = await w.sql<{ full_sync_active: boolean; full_sync_page_token: string | null }>('select full_sync_active, full_sync_page_token from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(cursor!.full_sync_active, true);
+    const other = await w.instance({ poller: false }); // workers on: the sweep's job resumes the listing
+    w.gmail.resetCounters();
+    await w.sql(`update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = null, watch_expires_at = now() - interval '1 minute' where account_id = ?`, [w.accountId]);
+    await other.container.liveInbox.scheduled['quiet-sweep']();
+    await w.idle();
+    const pages = w.gmail.requests.filter((r) => r.endpoint === 'messages.list');
+    assert.ok(pages.length >= 1);
+    assert.ok(typeof pages[0]!.query.pageToken === 'string', 'the first listing call after the sweep continues from the stored page token');
+    await assertConverged(w);
+    await other.close();
   });
 
   it('a renewal that fails is logged and retried next round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
@@ -168,12 +226,14 @@ describe('mail watch and safety sweep', () => {
 
   it('an account never synced whose notifications were all lost is covered by the sweep too', async (t) => {
     const w = await startLiveWorld(t, { poller: false });
+    await w.idle(); // the sign-in's job ran on an empty mailbox
+    await w.sql('update sync_states set history_id = null, last_synced_at = null where account_id = ?', [w.accountId]);
     w.gmail.seed(ALICE, 5, { sentReplies: false });
     assert.deepEqual((await w.maintenance()).stale, [], 'not while it is fresh');
     await w.sql(`update sync_states set updated_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
     const round = await w.maintenance();
     assert.deepEqual(round.stale, [w.accountId]);
-    assert.equal(round.resynced, 1);
+    assert.equal(round.queued, 1);
     await assertConverged(w);
     assert.equal((await w.stored()).rows, 5);
   });

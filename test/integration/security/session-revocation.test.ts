@@ -61,14 +61,14 @@ describe('a request racing the end of all sessions', () => {
 });
 
 describe('expired rows', () => {
-  it('are purged by the maintenance round; live ones stay', async (t) => {
+  it('are purged by the scheduled purge job; live ones stay', async (t) => {
     const world = await authWorld(t);
     const browser = world.app.browser();
     await signIn(browser);
     await world.sql(`insert into sessions (id, account_id, data, expires_at) values ('expired-session', null, '{"email":"old@example.com"}', now() - interval '1 minute')`);
     await world.sql(`insert into oauth_states (id, browser_hash, code_verifier, expires_at) values ('expired-state', 'b', 'v', now() - interval '1 minute'), ('live-state', 'b', 'v', now() + interval '5 minutes')`);
-    const round = (await world.app.container.liveInbox.maintenance!.runOnce()) as { purged: { sessions: number; oauthStates: number } };
-    assert.deepEqual(round.purged, { sessions: 1, oauthStates: 1 });
+    const purged = await world.app.container.liveInbox.scheduled['purge-expired']();
+    assert.deepEqual(purged, { sessions: 1, oauthStates: 1 });
     assert.deepEqual((await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id), ['live-state']);
     assert.deepEqual(await world.sql(`select id from sessions where id = 'expired-session'`), []);
     assert.equal((await sessionOf(browser)).authenticated, true, 'the live session stays');
