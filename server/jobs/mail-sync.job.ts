@@ -76,7 +76,8 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
         await recordSuccess(accountId);
         return 'caught-up';
       }
-      if (job.signal.aborted) break;
+      // Stopping (pg-boss aborts the signal of work() jobs; fetch() hands out none): queue the rest.
+      if (job.signal?.aborted) break;
     }
     await recordSuccess(accountId);
     await deps.engine.enqueueSync({ accountId, reason: 'continue' });
