@@ -34,6 +34,7 @@ const envSchema = z.object({
   TOKEN_ENCRYPTION_KEY: opt(z.string().refine((v) => v.split(',').every((k) => key32.safeParse(k.trim()).success), 'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)')),
   TRUST_PROXY: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   TRUST_PROXY_HOPS: opt(intIn(1, 10)),
+  BACKGROUND_WORKERS: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   DATABASE_URL: opt(z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' })),
   GOOGLE_CLIENT_ID: opt(z.string()),
   GOOGLE_CLIENT_SECRET: opt(z.string()),
@@ -73,6 +74,8 @@ export interface Config {
   trustProxy: boolean;
   /** With trustProxy: how many trusted proxies append to X-Forwarded-For (the client is that many entries from the right). */
   trustProxyHops: number;
+  /** Run the job workers (sync, schedules, notification intake) in this process; false: an HTTP-only instance. */
+  backgroundWorkers: boolean;
   databaseUrl?: string;
   secureCookies: boolean;
   oauth: {
@@ -134,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     tokenKeys: e.TOKEN_ENCRYPTION_KEY?.split(',').map((k) => Buffer.from(k.trim(), 'base64')),
     trustProxy: e.TRUST_PROXY === 'true',
     trustProxyHops: e.TRUST_PROXY_HOPS ?? 1,
+    backgroundWorkers: e.BACKGROUND_WORKERS !== 'false',
     databaseUrl: e.DATABASE_URL,
     secureCookies: publicBaseUrl.startsWith('https:'),
     oauth: {

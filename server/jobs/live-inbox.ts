@@ -50,7 +50,7 @@ export async function createLiveInbox(deps: {
   options?: LiveInboxOptions;
 }): Promise<LiveInbox> {
   const { config, orm, credentials, gmail, sync, log } = deps;
-  const work = deps.options?.work ?? true;
+  const work = deps.options?.work ?? config.backgroundWorkers;
   const watch = createWatchService({
     orm,
     topic: config.pubsub.topic,

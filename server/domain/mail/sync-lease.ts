@@ -4,11 +4,14 @@
  * open transaction while the provider is called (a session advisory lock through the
  * pool would leak). The checkpoint is written only by the lease holder (fencing): a sync
  * that outlived its lease cannot overwrite the work of the one that took over.
+ *
+ * The lease is short and kept alive by its holder (`keepAlive`, every third of it): a sync
+ * may run as long as it needs, and a holder that died lets go within LEASE_SECONDS.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { toIso } from '../time.ts';
 
-export const LEASE_SECONDS = 120;
+export const LEASE_SECONDS = 15;
 
 export interface LeasedState {
   historyId: string | null;
@@ -56,6 +59,22 @@ export async function commitCheckpoint(em: EntityManager, accountId: string, own
     [c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), accountId, owner],
   );
   return rows.length === 1;
+}
+
+/** Extends the lease while its owner holds it; false when it was lost (the commit will refuse). */
+export async function extendLease(em: EntityManager, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<boolean> {
+  const rows = await em.execute<{ account_id: string }[]>(
+    'update sync_states set lease_until = now() + make_interval(secs => ?) where account_id = ? and lease_owner = ? returning account_id',
+    [seconds, accountId, owner],
+  );
+  return rows.length === 1;
+}
+
+/** Renews the lease every third of its length until stopped; a failed renewal is retried at the next beat. */
+export function keepAlive(renew: () => Promise<unknown>, seconds = LEASE_SECONDS): { stop(): void } {
+  const timer = setInterval(() => void renew().catch(() => undefined), (seconds * 1000) / 3);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 export async function releaseLease(em: EntityManager, accountId: string, owner: string): Promise<void> {

@@ -16,7 +16,7 @@ import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { applyChanges } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, readLastSyncedAt, releaseLease, type LeasedState } from './sync-lease.ts';
+import { acquireLease, commitCheckpoint, extendLease, keepAlive, readLastSyncedAt, releaseLease, type LeasedState } from './sync-lease.ts';
 import { decodeCursor, planHistory, planListingPage, type SyncPlan } from './sync-plan.ts';
 
 /** Most new messages one call handles (spec part 8). */
@@ -93,6 +93,7 @@ export function createSyncService(deps: {
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
       if (!lease) throw new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS });
       let api: GmailApi | undefined;
+      const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
         api = deps.gmail(await credentials.client(em, accountId));
         const p = await plan(api, em, accountId, lease, budget, opts.fullResync === true);
@@ -123,6 +124,8 @@ export function createSyncService(deps: {
         log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
         throw err;
+      } finally {
+        heartbeat.stop();
       }
     },
 

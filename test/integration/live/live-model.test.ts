@@ -488,7 +488,7 @@ async function runSchedule(s: Schedule): Promise<void> {
         queue.advance(15 * 60_000); // every ack deadline has run out
         const taken = await intakes[0]!.runOnce();
         const worked = await work(5, true);
-        if (process.env.MODEL_DEBUG) process.stdout.write(`# settle ${round} taken ${taken} worked ${worked} rows ${(await storedInbox(accountId)).length} jobs ${JSON.stringify((await engine.boss.findJobs(QUEUES.mailSync, { key: accountId })).map((j) => [j.state, j.data.reason, j.startAfter]))}\n`);
+        if (process.env.MODEL_DEBUG) process.stdout.write(`# settle ${round} taken ${taken} worked ${worked} rows ${(await storedInbox(accountId)).length} jobs ${JSON.stringify((await engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { key: accountId })).map((j) => [j.state, j.data.reason, j.startAfter]))}\n`);
         if (taken === 0 && worked === 0 && queue.pending().length === 0) return;
       }
       assert.fail(`${what}: the jobs did not settle`);

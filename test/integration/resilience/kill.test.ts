@@ -1,15 +1,16 @@
 /**
  * The service process killed with SIGKILL in the middle of a sync — one started by the
- * sync route, and one the notification poller runs — then started again on the same
- * database: the stored inbox ends up complete, without duplicates, with a consistent
- * checkpoint, and the notifications the dead process held are redelivered and handled.
+ * sync route (on HTTP-only instances, BACKGROUND_WORKERS=false), and one a background job
+ * runs — then started again on the same database: the stored inbox ends up complete,
+ * without duplicates, with a consistent checkpoint, and the dead process's job is run again.
  *
- * A killed process cannot release its sync lease (sync_states.lease_until, LEASE_SECONDS =
- * 120 s). Until the lease expires the restarted service refuses to start a second sync of
- * the account (RATE_LIMITED, spec part 8: never two overlapping syncs) — the safe answer,
- * since an instance cannot tell a dead lease holder from a live one on another machine.
- * The tests check that refusal, then simulate the expiry in SQL (lease_until moved into
- * the past) instead of waiting two minutes.
+ * A killed process cannot release its sync lease (sync_states.lease_until). It is short
+ * (LEASE_SECONDS = 15 s, kept alive by its holder while it works), so the dead holder lets go
+ * within seconds; until then the restarted service refuses a second sync of the account
+ * (RATE_LIMITED, spec part 8: never two overlapping syncs) — the safe answer, since an
+ * instance cannot tell a dead lease holder from a live one on another machine. The route
+ * tests check that refusal, then move the expiry into the past in SQL; the job test waits for
+ * the real expiry.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,8 +94,9 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
   scenario((c) => (ctx = c), () => [first, second]);
 
   it('kills the process while the second page of a full sync is being fetched', async () => {
-    // Without PUBSUB_SUBSCRIPTION: only the route syncs.
-    const { PUBSUB_SUBSCRIPTION: _, ...env } = ctx.env;
+    // Without PUBSUB_SUBSCRIPTION nor workers: only the route syncs.
+    const { PUBSUB_SUBSCRIPTION: _, ...rest } = ctx.env;
+    const env = { ...rest, BACKGROUND_WORKERS: 'false' };
     first = await startService(null, { databaseUrl: ctx.db.url, env, name: 'first' });
     browser = first.browser();
     token = (await signIn(browser)).csrfToken;
@@ -124,7 +126,8 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
   });
 
   it('after a restart the session still works, and the dead lease refuses a second sync until it expires', async () => {
-    second = await startService(null, { databaseUrl: ctx.db.url, env: Object.fromEntries(Object.entries(ctx.env).filter(([k]) => k !== 'PUBSUB_SUBSCRIPTION')), name: 'second', port: first.port });
+    const env = { ...Object.fromEntries(Object.entries(ctx.env).filter(([k]) => k !== 'PUBSUB_SUBSCRIPTION')), BACKGROUND_WORKERS: 'false' };
+    second = await startService(null, { databaseUrl: ctx.db.url, env, name: 'second', port: first.port });
     const session = await (await browser.fetch('/auth/session')).json();
     assert.equal(session.authenticated, true, 'sessions live in the database: they survive the crash');
     const refused = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) });
@@ -172,58 +175,57 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
   });
 });
 
-describe('SIGKILL in the middle of a notification poller batch', { concurrency: false }, () => {
+describe('SIGKILL in the middle of a background sync job', { concurrency: false }, () => {
   let ctx: Ctx;
   let first: ServiceProcess;
   let second: ServiceProcess;
   let total = 0;
   let partial = 0;
+  let killedAt: Date;
+  let deadLeaseUntil: Date;
   scenario((c) => (ctx = c), () => [first, second]);
 
-  it('kills the process while the poller is between two committed batches of new mail', async () => {
+  it('kills the process while a job is between two committed batches of new mail', async () => {
     first = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
     const browser = first.browser();
-    const { csrfToken } = await signIn(browser);
+    await signIn(browser);
     ctx.providers.gmail.seed(ALICE.email, 10, { sentReplies: false });
-    assert.equal((await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) })).status, 200);
-    assert.ok(await eventually(async () => ctx.providers.gmail.watches(ALICE.email).some((w) => w.kind === 'watch'), 5_000), 'the watch is registered');
-    await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).available + ctx.providers.pubsub.stats(SUBSCRIPTION).leased === 0, 5_000);
+    assert.ok(await eventually(async () => (await stored(ctx.db.url)).length === 10, 10_000), 'the sign-in backfill and the notifications stored the inbox');
 
     ctx.providers.gmail.setLatency(80);
-    // 140 new messages, one notification each: the poller drains them 50 per committed call.
+    // 140 new messages, one notification each: one job drains them 50 per committed call.
     for (let i = 0; i < 140; i++) ctx.providers.gmail.addMessage(ALICE.email, { subject: `burst ${i}` });
     total = ctx.providers.gmail.inbox(ALICE.email).length;
-    assert.ok(await eventually(async () => (await stored(ctx.db.url)).length >= 60, 20_000, 10), 'the poller committed a first batch');
+    assert.ok(await eventually(async () => (await stored(ctx.db.url)).length >= 60, 20_000, 10), 'the job committed a first batch');
     const gets = ctx.providers.gmail.calls['messages.get'] ?? 0;
     assert.ok(await eventually(async () => (ctx.providers.gmail.calls['messages.get'] ?? 0) >= gets + 15, 10_000, 5), 'the next batch is being fetched');
     await first.kill();
+    killedAt = new Date();
     ctx.providers.gmail.setLatency(0);
     partial = (await stored(ctx.db.url)).length;
     assert.ok(partial < total, `killed half-way (${partial} of ${total} stored)`);
-    const stats = ctx.providers.pubsub.stats(SUBSCRIPTION);
-    assert.ok(stats.available + stats.leased > 0, 'the notifications were not acknowledged');
     const state = await syncState(ctx.db.url);
     assert.equal(state.full_sync_active, false, 'incremental: the checkpoint is a history id');
-    assert.ok(state.lease_owner, 'the dead process still holds the lease');
+    assert.ok(state.lease_owner && state.lease_until, 'the dead process still holds the lease');
+    deadLeaseUntil = new Date(state.lease_until);
+    assert.ok(deadLeaseUntil.getTime() - Date.now() <= 16_000, 'a short lease: the dead holder lets go within seconds');
+    const [job] = await sql<{ n: number }>(ctx.db.url, "select count(*)::int as n from pgboss.job where name = 'mail-sync' and state in ('active', 'created', 'retry')");
+    assert.ok(job!.n >= 1, 'the job is kept in the database, not lost with the process');
   });
 
-  it('after a restart the poller does not overlap the dead sync; once its lease expires the inbox is completed without duplicates', async () => {
+  it('after a restart nothing overlaps the dead sync; once its lease lapses the jobs complete the inbox without duplicates', async () => {
     second = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'second' });
-    // A fresh notification the restarted poller receives at once (the dead process's may stay leased until their deadline).
-    const deliveries = ctx.providers.pubsub.stats(SUBSCRIPTION).deliveries;
     const late = ctx.providers.gmail.addMessage(ALICE.email, { subject: 'after the restart' });
     total += 1;
-    assert.ok(await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).deliveries > deliveries, 10_000, 50), 'the restarted poller received a notification');
-    await sleep(1_000);
-    assert.equal((await stored(ctx.db.url)).length, partial, 'no sync ran while the dead one held the lease');
-    await expireLeases(ctx.db.url);
-    const done = await eventually(async () => (await stored(ctx.db.url)).length === total, 30_000, 250);
-    assert.ok(done, `all ${total} messages stored, the late one included`);
+    const done = await eventually(async () => (await stored(ctx.db.url)).length === total, 60_000, 250);
+    assert.ok(done, `all ${total} messages stored, the late one included, with no SQL help`);
     assert.ok((await stored(ctx.db.url)).some((r) => r.provider_message_id === late.id));
-    const handled = await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).available === 0, 15_000);
-    assert.ok(handled, 'no deliverable notification left unhandled');
+    const [overlap] = await sql<{ n: number }>(ctx.db.url, 'select count(*)::int as n from mail_messages where created_at > $1 and created_at < $2', [killedAt, deadLeaseUntil]);
+    assert.equal(overlap!.n, 0, 'nothing was stored while the dead process held the lease');
+    assert.ok(await eventually(async () => ctx.providers.pubsub.stats(SUBSCRIPTION).available === 0, 15_000), 'no deliverable notification left unhandled');
+    assert.ok(await eventually(async () => (await syncState(ctx.db.url)).lease_owner === null, 10_000), 'no lease held');
     await assertConsistent(ctx);
-    assert.equal((await syncState(ctx.db.url)).history_id, String(ctx.providers.gmail.historyId(ALICE.email)), 'the checkpoint is the provider\'s current history id');
+    assert.equal((await syncState(ctx.db.url)).history_id, String(ctx.providers.gmail.historyId(ALICE.email)), "the checkpoint is the provider's current history id");
     assert.equal(second.alive, true);
   });
 });
