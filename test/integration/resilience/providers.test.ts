@@ -9,7 +9,7 @@
  *   mail (sync)                    -> SYNC_FAILED 502; quota -> MAIL_RATE_LIMITED 429 + Retry-After
  *   mail (opening a thread)        -> SYNC_FAILED 502, as the mail tests settled it
  *   AI (analyze, draft)            -> AI_REQUEST_FAILED 502; 429 -> AI_RATE_LIMITED + Retry-After
- *   queue (poller)                 -> no route: logged, retried with backoff, no notification lost
+ *   queue (intake)                 -> no route: logged, retried with backoff, no notification lost
  *
  * The two suites run side by side, each with its own stand-ins and service process, since
  * most of their time is spent waiting for provider timeouts.
@@ -93,7 +93,8 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       db = await createTestDatabase();
       providers = await startStandIns({ users: [ALICE] });
       const { PUBSUB_SUBSCRIPTION: _, ...env } = providers.env;
-      svc = await startService(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), TRUST_PROXY: 'true' }, name: 'providers' });
+      // HTTP-only: the route's answers to provider faults are under test, not the background sync's.
+      svc = await startService(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
       browser = svc.browser();
       token = (await signIn(browser, { headers: ip() })).csrfToken;
       providers.gmail.seed(ALICE.email, 12, { sentReplies: false });
@@ -282,11 +283,11 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
 
     const stored = async () => new Set((await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages')).map((r) => r.id));
     const storedEventually = async (id: string, ms: number) => eventually(async () => (await stored()).has(id), ms, 200);
-    /** Warnings of the poller (their wording is the poller's business; that they exist is ours). */
-    const pullFailures = () => svc.logs.filter((l) => l.component === 'poller' && l.level === 'warn').length;
+    /** Warnings of the intake (their wording is the intake's business; that they exist is ours). */
+    const pullFailures = () => svc.logs.filter((l) => l.component === 'intake' && l.level === 'warn').length;
     /**
      * Nothing deliverable is waiting. (A message whose acknowledgement failed stays leased
-     * until its deadline, which the poller may have extended, then comes back and is
+     * until its deadline, then comes back and is
      * acknowledged; the tests do not wait for that.)
      */
     const drained = () => providers.pubsub.stats(SUBSCRIPTION).available === 0;
@@ -298,9 +299,9 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       proxy = await startTcpProxy({ host: host!, port: Number(port) });
       svc = await startService(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets() }, name: 'queue' });
       browser = svc.browser();
-      const { csrfToken } = await signIn(browser);
-      assert.equal((await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) })).status, 200);
+      await signIn(browser); // its first sync runs in the background
       assert.ok(await eventually(async () => providers.gmail.watches(ALICE.email).length > 0, 5_000));
+      assert.ok(await eventually(async () => (await sql(db.url, 'select 1 from sync_states where history_id is not null')).length === 1, 10_000));
     });
 
     after(async () => {
@@ -316,7 +317,7 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers.pubsub.injectFault({ method: 'Acknowledge', code: 13, times: 1 });
       const failuresBefore = pullFailures();
       const m = providers.gmail.addMessage(ALICE.email, { subject: 'through a flaky queue' });
-      assert.ok(await storedEventually(m.id, 20_000), 'synced by the poller');
+      assert.ok(await storedEventually(m.id, 20_000), 'synced through the intake and its job');
       assert.ok(await eventually(async () => drained(), 20_000), 'nothing left waiting');
       assert.ok(pullFailures() > failuresBefore, 'the failures were logged');
       assert.equal((await sql(db.url, 'select 1 from mail_messages where provider_message_id = $1', [m.id])).length, 1);
@@ -333,15 +334,15 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       assert.ok(await storedEventually(m.id, 15_000));
     });
 
-    it('the queue timing out, answering garbage and refusing connections: HTTP keeps serving, and the poller catches up afterwards', async () => {
+    it('the queue timing out, answering garbage and refusing connections: HTTP keeps serving, and the intake catches up afterwards', async () => {
       const failures = pullFailures();
       await proxy.setMode('hang');
       const during = providers.gmail.addMessage(ALICE.email, { subject: 'while the queue was unreachable' });
-      // Long enough for a pull to reach its 10 s deadline: it must end, not leave the poller stuck.
+      // Long enough for a pull to reach its 10 s deadline: it must end, not leave the intake stuck.
       for (let i = 0; i < 11; i++) {
         const t0 = Date.now();
         assert.equal((await fetch(`${svc.url}/api/mail/threads`, { headers: { Cookie: browser.cookieHeader() } })).status, 200);
-        assert.ok(Date.now() - t0 < 5_000, 'HTTP is not held up by the poller');
+        assert.ok(Date.now() - t0 < 5_000, 'HTTP is not held up by the intake');
         await sleep(1_000);
       }
       await proxy.setMode('garbage');

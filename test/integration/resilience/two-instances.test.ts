@@ -1,8 +1,9 @@
 /**
  * Two service processes on one database and one Pub/Sub subscription (the deployment
  * behind a load balancer): rate limits are counted once across both, only one sync per
- * account runs at a time whichever instance is asked, every notification is handled
- * (by one or the other), and a session started on one works on the other.
+ * account runs at a time whichever instance is asked, every notification is taken in (by
+ * one or the other) and synced once by the shared job queue, each scheduled job exists once,
+ * and a session started on one works on the other.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +23,21 @@ function onOther(browser: Browser, other: ServiceProcess): Browser {
   const twin = other.browser();
   for (const [k, v] of browser.cookies) twin.cookies.set(k, v);
   return twin;
+}
+
+/** Waits until no sync job of the user's account waits or runs, and its lease is free. */
+async function waitIdle(email: string) {
+  const idle = await eventually(async () => {
+    const [row] = await sql<{ jobs: number; leased: boolean }>(
+      db.url,
+      `select (select count(*)::int from pgboss.job j where j.name = 'mail-sync' and j.state in ('created', 'retry', 'active') and j.singleton_key = a.id::text) as jobs,
+              coalesce((select s.lease_owner is not null from sync_states s where s.account_id = a.id), false) as leased
+         from accounts a where a.email = $1`,
+      [email],
+    );
+    return row !== undefined && row.jobs === 0 && !row.leased;
+  }, 20_000, 100);
+  assert.ok(idle, `the background sync of ${email} finished`);
 }
 
 describe('two instances on one database and one subscription', () => {
@@ -64,18 +80,19 @@ describe('two instances on one database and one subscription', () => {
 
   it('a session started on one instance works on the other, and ends on both', async () => {
     providers.identity.setCurrentUser(USERS[0]!.email);
-    // Seeded before the sign-in registers the watch: no notification, so no poller's sync
-    // holds the account's lease when the test syncs.
     providers.gmail.seed(USERS[0]!.email, 3, { sentReplies: false });
     const onA = a.browser();
     const { csrfToken } = await signIn(onA);
     const onB = onOther(onA, b);
     const session = await (await onB.fetch('/auth/session')).json();
     assert.deepEqual(session, { authenticated: true, csrfToken, email: USERS[0]!.email });
+    // The sign-in's background sync (on either instance) stores the inbox; both read it.
+    assert.ok(await eventually(async () => (await (await onB.fetch('/api/mail/threads')).json()).total === 3, 10_000), 'B reads what the backfill stored');
+    await waitIdle(USERS[0]!.email);
     const synced = await onB.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': '10.1.1.1' }) });
     assert.equal(synced.status, 200, 'a CSRF-protected call on B with the token A issued');
     const list = await (await onA.fetch('/api/mail/threads')).json();
-    assert.equal(list.total, 3, 'A reads what B synced');
+    assert.equal(list.total, 3, 'A reads the same inbox');
     assert.equal((await onB.fetch('/auth/logout', { method: 'POST' })).status, 204);
     const ended = await (await onA.fetch('/auth/session')).json();
     assert.equal(ended.authenticated, false, 'logging out on B ends the session on A');
@@ -83,12 +100,17 @@ describe('two instances on one database and one subscription', () => {
 
   it('only one sync per account runs at a time, whichever instance is asked', async () => {
     providers.identity.setCurrentUser(USERS[1]!.email);
-    // Seeded before the sign-in registers the watch: the 120 messages publish no
-    // notifications, so the only syncs competing for the lease are the test's own.
+    // Seeded before the sign-in registers the watch: the 120 messages publish no notifications.
     providers.gmail.seed(USERS[1]!.email, 120, { sentReplies: false });
     const onA = a.browser();
     const { csrfToken } = await signIn(onA);
     const onB = onOther(onA, b);
+    // The sign-in's background sync stores them; then the store is emptied and the checkpoint
+    // reset, so the only syncs competing for the lease are the test's own route calls.
+    await waitIdle(USERS[1]!.email);
+    await sql(db.url, 'delete from mail_messages where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
+    await sql(db.url, 'delete from mail_threads where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
+    await sql(db.url, 'update sync_states set history_id = null, full_sync_page_token = null, full_sync_active = false where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
     providers.gmail.setLatency(80);
     try {
       for (let round = 0; round < 3; round++) {
@@ -114,25 +136,14 @@ describe('two instances on one database and one subscription', () => {
     assert.deepEqual(rows[0], { n: 120, d: 120 });
   });
 
-  it('every notification is handled by one of the two pollers, none lost, none left unacknowledged', async () => {
+  it('every notification is taken in by one of the two intakes and synced once, none lost, none left unacknowledged', async () => {
     // Every user signed in (watch registered) and synced once, on either instance.
     const emails: string[] = [];
     for (const [i, u] of USERS.entries()) {
       providers.identity.setCurrentUser(u.email);
       const br = (i % 2 ? b : a).browser();
-      const { csrfToken } = await signIn(br);
-      for (let k = 0; k < 5; k++) {
-        // A poller may be syncing the account on a notification of an earlier test (its lease
-        // answers 429 RATE_LIMITED): ask again until the sync runs.
-        let attempt = 0;
-        const r = await eventually(async () => {
-          const res = await br.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': `10.3.${i * 8 + k}.${attempt++}` }) });
-          const body = await res.json();
-          return res.status === 429 && body.error?.code === 'RATE_LIMITED' ? null : { status: res.status, body };
-        }, 10_000, 250);
-        assert.equal(r?.status, 200, JSON.stringify(r?.body));
-        if (!r!.body.hasMore) break;
-      }
+      await signIn(br);
+      await waitIdle(u.email); // the sign-in's background sync stored the inbox
       emails.push(u.email);
     }
     assert.ok(await eventually(async () => emails.every((e) => providers.gmail.watches(e).some((w) => w.kind === 'watch')), 5_000));
@@ -150,21 +161,25 @@ describe('two instances on one database and one subscription', () => {
       const rows = await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages where provider_message_id = any($1)', [added]);
       return rows.length === added.length;
     }, 30_000, 250);
-    assert.ok(all, 'every new message reached the store through the pollers');
+    assert.ok(all, 'every new message reached the store through the intakes and the jobs');
     const settled = await eventually(async () => {
       const s = providers.pubsub.stats(SUBSCRIPTION);
       return s.available + s.leased === 0;
     }, 20_000);
     assert.ok(settled, 'every notification was acknowledged');
     assert.ok(providers.pubsub.stats(SUBSCRIPTION).acked >= 60, 'one acknowledgement per notification at least');
-    const handledBy = (p: ServiceProcess, from: number) => p.logs.slice(from).filter((l) => l.msg === 'notification batch handled').reduce((n, l) => n + Number(l.notifications), 0);
+    const handledBy = (p: ServiceProcess, from: number) => p.logs.slice(from).filter((l) => l.msg === 'notification batch taken in').reduce((n, l) => n + Number(l.notifications), 0);
     const byA = handledBy(a, linesBefore.a);
     const byB = handledBy(b, linesBefore.b);
     assert.ok(byA + byB >= 60, `deliveries handled: A ${byA}, B ${byB}`);
     const dup = await sql(db.url, 'select provider_message_id from mail_messages group by account_id, provider_message_id having count(*) > 1');
     assert.deepEqual(dup, []);
+    for (const e of emails) await waitIdle(e);
     const leases = await sql(db.url, 'select account_id from sync_states where lease_owner is not null');
     assert.deepEqual(leases, [], 'no lease left behind');
+    // Each scheduled job is registered once for the cluster, whatever the number of instances.
+    const schedules = await sql<{ name: string }>(db.url, 'select name from pgboss.schedule order by name');
+    assert.deepEqual(schedules.map((r) => r.name), ['purge-expired', 'quiet-sweep', 'watch-renewal']);
     assert.ok(a.alive && b.alive);
   });
 });
