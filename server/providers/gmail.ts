@@ -44,7 +44,13 @@ export interface GmailApi {
   /** A page of the inbox, newest first. A page token the provider refuses (400) restarts the listing from the top. */
   listInbox(p: { pageToken?: string; maxResults: number }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
   /** format=metadata (From, Subject, Date), at most GET_CONCURRENCY at a time; messages gone meanwhile (404) are left out. */
-  getMetadata(ids: string[]): Promise<GmailMessage[]>;
+  /**
+   * format=metadata for each id. Messages gone (404) are left out; a message the provider
+   * answers for with an error of its own (5xx, a malformed answer, a dropped connection) is
+   * listed in `failed` while the others come back; quota and authorization failures fail
+   * the whole call.
+   */
+  getMetadata(ids: string[]): Promise<{ messages: GmailMessage[]; failed: { id: string; reason: string }[] }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /** format=full: every message of the thread with its MIME tree; null when the thread is gone. */
@@ -188,16 +194,24 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number }
       },
 
       async getMetadata(ids) {
-        const got = await mapLimit(ids, GET_CONCURRENCY, (messageId) =>
-          orNullOn404(
-            call(
-              (o) => users.messages.get({ userId: 'me', id: messageId, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'], fields: 'id,threadId,labelIds,snippet,internalDate,payload/headers' }, o),
-              messageSchema,
-              'messages.get',
-            ),
-          ),
-        );
-        return got.filter((m): m is GmailMessage => m !== null);
+        const failed: { id: string; reason: string }[] = [];
+        const got = await mapLimit(ids, GET_CONCURRENCY, async (messageId) => {
+          try {
+            return await orNullOn404(
+              call(
+                (o) => users.messages.get({ userId: 'me', id: messageId, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'], fields: 'id,threadId,labelIds,snippet,internalDate,payload/headers' }, o),
+                messageSchema,
+                'messages.get',
+              ),
+            );
+          } catch (err) {
+            if (!(err instanceof AppError) || err.code !== 'SYNC_FAILED') throw err; // quota, grant: the whole sync waits
+            const status = statusOf(err.cause);
+            failed.push({ id: messageId, reason: status ? `HTTP_${status}` : 'UNREADABLE' });
+            return null;
+          }
+        });
+        return { messages: got.filter((m): m is GmailMessage => m !== null), failed };
       },
 
       async listHistory(startHistoryId) {

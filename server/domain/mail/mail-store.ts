@@ -10,13 +10,23 @@ import type { MessageMeta } from './message-parse.ts';
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
 
+/** A message the provider would not return, or that could not be read: recorded and retried later. */
+export interface SetAside {
+  providerMessageId: string;
+  reason: string;
+}
+
 export interface StoreChanges {
   upserts: MessageRow[];
+  /** Messages set aside by this sync (their record's attempts count up, its retry time moves on). */
+  setAside?: SetAside[];
+  /** Set-aside messages the provider no longer has: their records go. */
+  setAsideGone?: string[];
+  /** Set-aside messages retried and stored: their records go. */
+  setAsideRecovered?: string[];
   /** Stored messages whose labels changed: their new full label set. */
   labelChanges: { providerMessageId: string; labelIds: string[] }[];
   deletes: string[];
-  /** A full resync finished: inbox rows not refreshed since this (database) time have left the inbox. */
-  sweepBefore?: string;
 }
 
 export const noChanges = (): StoreChanges => ({ upserts: [], labelChanges: [], deletes: [] });
@@ -48,8 +58,11 @@ export async function lookupKnown(em: EntityManager, accountId: string, messageI
 
 const threadIdsOf = (rows: { thread_id: string }[]) => rows.map((r) => r.thread_id);
 
-/** Upserts threads and messages in one statement; bodies are written only when a row carries them. */
-async function upsertMessages(em: EntityManager, accountId: string, rows: MessageRow[]): Promise<string[]> {
+/**
+ * Upserts threads and messages in one statement; bodies are written only when a row carries
+ * them. `insertOnly`: rows already stored are left exactly as they are.
+ */
+async function upsertMessages(em: EntityManager, accountId: string, rows: MessageRow[], insertOnly = false): Promise<string[]> {
   const byId = new Map(rows.map((r) => [r.providerMessageId, r]));
   const payload = [...byId.values()].map((r) => ({
     pmid: r.providerMessageId,
@@ -81,7 +94,7 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.body_text, r.body_html, r.attachments,
        case when r.fetched then now() end
      from r join t on t.provider_thread_id = r.ptid
-     on conflict (account_id, provider_message_id) do update set
+     on conflict (account_id, provider_message_id) do ${insertOnly ? 'nothing' : `update set
        from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
        snippet = excluded.snippet, sent_at = excluded.sent_at, is_unread = excluded.is_unread, in_inbox = excluded.in_inbox,
        label_ids = excluded.label_ids,
@@ -89,7 +102,7 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        body_html = case when excluded.body_fetched_at is null then m.body_html else excluded.body_html end,
        attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
        body_fetched_at = coalesce(excluded.body_fetched_at, m.body_fetched_at),
-       updated_at = now()
+       updated_at = now()`}
      returning m.thread_id`,
     [JSON.stringify(payload), accountId, accountId],
   );
@@ -106,6 +119,46 @@ async function updateLabels(em: EntityManager, accountId: string, changes: Store
     [JSON.stringify(payload), accountId],
   );
   return threadIdsOf(result);
+}
+
+/** Minutes before a set-aside message is tried again, doubling per attempt up to six hours. */
+const SET_ASIDE_RETRY_SQL = `now() + make_interval(mins => least(360, (2 ^ least(s.attempts, 9))::int))`;
+
+/** Records messages set aside (attempts counting up), and drops the records of those retried successfully or gone since. */
+async function recordSetAside(em: EntityManager, accountId: string, c: StoreChanges): Promise<void> {
+  const cleared = [...(c.setAsideRecovered ?? []), ...(c.setAsideGone ?? [])];
+  if (cleared.length) {
+    await em.execute('delete from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(cleared)], 'run');
+  }
+  if (!c.setAside?.length) return;
+  const payload = c.setAside.map((x) => ({ pmid: x.providerMessageId, reason: x.reason.slice(0, 64) }));
+  await em.execute(
+    `insert into mail_set_aside as s (account_id, provider_message_id, reason, retry_after)
+     select ?::uuid, x.pmid, x.reason, now() + interval '1 minute' from jsonb_to_recordset(?::jsonb) as x(pmid text, reason text)
+     on conflict (account_id, provider_message_id) do update set attempts = s.attempts + 1, reason = excluded.reason, retry_after = ${SET_ASIDE_RETRY_SQL}`,
+    [accountId, JSON.stringify(payload)],
+    'run',
+  );
+}
+
+/** Which of these messages already failed before (have a record). */
+export async function recordedFailures(em: EntityManager, accountId: string, ids: string[]): Promise<string[]> {
+  const rows = await em.execute<{ pmid: string }[]>('select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, ids]);
+  return rows.map((r) => r.pmid);
+}
+
+/** Records messages that failed a sync (outside its transaction, which rolled back): a second failure sets them aside. */
+export async function recordFailures(em: EntityManager, accountId: string, failures: SetAside[]): Promise<void> {
+  await recordSetAside(em, accountId, { ...noChanges(), setAside: failures });
+}
+
+/** Set-aside messages of the account due for another try (oldest first). */
+export async function dueSetAside(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
+  const rows = await em.execute<{ pmid: string }[]>(
+    'select provider_message_id as pmid from mail_set_aside where account_id = ? and retry_after <= now() order by retry_after limit ?',
+    [accountId, limit],
+  );
+  return rows.map((r) => r.pmid);
 }
 
 /** Recomputes the aggregates of the given threads and deletes those left without messages. */
@@ -133,8 +186,8 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
   );
 }
 
-/** Applies a batch; call inside the transaction that also moves the checkpoint. Returns how many rows the sweep took out of the inbox. */
-export async function applyChanges(em: EntityManager, accountId: string, c: StoreChanges): Promise<number> {
+/** Applies a batch; call inside the transaction that also moves the checkpoint. */
+export async function applyChanges(em: EntityManager, accountId: string, c: StoreChanges): Promise<void> {
   const touched: string[] = [];
   if (c.upserts.length) touched.push(...(await upsertMessages(em, accountId, c.upserts)));
   if (c.labelChanges.length) touched.push(...(await updateLabels(em, accountId, c.labelChanges)));
@@ -145,26 +198,28 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
     );
     touched.push(...threadIdsOf(rows));
   }
-  let swept = 0;
-  if (c.sweepBefore) {
-    const rows = await em.execute<{ thread_id: string }[]>(
-      `update mail_messages set in_inbox = false, label_ids = array_remove(label_ids, 'INBOX'), updated_at = now()
-       where account_id = ? and in_inbox and updated_at < ?::timestamptz returning thread_id`,
-      [accountId, c.sweepBefore],
-    );
-    touched.push(...threadIdsOf(rows));
-    swept = rows.length;
-  }
+  await recordSetAside(em, accountId, c);
   await refreshThreads(em, touched);
-  return swept;
 }
 
-/** Replaces one thread's messages with the provider's full copy (bodies included). */
+/**
+ * Stores the bodies of a thread just opened (the provider's full copy, fetched outside any
+ * transaction, so possibly older than what a sync committed meanwhile). The sync owns the
+ * rows: this only fills the bodies of stored messages — never their labels, read state or
+ * metadata — and adds the thread's messages the sync does not keep (replies outside the
+ * inbox), never an inbox message (the sync brings it, with its current state). Nothing is
+ * deleted: a message missing from the copy is the sync's to remove.
+ */
 export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<void> {
-  const touched = await upsertMessages(em, accountId, rows);
-  const gone = await em.execute<{ thread_id: string }[]>(
-    'delete from mail_messages where thread_id = ? and account_id = ? and provider_message_id <> all(array[?]::text[]) returning thread_id',
-    [threadId, accountId, rows.map((r) => r.providerMessageId)],
+  const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
+  await em.execute(
+    `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now()
+     from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
+     where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
+    [JSON.stringify(payload), accountId, threadId],
+    'run',
   );
-  await refreshThreads(em, [threadId, ...touched, ...threadIdsOf(gone)]);
+  const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
+  const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
+  await refreshThreads(em, [threadId, ...touched]);
 }

@@ -20,6 +20,8 @@ export interface LeasedState {
   lastSyncedAt: Date | null;
   /** The database clock when the lease was taken (used to time a full resync). */
   dbNow: string;
+  /** Set-aside messages of the account are due for another try. */
+  setAsideDue: boolean;
 }
 
 export interface Checkpoint {
@@ -32,11 +34,12 @@ export interface Checkpoint {
 
 /** Takes the lease (creating the row on first use); null when another sync holds it. */
 export async function acquireLease(em: EntityManager, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
-  const rows = await em.execute<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date }[]>(
+  const rows = await em.execute<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean }[]>(
     `insert into sync_states as s (account_id, lease_owner, lease_until) values (?, ?, now() + make_interval(secs => ?))
      on conflict (account_id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
        where s.lease_until is null or s.lease_until < now()
-     returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now`,
+     returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now,
+       exists (select 1 from mail_set_aside a where a.account_id = s.account_id and a.retry_after <= now()) as set_aside_due`,
     [accountId, owner, seconds],
   );
   const r = rows[0];
@@ -47,6 +50,7 @@ export async function acquireLease(em: EntityManager, accountId: string, owner: 
     fullSyncActive: r.full_sync_active,
     lastSyncedAt: r.last_synced_at ? new Date(r.last_synced_at) : null,
     dbNow: toIso(r.db_now),
+    setAsideDue: r.set_aside_due,
   };
 }
 

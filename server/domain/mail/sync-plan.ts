@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi, HistoryRecord } from '../../providers/gmail.ts';
 import { lookupKnown, noChanges, type StoreChanges } from './mail-store.ts';
-import { toMessageMeta } from './message-parse.ts';
+import { fetchMeta } from './message-fetch.ts';
 
 export interface SyncPlan {
   mode: 'listing' | 'history';
@@ -17,7 +17,7 @@ export interface SyncPlan {
   hasMore: boolean;
 }
 
-interface PlanContext {
+export interface PlanContext {
   api: GmailApi;
   em: EntityManager;
   accountId: string;
@@ -25,10 +25,15 @@ interface PlanContext {
   budget: number;
 }
 
-/** Where a listing stopped, and when the (re)sync began (for the final sweep). */
+/**
+ * Where a listing stopped, and when the (re)sync began. Once every page is stored the
+ * listing reconciles (`reconcile`): each stored message the listing did not refresh (it left
+ * the inbox or was deleted meanwhile) is fetched again, its labels stored, or it is deleted.
+ */
 export interface ListingCursor {
   startedAt: string;
   pageToken?: string;
+  reconcile?: boolean;
 }
 
 export function encodeCursor(c: ListingCursor): string {
@@ -40,7 +45,7 @@ export function decodeCursor(raw: string | null): ListingCursor | null {
   try {
     const c = JSON.parse(raw) as Partial<ListingCursor>;
     if (typeof c.startedAt !== 'string') return null;
-    return { startedAt: c.startedAt, ...(typeof c.pageToken === 'string' ? { pageToken: c.pageToken } : {}) };
+    return { startedAt: c.startedAt, ...(typeof c.pageToken === 'string' ? { pageToken: c.pageToken } : {}), ...(c.reconcile === true ? { reconcile: true } : {}) };
   } catch {
     return null;
   }
@@ -52,26 +57,62 @@ const sameLabels = (a: readonly string[], b: readonly string[]) => a.length === 
 export async function planListingPage(p: PlanContext, checkpoint: string, cursor: ListingCursor): Promise<SyncPlan> {
   const page = await p.api.listInbox({ pageToken: cursor.pageToken, maxResults: p.budget });
   const ids = page.messages.map((m) => m.id);
-  const [known, fetched] = await Promise.all([lookupKnown(p.em, p.accountId, ids, []), p.api.getMetadata(ids)]);
-  const upserts = fetched.map(toMessageMeta);
+  const [known, { metas: upserts, setAside }] = await Promise.all([lookupKnown(p.em, p.accountId, ids, []), fetchMeta(p, ids)]);
   const changed = upserts.filter((u) => {
     const stored = known.messages.get(u.providerMessageId);
     return !stored || !sameLabels(stored, u.labelIds);
   });
   const done = !page.nextPageToken;
-  // Changes made while the listing was drained are replayed from the checkpoint by the next
-  // call: say so, or a caller (the notification poller) would stop with them unsynced.
-  const changedSince = done ? BigInt((await p.api.profile()).historyId) > BigInt(checkpoint) : false;
-  return {
+  const listed: SyncPlan = {
     mode: 'listing',
-    // Known messages are rewritten too: that marks them as seen by this resync for the final sweep.
-    changes: { ...noChanges(), upserts, ...(done ? { sweepBefore: cursor.startedAt } : {}) },
-    next: done
-      ? { historyId: checkpoint, cursor: null, fullSyncActive: false }
-      : { historyId: checkpoint, cursor: encodeCursor({ startedAt: cursor.startedAt, pageToken: page.nextPageToken }), fullSyncActive: true },
+    // Known messages are rewritten too: that marks them as seen by this listing for the reconciliation.
+    changes: { ...noChanges(), upserts, setAside },
+    next: {
+      historyId: checkpoint,
+      cursor: encodeCursor(done ? { startedAt: cursor.startedAt, reconcile: true } : { startedAt: cursor.startedAt, pageToken: page.nextPageToken }),
+      fullSyncActive: true,
+    },
     messagesSynced: changed.length,
-    hasMore: !done || changedSince,
+    hasMore: true,
   };
+  if (!done || ids.length >= p.budget) return listed;
+  // The last page left budget over: the reconciliation starts in the same call (this page's messages are refreshed already).
+  const rest = await planReconcile({ ...p, budget: p.budget - ids.length }, checkpoint, { startedAt: cursor.startedAt, reconcile: true }, ids);
+  return {
+    ...rest,
+    changes: { ...rest.changes, upserts: [...upserts, ...rest.changes.upserts], setAside: [...setAside, ...(rest.changes.setAside ?? [])] },
+    messagesSynced: listed.messagesSynced + rest.messagesSynced,
+  };
+}
+
+/**
+ * The listing's last phase: stored messages it did not refresh, fetched again a budget at a
+ * time (set-aside ones excepted: they have their own retries). Returned: stored with their
+ * current labels (an archived message leaves the inbox, a read one is read); not returned:
+ * deleted. Done when none is left: the checkpoint's history is replayed next.
+ */
+export async function planReconcile(p: PlanContext, checkpoint: string, cursor: ListingCursor, refreshed: string[] = []): Promise<SyncPlan> {
+  const rows = await p.em.execute<{ pmid: string; labels: string[] }[]>(
+    `select m.provider_message_id as pmid, m.label_ids as labels from mail_messages m
+      where m.account_id = ? and m.updated_at < ?::timestamptz and m.provider_message_id <> all(array[?]::text[])
+        and not exists (select 1 from mail_set_aside s where s.account_id = m.account_id and s.provider_message_id = m.provider_message_id)
+      order by m.provider_message_id limit ?`,
+    [p.accountId, cursor.startedAt, refreshed, p.budget],
+  );
+  const { metas, setAside } = rows.length ? await fetchMeta(p, rows.map((r) => r.pmid)) : { metas: [], setAside: [] };
+  const answered = new Set([...metas.map((m) => m.providerMessageId), ...setAside.map((x) => x.providerMessageId)]);
+  const stored = new Map(rows.map((r) => [r.pmid, r.labels]));
+  const deletes = rows.map((r) => r.pmid).filter((id) => !answered.has(id));
+  const relabelled = metas.filter((m) => !sameLabels(stored.get(m.providerMessageId) ?? [], m.labelIds)).length;
+  // Every answered message is rewritten (its updated_at moves past startedAt): reconciled once.
+  const changes: StoreChanges = { ...noChanges(), upserts: metas, deletes, setAside };
+  if (rows.length >= p.budget) {
+    return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(cursor), fullSyncActive: true }, messagesSynced: relabelled + deletes.length, hasMore: true };
+  }
+  // None left after these: the listing is complete. Changes made while it was drained are
+  // replayed from the checkpoint by the next call: say so.
+  const changedSince = BigInt((await p.api.profile()).historyId) > BigInt(checkpoint);
+  return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: relabelled + deletes.length, hasMore: changedSince };
 }
 
 interface Track {
@@ -144,8 +185,8 @@ export async function planHistory(p: PlanContext, startHistoryId: string): Promi
     processed++;
   }
 
-  const fetched = candidates.size ? await p.api.getMetadata([...candidates]) : [];
-  const changes: StoreChanges = { ...noChanges(), upserts: fetched.map(toMessageMeta) };
+  const { metas, setAside } = await fetchMeta(p, [...candidates]);
+  const changes: StoreChanges = { ...noChanges(), upserts: metas, setAside };
   for (const [id, t] of tracks) {
     if (!t.stored) continue;
     if (t.deleted) changes.deletes.push(id);

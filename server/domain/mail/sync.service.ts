@@ -15,9 +15,10 @@ import { errorSummary, type Logger } from '../../logger.ts';
 import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
-import { applyChanges } from './mail-store.ts';
+import { applyChanges, recordFailures } from './mail-store.ts';
 import { acquireLease, commitCheckpoint, extendLease, keepAlive, readLastSyncedAt, releaseLease, type LeasedState } from './sync-lease.ts';
-import { decodeCursor, planHistory, planListingPage, type SyncPlan } from './sync-plan.ts';
+import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
+import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
 
 /** Most new messages one call handles (spec part 8). */
 export const SYNC_BATCH = 50;
@@ -59,8 +60,11 @@ export function createSyncService(deps: {
   async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, fullResync: boolean): Promise<SyncPlan> {
     const ctx = { api, em, accountId, budget };
     const cursor = decodeCursor(lease.cursor);
+    // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
+    if (lease.historyId && lease.fullSyncActive && cursor) {
+      return cursor.reconcile ? planReconcile(ctx, lease.historyId, cursor) : planListingPage(ctx, lease.historyId, cursor);
+    }
     if (!fullResync && lease.historyId) {
-      if (lease.fullSyncActive && cursor) return planListingPage(ctx, lease.historyId, cursor);
       if (!lease.fullSyncActive) {
         const incremental = await planHistory(ctx, lease.historyId);
         if (incremental !== 'expired') return incremental;
@@ -97,17 +101,26 @@ export function createSyncService(deps: {
       try {
         api = deps.gmail(await credentials.client(em, accountId));
         const p = await plan(api, em, accountId, lease, budget, opts.fullResync === true);
+        if (!p.hasMore && lease.setAsideDue) {
+          // Caught up: the set-aside messages that are due get another try in the same commit.
+          const retry = await planSetAsideRetry(api, em, accountId);
+          p.changes.upserts.push(...retry.upserts);
+          p.changes.setAside = [...(p.changes.setAside ?? []), ...(retry.setAside ?? [])];
+          p.changes.setAsideGone = retry.setAsideGone;
+          p.changes.setAsideRecovered = retry.setAsideRecovered;
+          p.messagesSynced += retry.upserts.length;
+        }
         const lastSyncedAt = clock();
-        let synced = p.messagesSynced;
+        const synced = p.messagesSynced;
         const lost = () => new AppError('SYNC_FAILED', { cause: new Error('sync lease lost before commit') });
-        const { upserts, labelChanges, deletes, sweepBefore } = p.changes;
-        if (!upserts.length && !labelChanges.length && !deletes.length && !sweepBefore) {
+        const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
+        if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
         } else {
           await em.transactional(async (tx) => {
             if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
-            synced += await applyChanges(tx, accountId, p.changes);
+            await applyChanges(tx, accountId, p.changes);
           });
         }
         log.info(
@@ -120,6 +133,10 @@ export function createSyncService(deps: {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);
         });
+        if (err instanceof AppError && err.cause instanceof MessageFetchFailures) {
+          // Remembered: if these messages fail again they are set aside and the account moves on.
+          await recordFailures(em, accountId, err.cause.failures).catch(() => undefined);
+        }
         const code = err instanceof AppError ? err.code : 'unexpected';
         log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);

@@ -77,7 +77,8 @@ describe('gmail provider', () => {
     };
     const api = createGmailFactory({ rootUrl: standIn.url })(auth as unknown as OAuth2Client);
     const got = await api.getMetadata(ids);
-    assert.equal(got.length, 10);
+    assert.equal(got.messages.length, 10);
+    assert.deepEqual(got.failed, []);
     assert.equal(refreshes, 1);
     assert.equal(standIn.calls['messages.get:metadata'], 20);
     assert.equal(api.requests, 20);

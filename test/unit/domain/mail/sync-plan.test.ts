@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, encodeCursor, planHistory, planListingPage } from '../../../../server/domain/mail/sync-plan.ts';
+import { decodeCursor, encodeCursor, planHistory, planListingPage, planReconcile } from '../../../../server/domain/mail/sync-plan.ts';
 import type { GmailApi, GmailMessage, HistoryRecord } from '../../../../server/providers/gmail.ts';
 
 /** An EntityManager stand-in answering lookupKnown from a fixed store. */
@@ -24,7 +24,7 @@ function fakeApi(opts: { history?: HistoryRecord[] | 'expired'; historyId?: stri
     listHistory: async () => (opts.history === 'expired' ? 'expired' : { records: opts.history ?? [], historyId: opts.historyId ?? '999', complete: true }),
     getMetadata: async (ids) => {
       fetched.push(ids);
-      return ids.map((id): GmailMessage => ({ id, threadId: `t-${id}`, labelIds: ['INBOX'], snippet: '', internalDate: '1767225600000' }));
+      return { messages: ids.map((id): GmailMessage => ({ id, threadId: `t-${id}`, labelIds: ['INBOX'], snippet: '', internalDate: '1767225600000' })), failed: [] };
     },
     listInbox: async ({ pageToken, maxResults }) => {
       const start = pageToken ? Number(pageToken) : 0;
@@ -92,31 +92,45 @@ describe('planHistory', () => {
 });
 
 describe('planListingPage', () => {
-  it('pages the inbox, remembers where it stopped and sweeps when the listing ends', async () => {
-    const inbox = Array.from({ length: 7 }, (_, i) => `m${i}`);
+  it('pages the inbox, remembers where it stopped and goes on to reconcile when the listing ends', async () => {
+    const inbox = Array.from({ length: 6 }, (_, i) => `m${i}`);
     const { api } = fakeApi({ inbox });
     const ctx = { api, em: fakeEm({ m0: ['INBOX'], m1: ['INBOX', 'UNREAD'] }), accountId: 'a', budget: 3 };
     const first = await planListingPage(ctx, '77', { startedAt: '2026-01-01T00:00:00.000Z' });
     assert.equal(first.messagesSynced, 2, 'm0 is stored unchanged; m1 changed (read); m2 is new');
     assert.equal(first.changes.upserts.length, 3);
     assert.equal(first.hasMore, true);
-    assert.equal(first.changes.sweepBefore, undefined);
     assert.deepEqual(first.next, { historyId: '77', cursor: encodeCursor({ startedAt: '2026-01-01T00:00:00.000Z', pageToken: '3' }), fullSyncActive: true });
     const cursor = decodeCursor(first.next.cursor)!;
-    const second = await planListingPage(ctx, '77', cursor);
-    const third = await planListingPage(ctx, '77', decodeCursor(second.next.cursor)!);
-    assert.equal(third.hasMore, false);
-    assert.equal(third.changes.upserts.length, 1);
-    assert.equal(third.changes.sweepBefore, '2026-01-01T00:00:00.000Z');
-    assert.deepEqual(third.next, { historyId: '77', cursor: null, fullSyncActive: false });
+    const last = await planListingPage(ctx, '77', cursor);
+    assert.equal(last.hasMore, true, 'the last page used the whole budget: the reconciliation is still to come');
+    assert.equal(last.changes.upserts.length, 3);
+    assert.deepEqual(last.next, { historyId: '77', cursor: encodeCursor({ startedAt: '2026-01-01T00:00:00.000Z', reconcile: true }), fullSyncActive: true });
+    assert.deepEqual(decodeCursor(last.next.cursor), { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true });
   });
 
-  it('says more remains when the mailbox changed while the listing was drained', async () => {
-    const { api } = fakeApi({ inbox: ['m0'], profileHistoryId: '78' });
-    const ctx = { api, em: fakeEm({}), accountId: 'a', budget: 3 };
-    const last = await planListingPage(ctx, '77', { startedAt: '2026-01-01T00:00:00.000Z' });
-    assert.equal(last.next.cursor, null, 'the listing is complete');
-    assert.equal(last.hasMore, true, 'history since the checkpoint is still to be replayed');
+  it('reconciles what the listing did not refresh: relabels what the provider returns, deletes what it does not have', async () => {
+    const { api, fetched } = fakeApi({});
+    // Stored but not refreshed by the listing: 'archived' (the fake provider returns it, with INBOX) and 'gone' (it does not).
+    const unrefreshed = [{ pmid: 'archived', labels: ['UNREAD'] }, { pmid: 'gone', labels: ['INBOX', 'UNREAD'] }];
+    const withGone: GmailApi = { ...api, getMetadata: async (ids) => ({ ...(await api.getMetadata(ids.filter((id) => id !== 'gone'))) }) };
+    const em = { execute: async () => unrefreshed } as unknown as EntityManager;
+    const step = await planReconcile({ api: withGone, em, accountId: 'a', budget: 50 }, '77', { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true });
+    assert.deepEqual(fetched, [['archived']]);
+    assert.deepEqual(step.changes.upserts.map((u) => [u.providerMessageId, u.labelIds]), [['archived', ['INBOX']]]);
+    assert.deepEqual(step.changes.deletes, ['gone']);
+    assert.equal(step.messagesSynced, 2);
+    assert.deepEqual([step.next, step.hasMore], [{ historyId: '77', cursor: null, fullSyncActive: false }, false], 'fewer than the budget were left: done in this call');
+  });
+
+  it('ends the reconciliation when nothing is left; says more remains when the mailbox changed meanwhile', async () => {
+    const em = { execute: async () => [] } as unknown as EntityManager;
+    const cursor = { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true };
+    const done = await planReconcile({ api: fakeApi({ profileHistoryId: '77' }).api, em, accountId: 'a', budget: 50 }, '77', cursor);
+    assert.deepEqual([done.next, done.hasMore], [{ historyId: '77', cursor: null, fullSyncActive: false }, false]);
+    const changed = await planReconcile({ api: fakeApi({ profileHistoryId: '78' }).api, em, accountId: 'a', budget: 50 }, '77', cursor);
+    assert.equal(changed.next.cursor, null, 'the listing is complete');
+    assert.equal(changed.hasMore, true, 'history since the checkpoint is still to be replayed');
     assert.equal(decodeCursor('not json'), null);
   });
 });

@@ -1,0 +1,86 @@
+/**
+ * Fetching message metadata for a sync, one message at a time as far as failures go: a
+ * message the provider will not return or that cannot be read fails the sync once, then is
+ * set aside (recorded in mail_set_aside, retried on its own with a growing delay) so that
+ * the rest of the account and its checkpoint move on.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { GmailApi } from '../../providers/gmail.ts';
+import { AppError } from '../errors.ts';
+import { dueSetAside, recordedFailures, type SetAside, type StoreChanges } from './mail-store.ts';
+import { toMessageMeta, type MessageMeta } from './message-parse.ts';
+
+/** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
+const OUTAGE_FAILURES = 3;
+
+/** The cause of a sync failed by messages that failed for the first time (the sync service records them). */
+export class MessageFetchFailures extends Error {
+  readonly failures: SetAside[];
+  constructor(failures: SetAside[]) {
+    super(`${failures.length} message(s) could not be fetched or read`);
+    this.failures = failures;
+  }
+}
+
+/**
+ * The metadata of these messages, normalised. A message the provider will not return, or
+ * that cannot be read, fails the sync the first time (SYNC_FAILED, nothing written, the
+ * message recorded); when it fails again it is set aside (retried later on its own) so that
+ * the rest of the account and its checkpoint move on. When every one of several fetches
+ * failed the provider itself is failing: the sync fails, nothing is set aside.
+ */
+export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[]): Promise<Fetched> {
+  if (!ids.length) return { metas: [], setAside: [] };
+  const fetched = normalise(await p.api.getMetadata(ids));
+  if (!fetched.setAside.length) return fetched;
+  if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
+  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
+  const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
+  if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
+  return fetched;
+}
+
+interface Fetched {
+  metas: MessageMeta[];
+  setAside: SetAside[];
+}
+
+/** Normalises each fetched message on its own: one that cannot be read is set aside, not the batch. */
+function normalise(got: Awaited<ReturnType<GmailApi['getMetadata']>>): Fetched {
+  const setAside: SetAside[] = got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason }));
+  const metas: MessageMeta[] = [];
+  for (const m of got.messages) {
+    try {
+      metas.push(toMessageMeta(m));
+    } catch {
+      setAside.push({ providerMessageId: m.id, reason: 'UNPARSABLE' });
+    }
+  }
+  return { metas, setAside };
+}
+
+/** Set-aside messages tried again per sync call that has caught up. */
+const SET_ASIDE_RETRIES = 10;
+
+/**
+ * Another try at the account's set-aside messages that are due: those the provider now
+ * returns are stored (whatever their labels say), those it no longer has are forgotten, the
+ * others wait longer. Never fails the sync: a failure here is the set-aside's own.
+ */
+export async function planSetAsideRetry(api: GmailApi, em: EntityManager, accountId: string): Promise<Pick<StoreChanges, 'upserts' | 'setAside' | 'setAsideGone' | 'setAsideRecovered'>> {
+  const due = await dueSetAside(em, accountId, SET_ASIDE_RETRIES);
+  if (!due.length) return { upserts: [] };
+  let fetched: Fetched;
+  try {
+    fetched = normalise(await api.getMetadata(due));
+  } catch {
+    return { upserts: [] }; // quota or the grant: the next call tries again
+  }
+  const answered = new Set([...fetched.metas.map((m) => m.providerMessageId), ...fetched.setAside.map((x) => x.providerMessageId)]);
+  return {
+    upserts: fetched.metas,
+    setAside: fetched.setAside,
+    setAsideGone: due.filter((id) => !answered.has(id)),
+    setAsideRecovered: fetched.metas.map((m) => m.providerMessageId),
+  };
+}
