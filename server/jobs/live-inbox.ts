@@ -73,7 +73,7 @@ export async function createLiveInbox(deps: {
         await syncWorker.start();
         if (config.oauth.configured) await scheduled.start();
       },
-      stop: async () => undefined,
+      stop: async () => syncWorker.stop(),
     });
   }
   if (pubsub && intake && work) {

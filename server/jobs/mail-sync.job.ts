@@ -19,8 +19,10 @@ import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../logger.ts';
 import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 
-/** Sync calls (≤ 50 messages each) one job makes before the account goes to the back of the queue. */
+/** Sync calls (≤ 50 messages each) a job makes before it looks whether other accounts wait. */
 export const CALLS_PER_JOB = 4;
+/** A job hands over after this long whatever waits (well inside the engine's 15-minute expiry). */
+const MAX_JOB_MS = 5 * 60_000;
 /** Accounts synced at once by one instance (each sync mostly waits on the provider). */
 export const SYNC_CONCURRENCY = 8;
 
@@ -29,6 +31,8 @@ const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL
 export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; sync: Pick<SyncService, 'syncAccount'>; log: Logger; callsPerJob?: number }) {
   const log = deps.log.child({ component: 'mail-sync-job' });
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
+  /** Set at shutdown: jobs in flight commit the call they are in and queue the rest for whichever instance is up. */
+  let stopping = false;
   const sql = (query: string, params: unknown[]) => deps.orm.em.getConnection().execute(query, params, 'run');
 
   async function connected(accountId: string): Promise<boolean> {
@@ -53,11 +57,23 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 
-  /** One job: up to `calls` syncs; returns why it stopped. */
+  /** Another account's sync job is ready to run (so this one should make way). */
+  async function othersWaiting(accountId: string): Promise<boolean> {
+    const queued = await deps.engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { queued: true, limit: 20 });
+    const now = Date.now();
+    return queued.some((j) => j.singletonKey !== accountId && new Date(j.startAfter).getTime() <= now);
+  }
+
+  /**
+   * One job: syncs `calls` times, then goes on while no other account waits (a lone backfill
+   * runs at full speed), or queues the rest behind the others; returns why it stopped.
+   */
   async function run(job: JobWithMetadata<SyncRequest>): Promise<string> {
     const { accountId } = job.data;
     if (!(await connected(accountId))) return 'disconnected';
-    for (let i = 0; i < calls; i++) {
+    const started = Date.now();
+    for (let i = 0; ; i++) {
+      if (i > 0 && i % calls === 0 && (Date.now() - started > MAX_JOB_MS || (await othersWaiting(accountId)))) break;
       let hasMore: boolean;
       try {
         ({ hasMore } = await deps.sync.syncAccount(accountId));
@@ -76,8 +92,8 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
         await recordSuccess(accountId);
         return 'caught-up';
       }
-      // Stopping (pg-boss aborts the signal of work() jobs; fetch() hands out none): queue the rest.
-      if (job.signal?.aborted) break;
+      // Shutting down (or the engine gave up on the job: fetch() hands out no signal): queue the rest.
+      if (stopping || job.signal?.aborted) break;
     }
     await recordSuccess(accountId);
     await deps.engine.enqueueSync({ accountId, reason: 'continue' });
@@ -86,8 +102,13 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
 
   return {
     run,
+    /** Jobs in flight stop after the sync call they are in (the engine's stop then waits for them). */
+    stop() {
+      stopping = true;
+    },
     async start() {
-      await deps.engine.work<SyncRequest>(QUEUES.mailSync, { localConcurrency: SYNC_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 5 }, async ([job]) => {
+      stopping = false;
+      await deps.engine.work<SyncRequest>(QUEUES.mailSync, { localConcurrency: SYNC_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 }, async ([job]) => {
         if (!job) return;
         const outcome = await run(job);
         log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');

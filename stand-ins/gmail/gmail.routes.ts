@@ -68,7 +68,7 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   if (r.endpoint === 'messages.get' || r.endpoint === 'threads.get') state.bump(`${r.endpoint}:${format}`);
 
   if (state.latencyMs > 0) await sleep(state.latencyMs);
-  const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint);
+  const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint, u.pathname);
   if (fault?.delayMs !== undefined) {
     // Takes effect now, answers later: the caller hears of it only after `delayMs`.
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;

@@ -75,10 +75,11 @@ export class GmailState {
     return email;
   }
 
-  dueFault(endpoint: string): FaultSpec | null {
+  dueFault(endpoint: string, path = ''): FaultSpec | null {
     let chosen: FaultSpec | null = null;
     for (const f of this.faults) {
       if (f.spec.endpoint !== '*' && f.spec.endpoint !== endpoint) continue;
+      if (f.spec.pathIncludes !== undefined && !path.includes(f.spec.pathIncludes)) continue;
       f.seen++;
       if (!chosen && f.seen > (f.spec.afterCalls ?? 0) && f.fired < (f.spec.times ?? 1)) {
         f.fired++;

@@ -27,6 +27,8 @@ export interface FaultSpec {
   message?: string;
   /** How many matching calls fail (default 1; Infinity for "until clearFaults()"). */
   times?: number;
+  /** Only calls whose path contains this (e.g. one message's id). */
+  pathIncludes?: string;
   /** Let this many matching calls pass before failing. */
   afterCalls?: number;
   /** Never answer (until close()); for client timeout tests. */

@@ -19,6 +19,8 @@ export const ALICE = 'alice@example.com';
 export const TOPIC = 'mail';
 export const SUBSCRIPTION = 'mail-sync';
 export const TOPIC_NAME = 'projects/test-project/topics/mail';
+/** Sync jobs retried twice, 1 s then ~2 s apart, before they are set aside (production: 10, from 5 s). */
+export const LIVE_RETRY = { limit: 2, delaySeconds: 1 };
 
 export interface LiveWorld {
   app: TestApp;
@@ -81,7 +83,7 @@ export async function startLiveWorld(
   const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
-  const app = await buildTestApp(t, { env: { ...env, ...pollerEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: { limit: 3, delaySeconds: 1 } } } });
+  const app = await buildTestApp(t, { env: { ...env, ...pollerEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY } } });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 
@@ -157,7 +159,7 @@ export async function startLiveWorld(
       return buildTestApp(t, {
         databaseUrl: app.databaseUrl,
         env: { ...env, ...(o.poller === false ? {} : subscriptionEnv) },
-        overrides: { liveInbox: { work: o.work ?? true, retry: { limit: 3, delaySeconds: 1 } } },
+        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY } },
       });
     },
     async signInAs(user) {

@@ -171,6 +171,54 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal((await w.stored()).rows, 1);
   });
 
+  it('a job that fails past its retries is set aside visibly, never dropped; the quiet sweep asks again later', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
+    await w.syncAll();
+    await w.sql(`create function refuse_new_mail() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
+    await w.sql('create trigger refuse_new_mail before insert on mail_messages for each row execute function refuse_new_mail()');
+    const added = w.gmail.addMessage(ALICE, { subject: 'Refused until the sweep' });
+    w.publish();
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job set aside after its retries; the quiet sweep will ask again'), 'the job to be set aside', 30_000);
+    const [state] = await w.sql<{ last_error_code: string; set_aside_at: Date | null }>('select last_error_code, set_aside_at from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(state!.last_error_code, 'INTERNAL_ERROR');
+    assert.ok(state!.set_aside_at, "the account's state says so");
+    await waitFor(async () => (await w.app.container.liveInbox.engine.count('mail-sync-set-aside', ['created', 'active', 'retry', 'completed', 'failed'])) === 1, 'the job kept in the dead-letter queue');
+    assert.equal(await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry', 'active']), 0, 'not retried forever');
+
+    await w.sql('drop trigger refuse_new_mail on mail_messages');
+    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
+    const sweep = await w.app.container.liveInbox.scheduled['quiet-sweep']();
+    assert.deepEqual(sweep.stale, [w.accountId]);
+    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the sweep job to store the message');
+    await w.idle();
+    const [healed] = await w.sql<{ set_aside_at: Date | null }>('select set_aside_at from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(healed!.set_aside_at, null);
+  });
+
+  it('a backlog of 1,000 records survives a quota answer and the route taking the lease half-way: completed with no further notification', async (t) => {
+    const w = await startLiveWorld(t, { forward: false });
+    await w.syncAll();
+    for (let i = 0; i < 1_000; i++) w.gmail.addMessage(ALICE, { subject: `backlog ${i}` });
+    w.gmail.injectFault({ endpoint: 'messages.get', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 1, afterCalls: 230 });
+    w.publish(); // the one notification of the whole backlog
+    await waitFor(async () => (await w.stored()).rows >= 400, 'the jobs to be half-way', 30_000);
+    // The user presses Sync meanwhile: the route and the jobs share the lease, in turn.
+    let pressed = 0;
+    for (let i = 0; i < 30 && pressed < 2; i++) {
+      const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+      if (res.status === 200) pressed++;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await waitFor(async () => (await w.stored()).rows === 1_000, 'the whole backlog stored, by the jobs alone', 60_000);
+    await w.idle();
+    assert.equal(w.published, 1, 'no further notification was needed');
+    assert.ok(jobLines(w, 'quota').length >= 1, 'the quota answer was waited out');
+    const s = await w.stored();
+    assert.equal(s.rows, s.distinct);
+    assert.deepEqual(s.inbox, w.providerInbox());
+    assert.equal(await w.checkpoint(), BigInt(w.gmail.historyId(ALICE)));
+  });
+
   it('provider quota: the job waits the provider Retry-After without counting a failure, then syncs', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();

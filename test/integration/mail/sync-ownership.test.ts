@@ -1,0 +1,84 @@
+/**
+ * What the sync owns and nothing else may undo (issue 16, parts 3 to 5): a thread opened
+ * while a sync commits only fills bodies; a full resync reconciles deletions and labels of
+ * every stored message; a message the provider will not return fails one sync, then is set
+ * aside while the rest of the account and its checkpoint move on, and is retried on its own.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ALICE, startMailApp } from './mail-app.ts';
+
+describe('what the sync owns', () => {
+  it('a thread opened while a sync commits never deletes its new message nor puts back an older unread state', async (t) => {
+    const mail = await startMailApp(t);
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Opened while syncing', read: false });
+    await mail.drain();
+    const [row] = await mail.sql<{ id: string; thread_id: string }>('select m.id, m.thread_id from mail_messages m where provider_message_id = ?', [first.id]);
+    // The open reads the provider's copy now (unread, one message) but its answer comes late...
+    mail.gmail.injectFault({ endpoint: 'threads.get', status: 200, delayMs: 800 });
+    const opening = mail.browser.fetch(`/api/mail/threads/${row!.thread_id}`);
+    await new Promise((r) => setTimeout(r, 150));
+    // ...meanwhile the user reads it elsewhere, a reply joins the thread, and a sync commits both.
+    mail.gmail.setRead(ALICE, first.id, true);
+    const reply = mail.gmail.addMessage(ALICE, { subject: 'Re: Opened while syncing', threadId: first.threadId });
+    assert.equal((await mail.syncOk()).messagesSynced, 2);
+    const opened = await opening;
+    assert.equal(opened.status, 200);
+    const stored = await mail.sql<{ provider_message_id: string; is_unread: boolean; body_fetched_at: Date | null }>(
+      'select provider_message_id, is_unread, body_fetched_at from mail_messages where thread_id = ? order by sent_at',
+      [row!.thread_id],
+    );
+    assert.deepEqual(stored.map((m) => [m.provider_message_id, m.is_unread]), [[first.id, false], [reply.id, true]], 'the sync committed rows stand');
+    assert.ok(stored[0]!.body_fetched_at, 'the opened message got its body');
+    const [thread] = await mail.sql<{ is_unread: boolean }>('select is_unread from mail_threads where id = ?', [row!.thread_id]);
+    assert.equal(thread!.is_unread, true, 'the reply is unread');
+  });
+
+  it('a message the provider will not return fails one sync, is then set aside, and is stored once the provider returns it', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 8, { sentReplies: false });
+    await mail.drain();
+    for (let i = 0; i < 3; i++) mail.gmail.addMessage(ALICE, { subject: `fine ${i}` });
+    const poison = mail.gmail.addMessage(ALICE, { subject: 'The provider fails for this one' });
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: poison.id, times: Infinity });
+    const checkpoint = async () => (await mail.sql<{ h: string }>('select history_id::text as h from sync_states'))[0]!.h;
+    const before = await checkpoint();
+
+    const failed = await mail.sync();
+    assert.equal(failed.status, 502, 'the first failure is the sync route\'s SYNC_FAILED, nothing stored');
+    assert.equal((await failed.json()).error.code, 'SYNC_FAILED');
+    assert.equal(await checkpoint(), before);
+    const [strike] = await mail.sql<{ attempts: number; reason: string }>('select attempts, reason from mail_set_aside where provider_message_id = ?', [poison.id]);
+    assert.deepEqual(strike, { attempts: 1, reason: 'HTTP_500' });
+
+    const moved = await mail.syncOk();
+    assert.equal(moved.messagesSynced, 3, 'the rest of the batch is stored');
+    assert.equal(await checkpoint(), String(mail.gmail.historyId(ALICE)), 'the checkpoint moved past it');
+    const [aside] = await mail.sql<{ attempts: number }>('select attempts from mail_set_aside where provider_message_id = ?', [poison.id]);
+    assert.equal(aside!.attempts, 2, 'set aside, with a record');
+    assert.equal((await mail.stored()).has(poison.id), false);
+    assert.equal((await mail.syncOk()).messagesSynced, 0, 'later syncs are not held up by it (not due yet)');
+
+    mail.gmail.clearFaults();
+    await mail.sql('update mail_set_aside set retry_after = now()');
+    const retried = await mail.syncOk();
+    assert.equal(retried.messagesSynced, 1, 'retried once due, and stored');
+    assert.equal((await mail.stored()).get(poison.id)?.in_inbox, true);
+    assert.deepEqual(await mail.sql('select * from mail_set_aside'), [], 'its record is gone');
+  });
+
+  it('a set-aside message deleted upstream is forgotten at its retry', async (t) => {
+    const mail = await startMailApp(t);
+    await mail.drain();
+    const poison = mail.gmail.addMessage(ALICE, { subject: 'Deleted while set aside' });
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, pathIncludes: poison.id, times: 2 });
+    assert.equal((await mail.sync()).status, 502);
+    await mail.syncOk();
+    assert.equal((await mail.sql('select 1 from mail_set_aside')).length, 1);
+    mail.gmail.deleteMessage(ALICE, poison.id);
+    await mail.sql('update mail_set_aside set retry_after = now()');
+    await mail.drain();
+    assert.deepEqual(await mail.sql('select * from mail_set_aside'), []);
+    assert.equal((await mail.stored()).has(poison.id), false);
+  });
+});
