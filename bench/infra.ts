@@ -44,7 +44,33 @@ export async function signIn(serverUrl: string, webOrigin: string, identity: Ide
   const session = (await (await browser.fetch('/auth/session', { headers })).json()) as { authenticated: boolean; csrfToken: string };
   if (!session.authenticated) throw new Error(`sign-in of ${user.email} did not authenticate`);
   const { rows } = await pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [user.sub]);
+  await backgroundSyncDone(pool, rows[0]!.id);
   return { email: user.email, accountId: rows[0]!.id, cookie: browser.cookieHeader(), csrfToken: session.csrfToken, browser };
+}
+
+/**
+ * Waits (bounded) until the account's background sync (the sign-in's backfill) is done — no
+ * job waiting or running, no lease — so a scenario's own syncs meet no competitor. A server
+ * without the job engine (an older --server-root) has no pgboss schema: nothing to wait for.
+ */
+export async function backgroundSyncDone(pool: pg.Pool, accountId: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let busy: boolean;
+    try {
+      const { rows } = await pool.query<{ busy: boolean }>(
+        `/*bench*/ select exists (select 1 from pgboss.job where name = 'mail-sync' and state in ('created', 'retry', 'active') and singleton_key = $1)
+            or exists (select 1 from sync_states where account_id = $1::uuid and lease_owner is not null) as busy`,
+        [accountId],
+      );
+      busy = rows[0]!.busy;
+    } catch {
+      return;
+    }
+    if (!busy) return;
+    if (Date.now() > deadline) throw new Error(`the background sync of account ${accountId} did not finish`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export { freePort };

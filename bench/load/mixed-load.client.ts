@@ -16,7 +16,7 @@ export interface Client {
   n: number;
 }
 
-/** Signs every user in, seeds its mailbox and syncs it to the end; returns the accounts with their threads. */
+/** Signs every user in after seeding its mailbox, waits for the sign-in's background sync to store it; returns the accounts with their threads. */
 export async function signInAccounts(service: ServiceProcess, providers: StandIns, users: ReturnType<typeof user>[], seed: number): Promise<Account[]> {
   const gmail = providers.gmail;
   // Accounts: sign in, seed, sync to the end, remember the threads.
@@ -27,12 +27,13 @@ export async function signInAccounts(service: ServiceProcess, providers: StandIn
     const b: Browser = service.browser();
     const ip = { 'X-Forwarded-For': `172.16.${i}.1` };
     const { csrfToken } = await signIn(b, { headers: ip });
-    for (let k = 0; k < 10; k++) {
-      const r = await b.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': `172.17.${i}.${k}` }) });
-      if (r.status !== 200) throw new Error(`initial sync of ${u.email} answered ${r.status}`);
-      if (!(await r.json()).hasMore) break;
+    const threads = new Set(gmail.inbox(u.email).map((m) => m.threadId)).size;
+    let list = { total: 0, threads: [] as { id: string }[] };
+    for (let k = 0; k < 300 && list.total < threads; k++) {
+      if (k) await new Promise((r) => setTimeout(r, 100));
+      list = await (await b.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': `172.17.${i}.${k % 250}` } })).json();
     }
-    const list = await (await b.fetch('/api/mail/threads?limit=100', { headers: ip })).json();
+    if (list.total < threads) throw new Error(`the background sync of ${u.email} stored ${list.total} of ${threads} threads`);
     accounts.push({ email: u.email, cookie: b.cookieHeader(), csrfToken, threads: list.threads.map((t: { id: string }) => t.id) });
   }
   return accounts;

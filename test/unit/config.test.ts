@@ -241,6 +241,9 @@ describe('loadConfig refuses bad configuration', () => {
 
   it('reads TRUST_PROXY_HOPS (1..10, default 1)', () => {
     assert.equal(loadConfig({}).trustProxyHops, 1);
+    assert.equal(loadConfig({}).backgroundWorkers, true, 'workers run unless told otherwise');
+    assert.equal(loadConfig({ BACKGROUND_WORKERS: 'false' }).backgroundWorkers, false);
+    assert.throws(() => loadConfig({ BACKGROUND_WORKERS: 'no' }), /BACKGROUND_WORKERS/);
     assert.equal(loadConfig({ TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2' }).trustProxyHops, 2);
     assert.deepEqual([...namesIn(configError({ TRUST_PROXY_HOPS: '0' }))], ['TRUST_PROXY_HOPS']);
   });
