@@ -6,6 +6,7 @@ export * from './mail-thread.entity.ts';
 export * from './mail-message.entity.ts';
 export * from './mail-inbox-count.entity.ts';
 export * from './sync-state.entity.ts';
+export * from './mail-set-aside.entity.ts';
 export * from './analysis.entity.ts';
 export * from './draft.entity.ts';
 export * from './ai-usage.entity.ts';
@@ -21,6 +22,7 @@ import { MailThreadSchema } from './mail-thread.entity.ts';
 import { MailMessageSchema } from './mail-message.entity.ts';
 import { MailInboxCountSchema } from './mail-inbox-count.entity.ts';
 import { SyncStateSchema } from './sync-state.entity.ts';
+import { MailSetAsideSchema } from './mail-set-aside.entity.ts';
 import { AnalysisSchema } from './analysis.entity.ts';
 import { DraftSchema } from './draft.entity.ts';
 import { AiUsageSchema } from './ai-usage.entity.ts';
@@ -31,4 +33,5 @@ import { RateLimitSchema } from './rate-limit.entity.ts';
 export const allEntities = [
   AccountSchema, SessionSchema, OAuthStateSchema, CredentialSchema, MailThreadSchema, MailMessageSchema,
   SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema, MailInboxCountSchema,
+  MailSetAsideSchema,
 ];

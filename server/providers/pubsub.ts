@@ -1,8 +1,8 @@
 /**
  * The change-notification queue: a pull subscription read with @google-cloud/pubsub's
- * low-level SubscriberClient (unary Pull, bounded batches), so the poller decides when to
+ * low-level SubscriberClient (unary Pull, bounded batches), so the intake decides when to
  * acknowledge. Every call has a deadline and no library retry: an unreachable queue must
- * fail fast (the client otherwise hangs ~90 s), and the poller does its own backoff.
+ * fail fast (the client otherwise hangs ~90 s), and the intake does its own backoff.
  */
 import { PubSub, v1, type CallOptions } from '@google-cloud/pubsub';
 import * as grpc from '@grpc/grpc-js';

@@ -1,5 +1,5 @@
 /**
- * Expired sessions and OAuth states are deleted on a schedule (the maintenance round): an
+ * Expired sessions and OAuth states are deleted on a schedule (the purge job): an
  * expired session row still holds an account id, an address and a CSRF token, and nothing
  * reads it again. Compared with the database's clock, as the reads are.
  */

@@ -1,5 +1,5 @@
 /**
- * The mail sync engine, shared by POST /api/mail/sync and the notification poller.
+ * The mail sync engine, shared by POST /api/mail/sync and the background sync jobs.
  *
  * One call: take the account's lease (a second caller gets RATE_LIMITED at once), read the
  * provider (history since the stored checkpoint, or the next page of an inbox listing;
