@@ -1,5 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import type { Explained, LoadResult, PollerResult, SyncRun } from './scenarios.ts';
+import type { Explained, FreshnessResult, LoadResult, PollerResult, SyncRun } from './scenarios.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -13,6 +13,7 @@ export interface BenchReport {
   explain: ({ threads: number } & Explained)[];
   sync: { threads: number; kind: 'listing' | 'incremental'; wallMsMedian: number; runs: SyncRun[] }[];
   poller: PollerResult | null;
+  freshness: FreshnessResult | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -102,6 +103,22 @@ export function renderMarkdown(r: BenchReport): string {
     out.push(`| ${p.allStoredMs == null ? 'timeout' : `${(p.allStoredMs / 1000).toFixed(1)} s`} | ${p.drainedMs == null ? 'timeout' : `${(p.drainedMs / 1000).toFixed(1)} s`} | ${p.syncs} | ${p.providerRequests} | ${p.providerByEndpoint['history.list'] ?? 0} | ${p.providerByEndpoint['messages.get'] ?? 0} | ${p.syncs ? (p.notifications / p.syncs).toFixed(1) : 'n/a'} |`);
     out.push('');
     out.push(`Notifications are published by the Gmail stand-in's watch (one per new message, round-robin over the accounts) into the Pub/Sub stand-in; the server's own poller (its worker, default settings) pulls them. Pub/Sub deliveries ${p.pubsub.deliveries}, acknowledged ${p.pubsub.acked}.`);
+    out.push('');
+  }
+
+  if (r.freshness) {
+    const f = r.freshness;
+    out.push(`## 6. Freshness — provider change to visible in the list, ${f.accounts} accounts, ${f.latencyMs} ms provider latency`);
+    out.push('');
+    out.push('| load | changes | visible | p50 | p99 | max | goal p99 ≤ 1 s |');
+    out.push('|---|---:|---:|---:|---:|---:|---|');
+    const ms = (v: number | null) => (v == null ? 'n/a' : `${v} ms`);
+    for (const p of f.phases) {
+      const load = p.name === 'steady' ? `steady, ${f.steadyPerSecond}/s` : 'burst, all at once';
+      out.push(`| ${load} | ${p.changes} | ${p.visible} | ${ms(p.p50Ms)} | ${ms(p.p99Ms)} | ${ms(p.maxMs)} | ${ok(p.visible === p.changes && p.p99Ms !== null && p.p99Ms <= 1000)} |`);
+    }
+    out.push('');
+    out.push("Each change is a new message at the Gmail stand-in; its watch publishes the notification into the Pub/Sub stand-in; the server's intake turns it into a `mail-sync` job; a worker syncs the account. Delay: the stand-in's clock at the change to the row's `created_at`.");
     out.push('');
   }
 

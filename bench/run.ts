@@ -10,13 +10,15 @@
  *   3. The notification poller draining 1,000 notifications for 100 accounts.
  *   4. Items 1 and 2 at 1k, 10k and 100k stored threads.
  *   5. Resident memory of the server, idle and under the load of item 1.
+ *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
+ *      20 changes/s and a burst of 2,000, 50 ms provider latency (issue 16).
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,poller
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -27,6 +29,7 @@ import { renderMarkdown, type BenchReport } from './report.ts';
 import { args, only, settings, step, WEB_ORIGIN } from './run/bench.settings.ts';
 import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
+import { measureFreshness } from './run/live.phase.ts';
 import { measurePoller, measureSync } from './run/sync-poller.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
@@ -81,6 +84,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     explain: [],
     sync: [],
     poller: null,
+    freshness: null,
     memory,
     logs: work,
   };
@@ -88,6 +92,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('list')) await measureList(world, report, listAccounts);
   if (only.has('sync')) await measureSync(world, report, listAccounts);
   if (only.has('poller')) await measurePoller(world, report);
+  if (only.has('freshness')) await measureFreshness(world, report);
 
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
   const markdown = renderMarkdown(report);

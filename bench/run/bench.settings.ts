@@ -41,11 +41,15 @@ export const settings = {
   pollerAccounts: smoke ? 4 : 100,
   pollerPerAccount: smoke ? 2 : 10,
   pollerTimeoutMs: smoke ? 20_000 : 300_000,
+  freshnessAccounts: smoke ? 5 : 1_000,
+  freshnessPerSecond: smoke ? 5 : 20,
+  freshnessSeconds: smoke ? 2 : 20,
+  freshnessBurst: smoke ? 20 : 2_000,
   rateLimitMax: 1_000_000,
   logLevel: 'info',
   nodeEnv: 'production',
 };
-export const only = new Set((args.only ?? 'list,sync,poller').split(','));
+export const only = new Set((args.only ?? 'list,sync,poller,freshness').split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 
 export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

@@ -1,0 +1,77 @@
+/**
+ * Freshness (issue 16): how long a change at the provider takes to be visible in the list —
+ * from the moment the stand-in stores a new message (and its watch publishes the notification)
+ * until the service's own intake, job and sync have committed its row (mail_messages.created_at,
+ * the database clock on the same machine). A steady rate of changes over many accounts, then
+ * a burst, against the stand-in's per-request latency.
+ */
+import type pg from 'pg';
+import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+
+export interface FreshnessPhase {
+  name: 'steady' | 'burst';
+  changes: number;
+  /** Changes whose row was stored within the time limit. */
+  visible: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+export interface FreshnessResult {
+  accounts: number;
+  latencyMs: number;
+  steadyPerSecond: number;
+  phases: FreshnessPhase[];
+}
+
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null);
+
+/** Waits until every message is stored (or the time limit), then reads each one's delay. */
+async function delays(pool: pg.Pool, changedAt: Map<string, number>, timeoutMs: number): Promise<number[]> {
+  const ids = [...changedAt.keys()];
+  const deadline = Date.now() + timeoutMs;
+  let rows: { id: string; at: Date }[] = [];
+  while (Date.now() < deadline) {
+    rows = (await pool.query<{ id: string; at: Date }>('/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)', [ids])).rows;
+    if (rows.length >= ids.length) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return rows.map((r) => new Date(r.at).getTime() - changedAt.get(r.id)!).sort((a, b) => a - b);
+}
+
+function phase(name: FreshnessPhase['name'], changes: number, d: number[]): FreshnessPhase {
+  return { name, changes, visible: d.length, p50Ms: quantile(d, 0.5), p99Ms: quantile(d, 0.99), maxMs: d.at(-1) ?? null };
+}
+
+export async function freshness(opts: {
+  emails: string[];
+  gmail: GmailStandIn;
+  pool: pg.Pool;
+  latencyMs: number;
+  steadyPerSecond: number;
+  steadySeconds: number;
+  burst: number;
+  timeoutMs: number;
+}): Promise<FreshnessResult> {
+  const { gmail, emails } = opts;
+  gmail.setLatency(opts.latencyMs);
+  const pick = (i: number) => emails[(i * 7919) % emails.length]!;
+  // Steady: changes spread evenly over time, each on some account.
+  const steady = new Map<string, number>();
+  const total = opts.steadyPerSecond * opts.steadySeconds;
+  const t0 = Date.now();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / opts.steadyPerSecond;
+    const wait = due - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    steady.set(gmail.addMessage(pick(i), { subject: `fresh ${i}` }).id, Date.now());
+  }
+  const steadyDelays = await delays(opts.pool, steady, opts.timeoutMs);
+  // Burst: every change at once.
+  const burst = new Map<string, number>();
+  for (let i = 0; i < opts.burst; i++) burst.set(gmail.addMessage(pick(total + i), { subject: `burst ${i}` }).id, Date.now());
+  const burstDelays = await delays(opts.pool, burst, opts.timeoutMs);
+  gmail.setLatency(0);
+  return { accounts: emails.length, latencyMs: opts.latencyMs, steadyPerSecond: opts.steadyPerSecond, phases: [phase('steady', total, steadyDelays), phase('burst', opts.burst, burstDelays)] };
+}
