@@ -56,7 +56,9 @@ describe('batched session reads', () => {
     await new Promise((r) => setImmediate(r)); // the read has left
     await other.destroy('victim-key');
     const after = store.get('victim-key'); // started after the revocation committed
-    assert.equal((await inFlight)?.email, 'victim@example.com');
+    // The read in flight may land on either side of the revocation (its statement can wait
+    // for a pool connection on a loaded machine); the one started after it never sees the session.
+    assert.ok([undefined, 'victim@example.com'].includes((await inFlight)?.email));
     assert.equal(await after, null);
   });
 
