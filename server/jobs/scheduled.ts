@@ -1,10 +1,11 @@
 /**
  * The scheduled jobs, each run once per period for the whole cluster (pg-boss cron):
  * - watch renewal: renews the mail watches due (domain/mail/watch.service.ts);
- * - the quiet-account sweep: an account whose watch lapsed or that was not heard of for
- *   STALE_AFTER_MS gets a sync job like any notification's: a cheap history sync from its
- *   checkpoint, which falls back to a full listing only when the provider no longer has that
- *   history; a listing in progress resumes from its stored page token;
+ * - the quiet-account sweep: an account whose watch lapsed, that was not heard of for
+ *   STALE_AFTER_MS, or that has set-aside messages due for another try gets a sync job like
+ *   any notification's: a cheap history sync from its checkpoint, which falls back to a full
+ *   listing only when the provider no longer has that history; a listing in progress
+ *   resumes from its stored page token;
  * - purge: expired sessions and OAuth states (finished jobs are pg-boss's own retention).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -39,7 +40,8 @@ export function createScheduledJobs(deps: {
          join accounts a on a.id = s.account_id
         where not a.needs_reconnect
           and ((s.watch_expires_at is not null and s.watch_expires_at < now())
-            or coalesce(greatest(s.last_notification_at, s.last_synced_at), s.updated_at) < now() - make_interval(secs => ?))
+            or coalesce(greatest(s.last_notification_at, s.last_synced_at), s.updated_at) < now() - make_interval(secs => ?)
+            or exists (select 1 from mail_set_aside x where x.account_id = s.account_id and x.retry_after <= now()))
         order by s.last_synced_at nulls first limit ?`,
       [staleAfterMs / 1000, SWEEP_BATCH],
     )) as { account_id: string }[];

@@ -58,7 +58,7 @@ describe('batched session reads', () => {
     const after = store.get('victim-key'); // started after the revocation committed
     // The read in flight may land on either side of the revocation (its statement can wait
     // for a pool connection on a loaded machine); the one started after it never sees the session.
-    assert.ok([undefined, 'victim@example.com'].includes((await inFlight)?.email));
+    assert.ok([undefined, 'victim@example.com'].includes((await inFlight)?.email as string | undefined));
     assert.equal(await after, null);
   });
 

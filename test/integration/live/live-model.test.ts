@@ -83,6 +83,10 @@ type Op =
   | { kind: 'recover' }
   | { kind: 'steal' }
   | { kind: 'resync' }
+  /** The user opens a stored thread while a worker syncs: bodies fetched outside any transaction. */
+  | { kind: 'open'; i: number; late: boolean }
+  /** A new message the provider always fails for (until the weather clears). */
+  | { kind: 'poison'; fate: Fate }
   | { kind: 'noise'; garbage: boolean; fate: Fate };
 
 interface Schedule {
@@ -131,6 +135,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'recover' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'steal' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'resync' as const }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('open' as const), i: idx, late: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('poison' as const), fate: fateArb }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('noise' as const), garbage: fc.boolean(), fate: fateArb }) },
 );
 const scheduleArb: fc.Arbitrary<Schedule> = fc.record({
@@ -466,6 +472,20 @@ async function runSchedule(s: Schedule): Promise<void> {
         case 'resync':
           await swallow(syncs.syncAccount(accountId, { ...page, fullResync: true }));
           break;
+        case 'open': {
+          const threads = await sql<{ id: string }>('select id from mail_threads where account_id = ? order by id', [accountId]);
+          if (!threads.length) break;
+          const thread = threads[op.i % threads.length]!.id;
+          await Promise.all([swallow(app.container.threadBodies.ensure(app.container.orm.em.fork(), accountId, thread)), work(1, op.late)]);
+          break;
+        }
+        case 'poison': {
+          const m = gmail.addMessage(email, { subject: `poison ${step}` });
+          gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: m.id, times: Infinity });
+          lastMutation = ++mutations;
+          notify(lastMutation, op.fate);
+          break;
+        }
         case 'noise':
           for (let c = 0; c < op.fate.copies; c++) {
             queue.publish(op.garbage ? 'not json at all' : { emailAddress: 'nobody@model.test', historyId: '1' }, step, op.fate.delay);
@@ -484,6 +504,8 @@ async function runSchedule(s: Schedule): Promise<void> {
     for (const m of queue.messages) m.visibleAt = Math.min(m.visibleAt, queue.now);
     pollingInstance = 0;
     const settle = async (what: string) => {
+      // Time passes: set-aside messages come due for their retry, as hours would make them.
+      await sql('update mail_set_aside set retry_after = now() where account_id = ?', [accountId]);
       for (let round = 0; round < 200; round++) {
         queue.advance(15 * 60_000); // every ack deadline has run out
         const taken = await intakes[0]!.runOnce();
@@ -501,15 +523,18 @@ async function runSchedule(s: Schedule): Promise<void> {
     // Without any sweep, the service's jobs alone converge when the last change was notified
     // (and no job of the account ran out of its retries: that one waits for the sweep).
     const setAside = (await sql<{ set_aside_at: Date | null }>('select set_aside_at from sync_states where account_id = ?', [accountId]))[0]?.set_aside_at;
+    const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
     const notifiedLast = lastMutation === 0 ? s.initialSync || s.seedCount === 0 : delivered.has(lastMutation);
-    if (notifiedLast && !setAside) await assertInboxMatches(accountId, email, 'after the notifications');
+    if (notifiedLast && !setAside && !messagesAside) await assertInboxMatches(accountId, email, 'after the notifications');
 
-    // The account's notifications stopped long ago: the service's own quiet-account sweep, and its jobs.
+    // The account's notifications stopped long ago (and set-aside messages came due): the
+    // service's own quiet-account sweep, and its jobs.
     await sql(
       `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours',
          updated_at = now() - interval '7 hours' where account_id = ?`,
       [accountId],
     );
+    await sql('update mail_set_aside set retry_after = now() where account_id = ?', [accountId]);
     const sweep = await app.container.liveInbox.scheduled['quiet-sweep']();
     assert.ok(sweep.stale.includes(accountId), 'the sweep finds the account whose notifications stopped');
     await settle('after the sweep');
@@ -520,6 +545,7 @@ async function runSchedule(s: Schedule): Promise<void> {
     gmail.clearFaults();
     await sql('delete from accounts where id = ?', [accountId]);
     await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSync);
+    await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSyncSetAside);
   }
 }
 
