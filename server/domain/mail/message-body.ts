@@ -7,7 +7,7 @@
 import sanitizeHtml from 'sanitize-html';
 import type { AttachmentMeta } from '../../../db/entities/index.ts';
 import type { WirePart } from '../../providers/gmail.ts';
-import { decodeCharset, headerValue, unescapeHtml } from './message-parse.ts';
+import { cleanMailText, decodeCharset, headerValue, unescapeHtml } from './message-parse.ts';
 
 export interface MessageBodies {
   bodyText: string;
@@ -68,7 +68,11 @@ export function extractBodies(payload: WirePart | undefined): MessageBodies {
       return;
     }
     if (isAttachment(part)) {
-      attachments.push({ filename: part.filename || 'attachment', mimeType: part.mimeType || 'application/octet-stream', size: Math.max(0, Math.trunc(part.body?.size ?? 0)) });
+      attachments.push({
+        filename: cleanMailText(part.filename || 'attachment'),
+        mimeType: cleanMailText(part.mimeType || 'application/octet-stream'),
+        size: Math.max(0, Math.trunc(Number(part.body?.size) || 0)),
+      });
       return;
     }
     const data = part.body?.data;
@@ -77,8 +81,8 @@ export function extractBodies(payload: WirePart | undefined): MessageBodies {
     (mime === 'text/plain' ? plain : html).push(text);
   };
   if (payload) walk(payload, 0);
-  const rawHtml = html.join('\n');
+  const rawHtml = cleanMailText(html.join('\n'));
   const bodyHtml = rawHtml ? sanitizeMailHtml(rawHtml) : '';
-  const bodyText = plain.length ? plain.join('\n').replace(/\r\n/g, '\n') : rawHtml ? htmlToText(rawHtml) : '';
+  const bodyText = plain.length ? cleanMailText(plain.join('\n').replace(/\r\n/g, '\n')) : rawHtml ? htmlToText(rawHtml) : '';
   return { bodyText, bodyHtml, attachments };
 }

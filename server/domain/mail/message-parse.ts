@@ -15,6 +15,14 @@ export interface MessageMeta {
   sentAt: Date;
 }
 
+/**
+ * Text from mail as the service stores and serves it: no U+0000 (PostgreSQL text cannot hold
+ * it) and no lone surrogate (not valid Unicode: replaced by U+FFFD), whatever the message held.
+ */
+export function cleanMailText(value: string): string {
+  return value.replace(/\u0000/g, '').toWellFormed();
+}
+
 export function headerValue(headers: WirePart['headers'], name: string): string | undefined {
   const lower = name.toLowerCase();
   return headers?.find((h) => h.name.toLowerCase() === lower)?.value;
@@ -79,7 +87,8 @@ export function parseAddress(raw: string | undefined): { name: string; address: 
 }
 
 function sentAtOf(m: GmailMessage): Date {
-  if (m.internalDate) return new Date(Number(m.internalDate));
+  const internal = m.internalDate ? new Date(Number(m.internalDate)) : undefined;
+  if (internal && !Number.isNaN(internal.getTime())) return internal;
   const date = headerValue(m.payload?.headers, 'Date');
   const parsed = date ? new Date(date) : undefined;
   return parsed && !Number.isNaN(parsed.getTime()) ? parsed : new Date(0);
@@ -92,10 +101,10 @@ export function toMessageMeta(m: GmailMessage): MessageMeta {
     providerMessageId: m.id,
     providerThreadId: m.threadId,
     labelIds: [...new Set(m.labelIds)],
-    fromName: from.name,
-    fromAddress: from.address,
-    subject: decodeEncodedWords(headerValue(headers, 'Subject') ?? '').trim(),
-    snippet: unescapeHtml(m.snippet),
+    fromName: cleanMailText(from.name),
+    fromAddress: cleanMailText(from.address),
+    subject: cleanMailText(decodeEncodedWords(headerValue(headers, 'Subject') ?? '').trim()),
+    snippet: cleanMailText(unescapeHtml(m.snippet)),
     sentAt: sentAtOf(m),
   };
 }
