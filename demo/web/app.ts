@@ -64,6 +64,32 @@ async function renderThreads() {
   }
 }
 
+/**
+ * The sanitised HTML body in a sandboxed frame (no scripts, no same origin). Remote images
+ * arrive unloadable (`data-remote-src`/`data-remote-srcset`, see the README); "Show images"
+ * restores them for this message only, on the user's request.
+ */
+function htmlBody(html: string): HTMLElement[] {
+  const frame = el('iframe', undefined, 'mail-html');
+  frame.setAttribute('sandbox', '');
+  frame.setAttribute('referrerpolicy', 'no-referrer');
+  frame.srcdoc = html;
+  if (!/data-remote-src/.test(html)) return [frame];
+  const show = el('button', 'Show images');
+  show.onclick = () => {
+    const doc = new DOMParser().parseFromString(html, 'text/html');
+    doc.querySelectorAll('img').forEach((img) => {
+      const src = img.getAttribute('data-remote-src');
+      const srcset = img.getAttribute('data-remote-srcset');
+      if (src) img.setAttribute('src', src);
+      if (srcset) img.setAttribute('srcset', srcset);
+    });
+    frame.srcdoc = doc.body.innerHTML;
+    show.remove();
+  };
+  return [show, frame];
+}
+
 async function openThread(id: string) {
   selected = id;
   const pane = $('detail-pane');
@@ -74,7 +100,9 @@ async function openThread(id: string) {
     pane.append(el('h2', thread.subject || '(no subject)'));
     for (const m of thread.messages) {
       const box = el('div', undefined, 'message');
-      box.append(el('strong', `${m.fromName || m.fromAddress} `), el('span', new Date(m.sentAt).toLocaleString(), 'muted'), el('pre', m.bodyText || m.snippet));
+      box.append(el('strong', `${m.fromName || m.fromAddress} `), el('span', new Date(m.sentAt).toLocaleString(), 'muted'));
+      if (m.bodyHtml) box.append(...htmlBody(m.bodyHtml));
+      else box.append(el('pre', m.bodyText || m.snippet));
       if (m.attachments.length) box.append(el('p', `Attachments: ${m.attachments.map((a) => a.filename).join(', ')}`, 'muted'));
       pane.append(box);
     }
@@ -121,7 +149,9 @@ $('sync').onclick = async () => {
     notice(`Synced ${r.messagesSynced} messages${r.hasMore ? ' — more remain, press Sync again' : ''}.`);
     await renderThreads();
   } catch (err) {
-    notice(explain(err));
+    // The inbox is being synced in the background (the sign-in's backfill, a new message): not an error for the user.
+    if (isApiError(err) && err.code === 'RATE_LIMITED') notice('Syncing in the background — the list fills by itself.');
+    else notice(explain(err));
   }
 };
 $('prev').onclick = () => { offset = Math.max(0, offset - PAGE); void renderThreads(); };
@@ -132,5 +162,5 @@ if (params.get('error')) notice('Sign-in failed; please try again.');
 if (await renderAccount()) {
   if (params.get('connected')) notice('Connected. Press Sync to fetch your inbox; new mail then arrives by itself.');
   await renderThreads();
-  setInterval(() => void renderThreads(), 5_000);
+  setInterval(() => void renderThreads(), 2_000);
 }

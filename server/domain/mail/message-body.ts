@@ -1,6 +1,7 @@
 /**
  * Bodies of a provider message (format=full MIME tree): the plain and HTML parts decoded
- * in their charset, the HTML sanitised (no scripts, event handlers, javascript: URLs),
+ * in their charset, the HTML sanitised (no scripts, event handlers, javascript: URLs, no
+ * remote image loadable as delivered),
  * the plain text derived from the HTML when the message has none, and attachments as
  * {filename, mimeType, size} metadata only (their content is never fetched).
  */
@@ -15,20 +16,41 @@ export interface MessageBodies {
   attachments: AttachmentMeta[];
 }
 
+/** Where a remote image's address is kept, unloadable until a client restores it on the user's request. */
+export const REMOTE_SRC = 'data-remote-src';
+export const REMOTE_SRCSET = 'data-remote-srcset';
+
+const isRemote = (url: string | undefined) => /^\s*https?:\/\//i.test(url ?? '');
+
+/**
+ * Remote images are not loadable as delivered (no tracking pixel fires when a thread is
+ * shown): an http(s) `src`/`srcset` moves to `data-remote-src`/`data-remote-srcset`, which a
+ * client may copy back when the user asks to show images. `cid:` and `data:` images stay.
+ * Styles (CSS `url()`), `background` attributes and other remote fetches are not allowed at all.
+ */
+function transformImg(tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
+  const { src, srcset, ...rest } = attribs;
+  const out: sanitizeHtml.Attributes = { ...rest };
+  if (isRemote(src)) out[REMOTE_SRC] = src!.trim();
+  else if (src !== undefined) out.src = src;
+  if (srcset !== undefined && srcset.split(',').every((c) => isRemote(c.trim().split(/\s+/)[0]))) out[REMOTE_SRCSET] = srcset.trim();
+  return { tagName, attribs: out };
+}
+
 const HTML_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'font', 'center'],
   allowedAttributes: {
     a: ['href', 'name', 'title', 'rel', 'target'],
-    img: ['src', 'alt', 'title', 'width', 'height'],
+    img: ['src', 'alt', 'title', 'width', 'height', REMOTE_SRC, REMOTE_SRCSET],
     font: ['color', 'size'],
     td: ['colspan', 'rowspan', 'align', 'valign'],
     th: ['colspan', 'rowspan', 'align', 'valign'],
     '*': ['dir', 'lang'],
   },
   allowedSchemes: ['http', 'https', 'mailto', 'tel'],
-  allowedSchemesByTag: { img: ['http', 'https'] },
+  allowedSchemesByTag: { img: ['cid', 'data'] },
   allowProtocolRelative: false,
-  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }) },
+  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }), img: transformImg },
 };
 
 export function sanitizeMailHtml(html: string): string {

@@ -34,10 +34,11 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.waitForURL(/connected=1/);
     await page.waitForSelector('#account >> text=alice@example.com');
 
-    await page.click('#sync');
-    await page.waitForSelector('#notice >> text=/Synced \\d+ messages/');
-    await page.waitForSelector('#threads li');
+    // The sign-in queued the backfill: the list fills by itself, without pressing Sync.
+    await page.waitForSelector('#threads li', { timeout: 15_000 });
     assert.ok((await page.locator('#threads li').count()) > 0);
+    await page.click('#sync');
+    await page.waitForSelector('#notice >> text=/Synced \\d+ messages|Syncing in the background/');
 
     await page.locator('#threads li').first().click();
     await page.waitForSelector('#detail-pane .message');
@@ -47,7 +48,7 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.waitForSelector('#detail-pane textarea');
     assert.ok((await page.inputValue('#detail-pane textarea')).length > 10);
 
-    // Live update: a new message at the provider reaches the list through the watch + poller.
+    // Live update: a new message at the provider reaches the list through the watch, the intake and a sync job.
     demo.gmail.addMessage('alice@example.com', { subject: 'Arrived while you watched' });
     await page.waitForSelector('#threads li >> text=Arrived while you watched', { timeout: 15_000 });
 

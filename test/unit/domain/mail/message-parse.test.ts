@@ -93,13 +93,29 @@ describe('bodies', () => {
     assert.deepEqual(extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), { bodyText: '', bodyHtml: '', attachments: [] });
   });
 
+  it('keeps remote images unloadable (tracking pixels, srcset, CSS url()) in a form a client can restore; cid: stays', () => {
+    const out = sanitizeMailHtml(
+      '<img src="https://track.example/p.gif" width="1" height="1"><img srcset="https://e.com/a.png 1x, https://e.com/b.png 2x" alt="logo">' +
+        '<img src="cid:part1@mail"><div style="background:url(https://track.example/bg.png)">x</div><table background="https://track.example/t.png"><tr><td>y</td></tr></table>' +
+        '<img src="//track.example/proto-relative.gif"><img src="javascript:bad()">',
+    );
+    assert.ok(!/\ssrc="(https?:)?\/\//i.test(out) && !/\ssrcset=/.test(out), `nothing remote loads: ${out}`);
+    assert.ok(!out.includes('url(') && !out.includes('background='), out);
+    assert.match(out, /<img width="1" height="1" data-remote-src="https:\/\/track.example\/p.gif" \/>/);
+    assert.match(out, /data-remote-srcset="https:\/\/e.com\/a.png 1x, https:\/\/e.com\/b.png 2x"/);
+    assert.match(out, /<img src="cid:part1@mail" \/>/);
+    assert.ok(!out.includes('javascript:') && !out.includes('proto-relative'), out);
+  });
+
   it('sanitises HTML: no scripts, event handlers or javascript: URLs', () => {
     const out = sanitizeMailHtml(
       '<p onclick="x()" style="color:red">ok</p><script>bad()</script><a href="javascript:bad()">a</a><a href=" JaVaScRiPt:bad()">b</a>' +
         '<img src="data:image/png;base64,AAAA" onload="bad()"><img src="https://e.com/i.png"><a href="https://e.com">c</a><svg><script>bad()</script></svg>',
     );
-    for (const bad of ['<script', 'bad()', 'onclick', 'onload', 'javascript:', 'data:', 'style=', '<svg']) assert.equal(out.toLowerCase().includes(bad.toLowerCase()), false, `${bad} in ${out}`);
+    for (const bad of ['<script', 'bad()', 'onclick', 'onload', 'javascript:', 'style=', '<svg', ' src="https:']) assert.equal(out.toLowerCase().includes(bad.toLowerCase()), false, `${bad} in ${out}`);
     assert.match(out, /<p>ok<\/p>/);
+    assert.match(out, /<img src="data:image\/png;base64,AAAA" \/>/, 'data: images may stay');
+    assert.match(out, /<img data-remote-src="https:\/\/e.com\/i.png" \/>/, 'a remote image is kept, not loadable');
     assert.match(out, /<a href="https:\/\/e.com" rel="noopener noreferrer nofollow" target="_blank">c<\/a>/);
     assert.equal(htmlToText('<style>p{}</style><ul><li>one</li><li>two</li></ul>'), 'one\ntwo');
   });
