@@ -4,7 +4,7 @@
  * route that needs it answers SERVICE_UNAVAILABLE 503 with Retry-After, promptly, and
  * nothing answers 500 or hangs; once the cluster is back on the same port the service
  * recovers by itself, every acknowledged write is stored, nothing is half-written, and
- * a notification that arrived during the outage is still synced by the poller.
+ * a notification that arrived during the outage is still synced by the background jobs.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -63,7 +63,7 @@ describe('database stopped and restarted under traffic (service as a child proce
     const { threads } = await (await alice.fetch('/api/mail/threads?limit=100')).json();
     assert.ok(threads.length >= 10, `threads: ${threads.length}`);
     providers.gmail.setLatency(20);
-    // New mail keeps arriving, so syncs (the route's and the poller's) have work to commit.
+    // New mail keeps arriving, so syncs (the route's and the background jobs') have work to commit.
     const arrivals = setInterval(() => providers.gmail.addMessage(ALICE.email, { subject: 'during the traffic' }), 150);
     const traffic = startTraffic(mixedCalls(alice, aliceCsrf, threads.map((t: { id: string }) => t.id), WEB_ORIGIN), { workers: 6 });
     try {
@@ -120,7 +120,7 @@ describe('database stopped and restarted under traffic (service as a child proce
     for (const route of [...DB_ROUTES, 'health'].filter((r) => r !== 'sync')) {
       assert.ok(afterwards.some((o) => o.route === route && o.status === 200), `${route} answered 200 after recovery`);
     }
-    // A sync may meet another one running for the account (the poller's): RATE_LIMITED is the
+    // A sync may meet another one running for the account (a background job's): RATE_LIMITED is the
     // spec's answer then. It is also the answer for up to LEASE_SECONDS when a sync was cut
     // off by the outage: its lease could not be released while the database was away.
     const wrong = afterwards.filter((o) => o.status !== 200 && !(o.route === 'sync' && o.status === 429 && o.code === 'RATE_LIMITED' && o.retryAfter));
@@ -163,7 +163,7 @@ describe('database stopped and restarted under traffic (service as a child proce
     assert.ok(BigInt(state.history_id) <= BigInt(providers.gmail.historyId(ALICE.email)));
   });
 
-  it('a notification that arrived while the database was down is still synced by the poller', async () => {
+  it('a notification that arrived while the database was down is still synced by the background jobs', async () => {
     const arrived = await eventually(async () => (await accountRows(BOB.email)).some((r) => r.provider_message_id === bobMessageId), RECOVERY_BOUND_MS, 250);
     assert.ok(arrived, "bob's new message reached the store without a sync call");
   });
