@@ -44,6 +44,7 @@ const envSchema = z.object({
   GOOGLE_REVOKE_URL: opt(httpUrl),
   GOOGLE_USERINFO_URL: opt(httpUrl),
   GMAIL_API_URL: opt(httpUrl),
+  GMAIL_QUOTA_UNITS_PER_SECOND: opt(intIn(0, 1_000_000)),
   PUBSUB_PROJECT_ID: opt(z.string().regex(/^[a-z][a-z0-9-]{2,62}$/i, 'must be a project id')),
   PUBSUB_TOPIC: opt(z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'must be projects/P/topics/T')),
   PUBSUB_SUBSCRIPTION: opt(z.string().regex(/^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/, 'must be a subscription id or projects/P/subscriptions/S')),
@@ -90,6 +91,8 @@ export interface Config {
     stateTtlSeconds: number;
   };
   gmailApiUrl: string;
+  /** The provider's per-user quota the client paces each account's calls within (0: unpaced). */
+  gmailQuotaUnitsPerSecond: number;
   pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
   openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
   rateLimit: { max: number; windowSeconds: number };
@@ -152,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       stateTtlSeconds: e.OAUTH_STATE_TTL_SECONDS ?? 600,
     },
     gmailApiUrl: (e.GMAIL_API_URL ?? 'https://gmail.googleapis.com/').replace(/\/*$/, '/'),
+    gmailQuotaUnitsPerSecond: e.GMAIL_QUOTA_UNITS_PER_SECOND ?? 250,
     pubsub: {
       projectId: e.PUBSUB_PROJECT_ID,
       topic: e.PUBSUB_TOPIC,

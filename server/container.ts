@@ -112,7 +112,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const tokenCrypto = createTokenCrypto(config.tokenKeys);
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
-  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl });
+  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });

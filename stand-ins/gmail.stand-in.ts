@@ -119,6 +119,7 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     },
     clearFaults: () => void (state.faults.length = 0),
     setLatency: (ms) => void (state.latencyMs = ms),
+    setQuota: (unitsPerSecond) => void (state.quotaUnitsPerSecond = unitsPerSecond),
     calls: state.calls,
     requests: state.requests,
     resetCounters: () => state.resetCounters(),

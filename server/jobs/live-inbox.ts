@@ -55,7 +55,7 @@ export async function createLiveInbox(deps: {
     orm,
     topic: config.pubsub.topic,
     log,
-    api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId)) },
+    api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), accountId) },
   });
   const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry });
   const syncWorker = createMailSyncWorker({ orm, engine, sync, log });

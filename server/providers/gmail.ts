@@ -11,6 +11,7 @@
 import { gmail as gmailClient } from '@googleapis/gmail';
 import type { OAuth2Client } from 'google-auth-library';
 import { z } from 'zod';
+import { createQuotaPacer, QUOTA_UNITS } from './gmail-quota.ts';
 import { AppError } from '../domain/errors.ts';
 import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { isInvalidGrant } from './oauth.ts';
@@ -61,7 +62,8 @@ export interface GmailApi {
   /** Requests sent through this instance (for logs and measurements). */
   readonly requests: number;
 }
-export type GmailFactory = (auth: OAuth2Client) => GmailApi;
+/** A client for one account's grant; `quotaKey` (the account id) paces its calls within the provider's per-user quota. */
+export type GmailFactory = (auth: OAuth2Client, quotaKey?: string) => GmailApi;
 
 const QUOTA_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'dailyLimitExceeded', 'quotaExceeded']);
 interface ErrorLike {
@@ -129,10 +131,11 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (it
   return out;
 }
 
-export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number }): GmailFactory {
+export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
-  return (auth) => {
+  const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
+  return (auth, quotaKey) => {
     let requests = 0;
     let token: Promise<string> | null = null;
     /** The current access token; `stale` (the one a 401 refused) forces one shared refresh. */
@@ -154,6 +157,7 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number }
       try {
         let used = bearer();
         for (let attempt = 0; ; attempt++) {
+          const answered = pacer && quotaKey ? await pacer.take(quotaKey, QUOTA_UNITS[what] ?? 0) : undefined;
           requests++;
           try {
             data = (await send({ timeout, retry: false, headers: { Authorization: `Bearer ${await used}` } })).data;
@@ -161,6 +165,8 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number }
           } catch (err) {
             if (attempt > 0 || statusOf(err) !== 401) throw err;
             used = bearer(used);
+          } finally {
+            answered?.();
           }
         }
       } catch (err) {

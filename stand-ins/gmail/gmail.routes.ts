@@ -46,6 +46,18 @@ function parseQuery(sp: URLSearchParams): Record<string, string | string[]> {
   return q;
 }
 
+/** Quota units per call, as the provider documents them. */
+const QUOTA_UNITS: Record<string, number> = {
+  profile: 1,
+  'messages.list': 5,
+  'messages.get': 5,
+  'attachments.get': 5,
+  'history.list': 2,
+  'threads.get': 10,
+  watch: 100,
+  stop: 50,
+};
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -68,6 +80,11 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   if (r.endpoint === 'messages.get' || r.endpoint === 'threads.get') state.bump(`${r.endpoint}:${format}`);
 
   if (state.latencyMs > 0) await sleep(state.latencyMs);
+  // The per-user quota, in the provider's units (counted per access token: one per user here).
+  if (!state.charge(req.headers.authorization ?? '', QUOTA_UNITS[r.endpoint] ?? 0)) {
+    state.bump('quota-refused');
+    return send(res, 429, googleError(429, 'User-rate limit exceeded.', 'rateLimitExceeded'), { 'retry-after': '1' });
+  }
   const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint, u.pathname);
   if (fault?.delayMs !== undefined) {
     // Takes effect now, answers later: the caller hears of it only after `delayMs`.

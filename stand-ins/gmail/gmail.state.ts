@@ -25,6 +25,26 @@ export class GmailState {
   readonly hanging = new Set<ServerResponse>();
   /** Set once the server listens; the discovery document's rootUrl. */
   url = '';
+  /** The provider's per-user quota (units per moving second); null: unlimited. */
+  quotaUnitsPerSecond: number | null = null;
+  private readonly spent = new Map<string, { at: number; units: number }[]>();
+
+  /**
+   * Charges a call to its user's quota (units spent in the last second, as the provider
+   * counts them); false when it would exceed it: the call is refused with 429.
+   */
+  charge(user: string, units: number, now = Date.now()): boolean {
+    if (this.quotaUnitsPerSecond === null || units <= 0) return true;
+    const log = (this.spent.get(user) ?? []).filter((x) => x.at > now - 1000);
+    const used = log.reduce((n, x) => n + x.units, 0);
+    if (used + units > this.quotaUnitsPerSecond) {
+      this.spent.set(user, log);
+      return false;
+    }
+    log.push({ at: now, units });
+    this.spent.set(user, log);
+    return true;
+  }
 
   constructor(private readonly opts: GmailStandInOptions) {
     this.store = new MailStore(opts.seed ?? 1, (mb, entry) => this.notify(mb, entry));

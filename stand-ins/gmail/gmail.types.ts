@@ -93,6 +93,8 @@ export interface GmailStandIn {
   injectFault(fault: FaultSpec): void;
   clearFaults(): void;
   setLatency(ms: number): void;
+  /** Enforces the provider's per-user quota (units per moving second: messages.list 5, messages.get 5, history.list 2, threads.get 10, ...); null lifts it. Refusals count as calls['quota-refused']. */
+  setQuota(unitsPerSecond: number | null): void;
 
   /** Per-endpoint call counters (faulted and 401 calls count too). Known keys start at 0. */
   readonly calls: Record<string, number>;

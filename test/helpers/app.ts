@@ -51,6 +51,8 @@ export function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.
     TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     STATUS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'debug',
+    // The stand-ins enforce no quota unless a test sets one; pacing has tests of its own.
+    GMAIL_QUOTA_UNITS_PER_SECOND: '0',
     ...extra,
   };
 }

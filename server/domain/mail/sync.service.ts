@@ -99,7 +99,7 @@ export function createSyncService(deps: {
       let api: GmailApi | undefined;
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
-        api = deps.gmail(await credentials.client(em, accountId));
+        api = deps.gmail(await credentials.client(em, accountId), accountId);
         const p = await plan(api, em, accountId, lease, budget, opts.fullResync === true);
         if (!p.hasMore && lease.setAsideDue) {
           // Caught up: the set-aside messages that are due get another try in the same commit.

@@ -40,7 +40,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
       if (thread.missing === 0) return;
       let messages;
       try {
-        messages = await deps.gmail(await deps.credentials.client(em, accountId)).getThreadFull(thread.provider_thread_id);
+        messages = await deps.gmail(await deps.credentials.client(em, accountId), accountId).getThreadFull(thread.provider_thread_id);
       } catch (err) {
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
         throw err;

@@ -219,6 +219,18 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(await w.checkpoint(), BigInt(w.gmail.historyId(ALICE)));
   });
 
+  it('a sign-in backfills the whole inbox in the background within the provider quota: no call refused, no sync route call', async (t) => {
+    const w = await startLiveWorld(t, { forward: false, env: { GMAIL_QUOTA_UNITS_PER_SECOND: '250' } });
+    w.gmail.setQuota(250); // the provider's per-user quota: units per moving second
+    w.gmail.seed(BOB.email, 180, { sentReplies: false });
+    w.gmail.resetCounters();
+    const bob = await w.signInAs(BOB);
+    await waitFor(async () => (await w.stored(bob.accountId)).rows === 180, 'the backfill to store the whole inbox', 30_000);
+    assert.equal(w.gmail.calls['quota-refused'] ?? 0, 0, 'the provider never refused a call');
+    assert.deepEqual((await w.stored(bob.accountId)).inbox, w.providerInbox(BOB.email));
+    assert.equal(w.app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length, 0, 'no sync route call');
+  });
+
   it('provider quota: the job waits the provider Retry-After without counting a failure, then syncs', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
