@@ -12,13 +12,15 @@
  *   5. Resident memory of the server, idle and under the load of item 1.
  *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
  *      20 changes/s and a burst of 2,000, 50 ms provider latency (issue 16).
+ *   7. Backfill: a 10,000-message inbox from sign-in to fully listed under the provider's
+ *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum (issue 16).
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -29,7 +31,7 @@ import { renderMarkdown, type BenchReport } from './report.ts';
 import { args, only, settings, step, WEB_ORIGIN } from './run/bench.settings.ts';
 import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
-import { measureFreshness } from './run/live.phase.ts';
+import { measureBackfill, measureFreshness } from './run/live.phase.ts';
 import { measurePoller, measureSync } from './run/sync-poller.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
@@ -85,6 +87,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     sync: [],
     poller: null,
     freshness: null,
+    backfill: null,
     memory,
     logs: work,
   };
@@ -93,6 +96,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('sync')) await measureSync(world, report, listAccounts);
   if (only.has('poller')) await measurePoller(world, report);
   if (only.has('freshness')) await measureFreshness(world, report);
+  if (only.has('backfill')) await measureBackfill(world, report);
 
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
   const markdown = renderMarkdown(report);

@@ -74,6 +74,8 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     // The load run is one client: the global bucket must not refuse it.
     RATE_LIMIT_MAX: String(settings.rateLimitMax),
     RATE_LIMIT_WINDOW_SECONDS: '60',
+    // The backfill phase's stand-in quota (the other phases' stand-in enforces none).
+    GMAIL_QUOTA_UNITS_PER_SECOND: String(settings.backfillQuota),
     LOG_LEVEL: settings.logLevel,
     MIA_DATA_DIR: path.join(work, 'data'),
     ...identityEnv(identity),

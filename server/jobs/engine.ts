@@ -73,6 +73,7 @@ export interface EnqueueOptions {
 export interface JobEngine {
   /** Asks for a sync of the account; false when one is already waiting (it covers this request). */
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
+  /** Registers a handler; with `perJobResults` it answers each job's outcome (pg-boss settles them one by one). */
   work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>): Promise<void>;
   /** Jobs of a queue in one state (tests, the status of an account). */
   count(name: QueueName, states?: string[], singletonKey?: string): Promise<number>;

@@ -23,8 +23,14 @@ import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 export const CALLS_PER_JOB = 4;
 /** A job hands over after this long whatever waits (well inside the engine's 15-minute expiry). */
 const MAX_JOB_MS = 5 * 60_000;
-/** Accounts synced at once by one instance (each sync mostly waits on the provider). */
-export const SYNC_CONCURRENCY = 8;
+/**
+ * Accounts synced at once by one instance (each sync mostly waits on the provider): WORKERS
+ * engine workers taking up to BATCH jobs each. A worker whose fetch came back full fetches
+ * again at once (a flood drains without waiting for the poll); one that came back short waits
+ * for a NOTIFY or the next poll.
+ */
+export const WORKERS = 4;
+export const BATCH = 4;
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
 
@@ -108,11 +114,21 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
     },
     async start() {
       stopping = false;
-      await deps.engine.work<SyncRequest>(QUEUES.mailSync, { localConcurrency: SYNC_CONCURRENCY, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 }, async ([job]) => {
-        if (!job) return;
-        const outcome = await run(job);
-        log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
-      });
+      const options = { localConcurrency: WORKERS, batchSize: BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 } as const;
+      await deps.engine.work<SyncRequest>(QUEUES.mailSync, options, (jobs) =>
+        // Each job of a batch runs and settles on its own (a failure retries that job only).
+        Promise.all(
+          jobs.map(async (job) => {
+            try {
+              const outcome = await run(job);
+              log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
+              return { id: job.id, status: 'completed' as const };
+            } catch (err) {
+              return { id: job.id, status: 'failed' as const, output: { code: codeOf(err) } };
+            }
+          }),
+        ),
+      );
     },
   };
 }

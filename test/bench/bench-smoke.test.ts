@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(md && json, `result files written: ${files.join(', ')}`);
     const markdown = await readFile(path.join(out, md), 'utf8');
     assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
-    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## Query plans']) {
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## Query plans']) {
       assert.ok(markdown.includes(heading), `${heading} in the table`);
     }
 
@@ -57,6 +57,8 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(report.poller.allStoredMs !== null, 'every notified message was stored');
     assert.ok(report.poller.syncs > 0);
     for (const p of report.freshness.phases) assert.equal(p.visible, p.changes, `freshness ${p.name}: every change became visible`);
+    assert.equal(report.backfill.stored, report.backfill.messages, 'the backfill stored the whole inbox');
+    assert.equal(report.backfill.refused, 0, 'no call refused by the provider quota');
     assert.ok(report.memory.afterStartMiB > 0);
   });
 });
