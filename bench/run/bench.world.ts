@@ -38,7 +38,8 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
 
   const identity = await startIdentityStandIn();
   const gmail = await startGmailStandIn({ authorize: (token) => identity.accessTokenOwner(token)?.email ?? null });
-  const pubsub = await startPubSubStandIn({ projectId: 'bench-project' });
+  // Pulls wait for messages as the real service's do (return_immediately=false), up to 5 s.
+  const pubsub = await startPubSubStandIn({ projectId: 'bench-project', pullWaitMs: 5_000 });
   cleanups.push(() => Promise.all([identity.close(), gmail.close(), pubsub.close()]));
   pubsub.createTopic('mail');
   const subscription = pubsub.createSubscription('mail', 'mail-sync', { ackDeadlineSeconds: 30 });

@@ -29,8 +29,8 @@ const MAX_JOB_MS = 5 * 60_000;
  * again at once (a flood drains without waiting for the poll); one that came back short waits
  * for a NOTIFY or the next poll.
  */
-export const WORKERS = 4;
-export const BATCH = 4;
+export const WORKERS = 8;
+export const BATCH = 8;
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
 
