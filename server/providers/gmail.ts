@@ -12,6 +12,7 @@ import { gmail as gmailClient } from '@googleapis/gmail';
 import type { OAuth2Client } from 'google-auth-library';
 import { z } from 'zod';
 import { createQuotaPacer, QUOTA_UNITS } from './gmail-quota.ts';
+import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
 import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { isInvalidGrant } from './oauth.ts';
@@ -107,28 +108,6 @@ function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   const r = schema.safeParse(data);
   if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
   return r.data;
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight; stops starting new work after the first failure. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        out[i] = await fn(items[i]!);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
-  const rejected = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (rejected) throw rejected.reason;
-  return out;
 }
 
 export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OAuth2Client } from 'google-auth-library';
-import { classifyGmailError, createGmailFactory, mapLimit } from '../../../server/providers/gmail.ts';
+import { classifyGmailError, createGmailFactory } from '../../../server/providers/gmail.ts';
+import { mapLimit } from '../../../server/providers/map-limit.ts';
 import { startGmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 
 const httpError = (status: number, reason?: string, headers?: unknown) =>
