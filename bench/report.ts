@@ -103,7 +103,7 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('|---:|---:|---:|---:|---:|---:|---:|');
     out.push(`| ${p.allStoredMs == null ? 'timeout' : `${(p.allStoredMs / 1000).toFixed(1)} s`} | ${p.drainedMs == null ? 'timeout' : `${(p.drainedMs / 1000).toFixed(1)} s`} | ${p.syncs} | ${p.providerRequests} | ${p.providerByEndpoint['history.list'] ?? 0} | ${p.providerByEndpoint['messages.get'] ?? 0} | ${p.syncs ? (p.notifications / p.syncs).toFixed(1) : 'n/a'} |`);
     out.push('');
-    out.push(`Notifications are published by the Gmail stand-in's watch (one per new message, round-robin over the accounts) into the Pub/Sub stand-in; the server's own poller (its worker, default settings) pulls them. Pub/Sub deliveries ${p.pubsub.deliveries}, acknowledged ${p.pubsub.acked}.`);
+    out.push(`Notifications are published by the Gmail stand-in's watch (one per new message, round-robin over the accounts) into the Pub/Sub stand-in; the server's intake pulls them and turns them into sync jobs its workers run (default settings). Pub/Sub deliveries ${p.pubsub.deliveries}, acknowledged ${p.pubsub.acked}.`);
     out.push('');
   }
 
