@@ -82,7 +82,7 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
       if (i > 0 && i % calls === 0 && (Date.now() - started > MAX_JOB_MS || (await othersWaiting(accountId)))) break;
       let hasMore: boolean;
       try {
-        ({ hasMore } = await deps.sync.syncAccount(accountId));
+        ({ hasMore } = await deps.sync.syncAccount(accountId, { setAside: true }));
       } catch (err) {
         const code = codeOf(err);
         if (code === 'RATE_LIMITED' || code === 'MAIL_RATE_LIMITED') {

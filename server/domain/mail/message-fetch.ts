@@ -25,16 +25,17 @@ export class MessageFetchFailures extends Error {
 /**
  * The metadata of these messages, normalised. A message the provider will not return, or
  * that cannot be read, fails the sync the first time (SYNC_FAILED, nothing written, the
- * message recorded); when it fails again it is set aside (retried later on its own) so that
- * the rest of the account and its checkpoint move on. When every one of several fetches
+ * message recorded); when it fails again in a background sync (`setAside`) it is set aside
+ * (retried later on its own) so that the rest of the account and its checkpoint move on. The
+ * sync route never sets aside: every provider failure is its SYNC_FAILED, as the spec says. When every one of several fetches
  * failed the provider itself is failing: the sync fails, nothing is set aside.
  */
-export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[]): Promise<Fetched> {
+export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string; setAside?: boolean }, ids: string[]): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
   const fetched = normalise(await p.api.getMetadata(ids));
   if (!fetched.setAside.length) return fetched;
   if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
-  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
+  const known = new Set(p.setAside ? await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)) : []);
   const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
   if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
   return fetched;

@@ -23,6 +23,8 @@ export interface PlanContext {
   accountId: string;
   /** Most messages fetched (messages.get) in this call. */
   budget: number;
+  /** A message failing again may be set aside (background syncs); false: every failure fails the call (the route). */
+  setAside?: boolean;
 }
 
 /**

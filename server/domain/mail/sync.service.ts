@@ -31,6 +31,8 @@ export interface SyncOptions {
   maxMessages?: number;
   /** Ignore the stored checkpoint and list the whole inbox again (reconciling with the store). */
   fullResync?: boolean;
+  /** A background sync: a message that fails again is set aside and the rest moves on (the route: SYNC_FAILED). */
+  setAside?: boolean;
 }
 
 export interface SyncOutcome {
@@ -57,8 +59,9 @@ export function createSyncService(deps: {
   const { orm, credentials, log } = deps;
   const clock = deps.clock ?? (() => new Date());
 
-  async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, fullResync: boolean): Promise<SyncPlan> {
-    const ctx = { api, em, accountId, budget };
+  async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
+    const fullResync = opts.fullResync === true;
+    const ctx = { api, em, accountId, budget, setAside: opts.setAside === true };
     const cursor = decodeCursor(lease.cursor);
     // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
     if (lease.historyId && lease.fullSyncActive && cursor) {
@@ -100,7 +103,7 @@ export function createSyncService(deps: {
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
         api = deps.gmail(await credentials.client(em, accountId), accountId);
-        const p = await plan(api, em, accountId, lease, budget, opts.fullResync === true);
+        const p = await plan(api, em, accountId, lease, budget, opts);
         if (!p.hasMore && lease.setAsideDue) {
           // Caught up: the set-aside messages that are due get another try in the same commit.
           const retry = await planSetAsideRetry(api, em, accountId);

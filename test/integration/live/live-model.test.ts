@@ -314,7 +314,7 @@ async function runSchedule(s: Schedule): Promise<void> {
     const worker = createMailSyncWorker({
       orm: app.container.orm,
       engine,
-      sync: { syncAccount: (id) => syncs.syncAccount(id, page) },
+      sync: { syncAccount: (id, opts) => syncs.syncAccount(id, { ...opts, ...page }) },
       log,
       callsPerJob: s.rounds,
     });

@@ -1,8 +1,9 @@
 /**
  * What the sync owns and nothing else may undo (issue 16, parts 3 to 5): a thread opened
  * while a sync commits only fills bodies; a full resync reconciles deletions and labels of
- * every stored message; a message the provider will not return fails one sync, then is set
- * aside while the rest of the account and its checkpoint move on, and is retried on its own.
+ * every stored message; a message the provider will not return fails the route's sync every
+ * time (SYNC_FAILED), and a background sync sets it aside once it failed before, while the
+ * rest of the account and its checkpoint move on; it is retried on its own.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,7 +35,7 @@ describe('what the sync owns', () => {
     assert.equal(thread!.is_unread, true, 'the reply is unread');
   });
 
-  it('a message the provider will not return fails one sync, is then set aside, and is stored once the provider returns it', async (t) => {
+  it('a message the provider will not return fails the route every time; a background sync sets it aside and the account moves on; stored once the provider returns it', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 8, { sentReplies: false });
     await mail.drain();
@@ -43,6 +44,7 @@ describe('what the sync owns', () => {
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: poison.id, times: Infinity });
     const checkpoint = async () => (await mail.sql<{ h: string }>('select history_id::text as h from sync_states'))[0]!.h;
     const before = await checkpoint();
+    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
 
     const failed = await mail.sync();
     assert.equal(failed.status, 502, 'the first failure is the sync route\'s SYNC_FAILED, nothing stored');
@@ -51,11 +53,14 @@ describe('what the sync owns', () => {
     const [strike] = await mail.sql<{ attempts: number; reason: string }>('select attempts, reason from mail_set_aside where provider_message_id = ?', [poison.id]);
     assert.deepEqual(strike, { attempts: 1, reason: 'HTTP_500' });
 
-    const moved = await mail.syncOk();
+    assert.equal((await mail.sync()).status, 502, "the route's every provider failure is its SYNC_FAILED");
+    // The background sync job (as it calls the sync): a message failing again is set aside.
+    const background = () => mail.app.container.services.sync.syncAccount(accountId, { setAside: true });
+    const moved = await background();
     assert.equal(moved.messagesSynced, 3, 'the rest of the batch is stored');
     assert.equal(await checkpoint(), String(mail.gmail.historyId(ALICE)), 'the checkpoint moved past it');
     const [aside] = await mail.sql<{ attempts: number }>('select attempts from mail_set_aside where provider_message_id = ?', [poison.id]);
-    assert.equal(aside!.attempts, 2, 'set aside, with a record');
+    assert.equal(aside!.attempts, 3, 'set aside, with a record of its failures');
     assert.equal((await mail.stored()).has(poison.id), false);
     assert.equal((await mail.syncOk()).messagesSynced, 0, 'later syncs are not held up by it (not due yet)');
 
@@ -73,7 +78,8 @@ describe('what the sync owns', () => {
     const poison = mail.gmail.addMessage(ALICE, { subject: 'Deleted while set aside' });
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, pathIncludes: poison.id, times: 2 });
     assert.equal((await mail.sync()).status, 502);
-    await mail.syncOk();
+    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
+    await mail.app.container.services.sync.syncAccount(accountId, { setAside: true });
     assert.equal((await mail.sql('select 1 from mail_set_aside')).length, 1);
     mail.gmail.deleteMessage(ALICE, poison.id);
     await mail.sql('update mail_set_aside set retry_after = now()');
