@@ -69,14 +69,13 @@ export function createNotificationIntake(deps: IntakeDeps) {
       };
     });
 
-  /** One mailbox's notifications: true when they may be acknowledged. */
-  async function intake(email: string, group: { historyId: bigint | null }[]): Promise<boolean> {
+  /** One mailbox's notifications: a sync job stored (or one already waiting), unless nothing is to be done; throws when it cannot be stored. */
+  async function intake(email: string, group: { historyId: bigint | null }[]): Promise<void> {
     const account = await deps.resolveAccount(email);
-    if (!account) return true;
+    if (!account) return;
     await deps.noteNotification(account.id);
-    if (covered(group, account.syncedThrough)) return true;
+    if (covered(group, account.syncedThrough)) return;
     await deps.engine.enqueueSync({ accountId: account.id, reason: 'notification' });
-    return true;
   }
 
   async function runOnce(): Promise<number> {
@@ -89,10 +88,9 @@ export function createNotificationIntake(deps: IntakeDeps) {
     await Promise.all(
       [...byEmail].map(async ([email, group]) => {
         try {
-          if (await intake(email, group)) {
-            ack.push(...group.map((g) => g.message.ackId));
-            queued++;
-          }
+          await intake(email, group);
+          ack.push(...group.map((g) => g.message.ackId));
+          queued++;
         } catch (err) {
           log.warn({ ...errorSummary(err) }, 'could not store a sync job for a notification; it comes back later');
           back.push(...group.map((g) => g.message));
