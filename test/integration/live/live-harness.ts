@@ -49,6 +49,11 @@ export interface LiveWorld {
   syncLogs(accountId?: string): Record<string, unknown>[];
   /** Waits (bounded) until the subscription holds nothing (every message acknowledged) and the jobs it made are done. */
   drained(timeoutMs?: number): Promise<void>;
+  /**
+   * Makes the database refuse inserts into `table` (rows matching `when`, an SQL condition on
+   * `new`, if given) until the returned function lifts it: a commit that fails, on purpose.
+   */
+  refuseInserts(table: string, when?: string): Promise<() => Promise<void>>;
   /** Runs the scheduled watch renewal and quiet-account sweep now, as their schedule would. */
   maintenance(): Promise<{ renewed: number; failed: string[]; queued: number; stale: string[] }>;
   /** Another instance of the service on the same database and subscription (its own job workers and intake). */
@@ -148,6 +153,12 @@ export async function startLiveWorld(
         return s.available + s.leased === 0;
       }, 'the subscription to be drained', timeoutMs);
       await world.idle(timeoutMs);
+    },
+    async refuseInserts(table, when) {
+      const name = `refuse_${table.replace(/\W/g, '_')}`;
+      await sql(`create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
+      await sql(`create trigger ${name} before insert on ${table} for each row ${when ? `when (${when}) ` : ''}execute function ${name}()`);
+      return async () => void (await sql(`drop trigger ${name} on ${table}`));
     },
     async maintenance() {
       const { scheduled } = app.container.liveInbox;

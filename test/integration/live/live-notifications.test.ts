@@ -134,15 +134,14 @@ describe('live inbox over Pub/Sub', () => {
   it('a notification is acknowledged only once its job is stored: when the job engine cannot store it, it comes back', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    await w.sql(`create function refuse_jobs() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
-    await w.sql(`create trigger refuse_jobs before insert on pgboss.job for each row when (new.name = 'mail-sync') execute function refuse_jobs()`);
+    const lift = await w.refuseInserts('pgboss.job', "new.name = 'mail-sync'");
     const added = w.gmail.addMessage(ALICE, { subject: 'Stored job first' });
     w.publish();
     await waitFor(() => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'), 'the refused job');
     let stats = w.pubsub.stats(SUBSCRIPTION);
     assert.equal(stats.acked, 0, 'not acknowledged');
     assert.equal(stats.leased + stats.available, 1, 'still in the subscription');
-    await w.sql('drop trigger refuse_jobs on pgboss.job');
+    await lift();
     await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the redelivered notification to sync the message', 15_000);
     await w.drained();
     stats = w.pubsub.stats(SUBSCRIPTION);
@@ -153,8 +152,7 @@ describe('live inbox over Pub/Sub', () => {
   it('a sync that fails at its commit is retried by the job engine with backoff; the account row says so until it succeeds', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    await w.sql(`create function refuse_new_mail() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
-    await w.sql('create trigger refuse_new_mail before insert on mail_messages for each row execute function refuse_new_mail()');
+    const lift = await w.refuseInserts('mail_messages');
     const added = w.gmail.addMessage(ALICE, { subject: 'Commit fails first' });
     w.publish();
     await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'), 'the failed job');
@@ -163,7 +161,7 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(failing!.last_error_code, 'INTERNAL_ERROR');
     assert.ok(failing!.failing_since);
     assert.equal((await w.stored()).rows, 0);
-    await w.sql('drop trigger refuse_new_mail on mail_messages');
+    await lift();
     await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the retried job to sync the message', 15_000);
     await w.idle();
     const [healed] = await w.sql<{ last_error_code: string | null }>('select last_error_code from sync_states where account_id = ?', [w.accountId]);
@@ -174,8 +172,7 @@ describe('live inbox over Pub/Sub', () => {
   it('a job that fails past its retries is set aside visibly, never dropped; the quiet sweep asks again later', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    await w.sql(`create function refuse_new_mail() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
-    await w.sql('create trigger refuse_new_mail before insert on mail_messages for each row execute function refuse_new_mail()');
+    const lift = await w.refuseInserts('mail_messages');
     const added = w.gmail.addMessage(ALICE, { subject: 'Refused until the sweep' });
     w.publish();
     await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job set aside after its retries; the quiet sweep will ask again'), 'the job to be set aside', 30_000);
@@ -185,7 +182,7 @@ describe('live inbox over Pub/Sub', () => {
     await waitFor(async () => (await w.app.container.liveInbox.engine.count('mail-sync-set-aside', ['created', 'active', 'retry', 'completed', 'failed'])) === 1, 'the job kept in the dead-letter queue');
     assert.equal(await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry', 'active']), 0, 'not retried forever');
 
-    await w.sql('drop trigger refuse_new_mail on mail_messages');
+    await lift();
     await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
     const sweep = await w.app.container.liveInbox.scheduled['quiet-sweep']();
     assert.deepEqual(sweep.stale, [w.accountId]);
