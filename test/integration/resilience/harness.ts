@@ -380,6 +380,23 @@ export function csrf(csrfToken: string, extra: Record<string, string> = {}): Rec
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Runs the sync route until it has nothing more to list. Sign-in queues a background sync, so the
+ * route may find the account's sync lease held: it then answers 429 RATE_LIMITED with Retry-After,
+ * and this waits (at most a second at a time) and asks again, up to `timeoutMs`.
+ */
+export async function syncToEnd(browser: Browser, csrfToken: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) });
+    const body = await res.json();
+    if (res.status === 200 && !body.hasMore) return;
+    if (res.status !== 200 && !(res.status === 429 && body.code === 'RATE_LIMITED')) throw new Error(`sync answered ${res.status} ${body.code}`);
+    if (Date.now() >= deadline) throw new Error('the sync did not finish in time');
+    if (res.status === 429) await sleep(Math.min(1_000, Number(res.headers.get('retry-after') ?? 1) * 1_000));
+  }
+}
+
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes (then returns the last value). */
 export async function eventually<T>(fn: () => Promise<T>, timeoutMs: number, everyMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
