@@ -16,6 +16,8 @@ import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
 import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { isInvalidGrant } from './oauth.ts';
+import { extractBodies, type MessageBodies } from './mail/message-body.ts';
+import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 
 export const GMAIL_TIMEOUT_MS = 10_000;
 /**
@@ -30,6 +32,9 @@ const HISTORY_PAGE = 500;
 const HISTORY_MAX_PAGES = 10;
 
 export type { GmailMessage, HistoryRecord, WirePart } from './gmail-wire.ts';
+export type { MessageMeta, MessageBodies };
+/** A message of an opened thread, normalised: metadata and bodies. */
+export type MailMessage = MessageMeta & MessageBodies;
 export interface MessageRef {
   id: string;
   threadId: string;
@@ -45,18 +50,18 @@ export interface HistoryPage {
 export interface GmailApi {
   /** A page of the inbox, newest first. A page token the provider refuses (400) restarts the listing from the top. */
   listInbox(p: { pageToken?: string; maxResults: number }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
-  /** format=metadata (From, Subject, Date), at most GET_CONCURRENCY at a time; messages gone meanwhile (404) are left out. */
   /**
-   * format=metadata for each id. Messages gone (404) are left out; a message the provider
-   * answers for with an error of its own (5xx, a malformed answer, a dropped connection) is
-   * listed in `failed` while the others come back; quota and authorization failures fail
-   * the whole call.
+   * format=metadata for each id (at most GET_CONCURRENCY at a time), normalised
+   * (mail/message-meta.ts). Messages gone (404) are left out; a message the provider
+   * answers for with an error of its own (5xx, a malformed answer, a dropped connection) or
+   * that cannot be normalised is listed in `failed` while the others come back; quota and
+   * authorization failures fail the whole call.
    */
-  getMetadata(ids: string[]): Promise<{ messages: GmailMessage[]; failed: { id: string; reason: string }[] }>;
+  getMetadata(ids: string[]): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[] }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
-  /** format=full: every message of the thread with its MIME tree; null when the thread is gone. */
-  getThreadFull(threadId: string): Promise<GmailMessage[] | null>;
+  /** format=full: every message of the thread, normalised with its bodies; null when the thread is gone. */
+  getThreadFull(threadId: string): Promise<MailMessage[] | null>;
   profile(): Promise<{ emailAddress: string; historyId: string }>;
   watch(p: { topicName: string; labelIds: string[] }): Promise<{ historyId: string; expiration: Date }>;
   stop(): Promise<void>;
@@ -196,7 +201,16 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; 
             return null;
           }
         });
-        return { messages: got.filter((m): m is GmailMessage => m !== null), failed };
+        const messages: MessageMeta[] = [];
+        for (const m of got) {
+          if (!m) continue;
+          try {
+            messages.push(toMessageMeta(m));
+          } catch {
+            failed.push({ id: m.id, reason: 'UNPARSABLE' });
+          }
+        }
+        return { messages, failed };
       },
 
       async listHistory(startHistoryId) {
@@ -215,7 +229,8 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; 
 
       async getThreadFull(threadId) {
         const t = await orNullOn404(call((o) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, o), threadSchema, 'threads.get'));
-        return t && t.messages.length ? t.messages : null;
+        if (!t?.messages.length) return null;
+        return Promise.all(t.messages.map(async (m) => ({ ...toMessageMeta(m), ...(await extractBodies(m.payload)) })));
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),

@@ -5,8 +5,7 @@
  * Thread aggregates are recomputed from the stored messages of the threads a batch touched.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MessageBodies } from './message-body.ts';
-import type { MessageMeta } from './message-parse.ts';
+import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
 

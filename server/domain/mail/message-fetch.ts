@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi } from '../../providers/gmail.ts';
 import { AppError } from '../errors.ts';
 import { dueSetAside, recordedFailures, type SetAside, type StoreChanges } from './mail-store.ts';
-import { toMessageMeta, type MessageMeta } from './message-parse.ts';
+import type { MessageMeta } from '../../providers/gmail.ts';
 
 /** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
 const OUTAGE_FAILURES = 3;
@@ -46,18 +46,9 @@ interface Fetched {
   setAside: SetAside[];
 }
 
-/** Normalises each fetched message on its own: one that cannot be read is set aside, not the batch. */
+/** The provider normalised each message on its own: one it could not read is set aside, not the batch. */
 function normalise(got: Awaited<ReturnType<GmailApi['getMetadata']>>): Fetched {
-  const setAside: SetAside[] = got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason }));
-  const metas: MessageMeta[] = [];
-  for (const m of got.messages) {
-    try {
-      metas.push(toMessageMeta(m));
-    } catch {
-      setAside.push({ providerMessageId: m.id, reason: 'UNPARSABLE' });
-    }
-  }
-  return { metas, setAside };
+  return { metas: got.messages, setAside: got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason })) };
 }
 
 /** Set-aside messages tried again per sync call that has caught up. */

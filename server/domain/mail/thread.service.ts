@@ -13,8 +13,6 @@ import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
 import { storeThread } from './mail-store.ts';
-import { extractBodies } from './message-body.ts';
-import { toMessageMeta } from './message-parse.ts';
 import { toIso } from '../time.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,9 +44,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
         throw err;
       }
       if (!messages) throw new AppError('NOT_FOUND');
-      const stored = messages
-        .filter((m) => m.threadId === thread.provider_thread_id)
-        .map((m) => ({ ...toMessageMeta(m), ...extractBodies(m.payload) }));
+      const stored = messages.filter((m) => m.providerThreadId === thread.provider_thread_id);
       await em.transactional((tx) => storeThread(tx, accountId, threadId, stored));
     },
   };

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { decodeCursor, encodeCursor, planHistory, planListingPage, planReconcile } from '../../../../server/domain/mail/sync-plan.ts';
-import type { GmailApi, GmailMessage, HistoryRecord } from '../../../../server/providers/gmail.ts';
+import type { GmailApi, HistoryRecord, MessageMeta } from '../../../../server/providers/gmail.ts';
 
 /** An EntityManager stand-in answering lookupKnown from a fixed store. */
 function fakeEm(stored: Record<string, string[]>, threads: string[] = []): EntityManager {
@@ -24,7 +24,7 @@ function fakeApi(opts: { history?: HistoryRecord[] | 'expired'; historyId?: stri
     listHistory: async () => (opts.history === 'expired' ? 'expired' : { records: opts.history ?? [], historyId: opts.historyId ?? '999', complete: true }),
     getMetadata: async (ids) => {
       fetched.push(ids);
-      return { messages: ids.map((id): GmailMessage => ({ id, threadId: `t-${id}`, labelIds: ['INBOX'], snippet: '', internalDate: '1767225600000' })), failed: [] };
+      return { messages: ids.map((id): MessageMeta => ({ providerMessageId: id, providerThreadId: `t-${id}`, labelIds: ['INBOX'], fromName: '', fromAddress: '', subject: '', snippet: '', sentAt: new Date(1767225600000) })), failed: [] };
     },
     listInbox: async ({ pageToken, maxResults }) => {
       const start = pageToken ? Number(pageToken) : 0;

@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../../server/domain/mail/message-body.ts';
-import { decodeEncodedWords, parseAddress, toMessageMeta, unescapeHtml } from '../../../../server/domain/mail/message-parse.ts';
+import { decodeWords } from 'postal-mime';
+import { cleanMailText, MAIL_LIMITS, snippetText } from '../../../../server/providers/mail/mail-text.ts';
+import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../../server/providers/mail/message-body.ts';
+import { firstMailbox, toMessageMeta } from '../../../../server/providers/mail/message-meta.ts';
 import type { WirePart } from '../../../../server/providers/gmail.ts';
 
 const b64 = (s: string, enc: BufferEncoding = 'utf8') => Buffer.from(s, enc).toString('base64url');
@@ -14,25 +16,34 @@ const text = (mimeType: string, content: string, charset = 'UTF-8', enc: BufferE
 
 describe('address and header parsing', () => {
   it('parses the usual From shapes', () => {
-    assert.deepEqual(parseAddress('Bob Example <bob@example.com>'), { name: 'Bob Example', address: 'bob@example.com' });
-    assert.deepEqual(parseAddress('"Doe, Jane \\"JD\\"" <jane@example.com>'), { name: 'Doe, Jane "JD"', address: 'jane@example.com' });
-    assert.deepEqual(parseAddress('<noreply@example.com>'), { name: '', address: 'noreply@example.com' });
-    assert.deepEqual(parseAddress('solo@example.com'), { name: '', address: 'solo@example.com' });
-    assert.deepEqual(parseAddress('solo@example.com (Solo Person)'), { name: 'Solo Person', address: 'solo@example.com' });
-    assert.deepEqual(parseAddress('=?UTF-8?B?SsO8cmdlbg==?= <j@example.de>'), { name: 'Jürgen', address: 'j@example.de' });
-    assert.deepEqual(parseAddress(undefined), { name: '', address: '' });
-    assert.deepEqual(parseAddress('a@x.com, b@y.com'), { name: '', address: 'a@x.com' });
+    assert.deepEqual(firstMailbox('Bob Example <bob@example.com>'), { name: 'Bob Example', address: 'bob@example.com' });
+    assert.deepEqual(firstMailbox('"Doe, Jane \\"JD\\"" <jane@example.com>'), { name: 'Doe, Jane "JD"', address: 'jane@example.com' });
+    assert.deepEqual(firstMailbox('<noreply@example.com>'), { name: '', address: 'noreply@example.com' });
+    assert.deepEqual(firstMailbox('solo@example.com'), { name: '', address: 'solo@example.com' });
+    assert.deepEqual(firstMailbox('solo@example.com (Solo Person)'), { name: 'Solo Person', address: 'solo@example.com' });
+    assert.deepEqual(firstMailbox('=?UTF-8?B?SsO8cmdlbg==?= <j@example.de>'), { name: 'Jürgen', address: 'j@example.de' });
+    assert.deepEqual(firstMailbox(undefined), { name: '', address: '' });
+    assert.deepEqual(firstMailbox('a@x.com, b@y.com'), { name: '', address: 'a@x.com' });
+    assert.deepEqual(firstMailbox('Team: Ann <ann@x.com>, b@y.com;'), { name: 'Ann', address: 'ann@x.com' }, 'groups unwrapped');
+    assert.deepEqual(firstMailbox('=?utf-8?B?AA==?=Eve\u0000 <eve@x.com>'), { name: 'Eve', address: 'eve@x.com' }, 'no NUL, decoded or raw');
   });
 
-  it('decodes RFC 2047 encoded words (B and Q, any charset) and joins adjacent ones', () => {
-    assert.equal(decodeEncodedWords('=?UTF-8?B?w6l0w6k=?='), 'été');
-    assert.equal(decodeEncodedWords('=?ISO-8859-1?Q?Caf=E9_cr=E8me?='), 'Café crème');
-    assert.equal(decodeEncodedWords('Re: =?UTF-8?Q?a?= =?UTF-8?Q?b?= end'), 'Re: ab end');
-    assert.equal(decodeEncodedWords('plain subject'), 'plain subject');
+  it('decodes RFC 2047 subjects (B and Q, any charset, adjacent words joined), one line, NUL-free', () => {
+    const subject = (value: string) => toMessageMeta({ id: 'm', threadId: 't', labelIds: [], snippet: '', payload: { headers: [{ name: 'Subject', value }] } }).subject;
+    assert.equal(subject('=?UTF-8?B?w6l0w6k=?='), 'été');
+    assert.equal(subject('=?ISO-8859-1?Q?Caf=E9_cr=E8me?='), 'Café crème');
+    assert.equal(subject('Re: =?UTF-8?Q?a?= =?UTF-8?Q?b?= end'), 'Re: ab end');
+    assert.equal(subject('=?ks_c_5601-1987?B?vsiz58fPvLy/5A==?='), '안녕하세요', 'a mail alias of a WHATWG charset');
+    assert.equal(subject('plain\r\n  folded\tsubject'), 'plain folded subject');
+    assert.match(subject('=?utf-8?B?AA==?=x=?utf-8?B?7aCA?='), /^x\ufffd+$/, 'NUL removed; surrogate bytes (CESU-8) replaced');
+    assert.equal(subject('s'.repeat(20_000)).length, MAIL_LIMITS.subject);
+    assert.equal(decodeWords('plain subject'), 'plain subject');
   });
 
-  it("unescapes the provider's HTML-escaped snippets", () => {
-    assert.equal(unescapeHtml('It&#39;s &lt;b&gt; &amp; &quot;x&quot; &#x263A; &bogus;'), 'It\'s <b> & "x" ☺ &bogus;');
+  it("unescapes the provider's HTML-escaped snippets and bounds every string on a code point", () => {
+    assert.equal(snippetText('It&#39;s &lt;b&gt; &amp; &quot;x&quot; &#x263A; &bogus;'), 'It\'s <b> & "x" ☺ &bogus;');
+    assert.equal(cleanMailText('ab\ud83d\ude00', 3), 'ab', 'never half a pair');
+    assert.equal(cleanMailText('a\u0000b\udc00'), 'ab\ufffd');
   });
 
   it('builds stored metadata from a metadata-format message', () => {
@@ -60,7 +71,7 @@ describe('address and header parsing', () => {
 });
 
 describe('bodies', () => {
-  it('walks nested multiparts: text, HTML and attachment metadata', () => {
+  it('walks nested multiparts: text, HTML and attachment metadata', async () => {
     const payload: WirePart = {
       mimeType: 'multipart/mixed',
       parts: [
@@ -74,7 +85,7 @@ describe('bodies', () => {
         { mimeType: 'image/png', filename: '', headers: [{ name: 'Content-Disposition', value: 'attachment' }], body: { attachmentId: 'X', size: 9 } },
       ],
     };
-    assert.deepEqual(extractBodies(payload), {
+    assert.deepEqual(await extractBodies(payload), {
       bodyText: 'Grüße\nline two',
       bodyHtml: '<p>Grüße</p>',
       attachments: [
@@ -84,13 +95,25 @@ describe('bodies', () => {
     });
   });
 
-  it('decodes the part charset and derives text from HTML-only messages', () => {
-    const latin = extractBodies(text('text/plain', 'Café', 'iso-8859-1', 'latin1'));
+  it('decodes the part charset and derives text from HTML-only messages', async () => {
+    const latin = await extractBodies(text('text/plain', 'Café', 'iso-8859-1', 'latin1'));
     assert.equal(latin.bodyText, 'Café');
-    const htmlOnly = extractBodies(text('text/html', '<div>Hi&nbsp;<b>you</b><br>next</div><script>x()</script><p>Para &lt;3</p>'));
+    const htmlOnly = await extractBodies(text('text/html', '<div>Hi&nbsp;<b>you</b><br>next</div><script>x()</script><p>Para &lt;3</p>'));
     assert.equal(htmlOnly.bodyText, 'Hi you\nnext\nPara <3');
-    assert.deepEqual(extractBodies(undefined), { bodyText: '', bodyHtml: '', attachments: [] });
-    assert.deepEqual(extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), { bodyText: '', bodyHtml: '', attachments: [] });
+    assert.deepEqual(await extractBodies(undefined), { bodyText: '', bodyHtml: '', attachments: [] });
+    assert.deepEqual(await extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), { bodyText: '', bodyHtml: '', attachments: [] });
+  });
+
+  it('leaves no NUL in any body; unknown charsets fall back; bodies and attachment lists are bounded', async () => {
+    const cyrillic = await extractBodies({ ...text('text/plain', ''), headers: [{ name: 'Content-Type', value: 'text/plain; charset=windows-1251' }], body: { data: Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]).toString('base64url') } });
+    assert.equal(cyrillic.bodyText, 'Привет');
+    const bogus = await extractBodies(text('text/html', '<p>caf\u00e9\u0000</p>', 'x-bogus-8', 'latin1'));
+    assert.equal(bogus.bodyHtml, '<p>café</p>');
+    const huge = await extractBodies(text('text/plain', 'x'.repeat(MAIL_LIMITS.part + 10)));
+    assert.equal(huge.bodyText.length, MAIL_LIMITS.body);
+    const many = await extractBodies({ mimeType: 'multipart/mixed', parts: Array.from({ length: 150 }, (_, i) => ({ mimeType: 'image/png', filename: `=?utf-8?Q?a${i}?=\u0000.png`, body: { size: 1 } })) });
+    assert.equal(many.attachments.length, MAIL_LIMITS.attachments);
+    assert.equal(many.attachments[7]!.filename, 'a7.png');
   });
 
   it('keeps remote images unloadable (tracking pixels, srcset, CSS url()) in a form a client can restore; cid: stays', () => {

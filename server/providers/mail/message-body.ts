@@ -1,14 +1,19 @@
 /**
  * Bodies of a provider message (format=full MIME tree): the plain and HTML parts decoded
- * in their charset, the HTML sanitised (no scripts, event handlers, javascript: URLs, no
+ * in their charset by postal-mime (each leaf, which the provider has already split and
+ * transfer-decoded, is handed to it as a one-part entity, so its charset aliases, fallbacks
+ * and format=flowed apply), every leaf and body bounded (MAIL_LIMITS), the HTML sanitised (no scripts, event handlers, javascript: URLs, no
  * remote image loadable as delivered),
  * the plain text derived from the HTML when the message has none, and attachments as
  * {filename, mimeType, size} metadata only (their content is never fetched).
  */
+import { decodeHTML } from 'entities';
+import PostalMime, { decodeWords } from 'postal-mime';
 import sanitizeHtml from 'sanitize-html';
 import type { AttachmentMeta } from '../../../db/entities/index.ts';
-import type { WirePart } from '../../providers/gmail.ts';
-import { cleanMailText, decodeCharset, headerValue, unescapeHtml } from './message-parse.ts';
+import type { WirePart } from '../gmail-wire.ts';
+import { cleanMailText, MAIL_LIMITS } from './mail-text.ts';
+import { headerValue } from './message-meta.ts';
 
 export interface MessageBodies {
   bodyText: string;
@@ -60,7 +65,7 @@ export function sanitizeMailHtml(html: string): string {
 /** Readable plain text from HTML: block ends become line breaks, tags and script/style content go. */
 export function htmlToText(html: string): string {
   const marked = html.replace(/<br\s*\/?>/gi, '\n').replace(/<\/(p|div|li|tr|h[1-6]|blockquote|table)\s*>/gi, '\n');
-  const text = unescapeHtml(sanitizeHtml(marked, { allowedTags: [], allowedAttributes: {} }));
+  const text = decodeHTML(sanitizeHtml(marked, { allowedTags: [], allowedAttributes: {} }));
   return text
     .replace(/[ \t\u00a0]+/g, ' ')
     .replace(/ ?\n ?/g, '\n')
@@ -68,19 +73,29 @@ export function htmlToText(html: string): string {
     .trim();
 }
 
-function charsetOf(part: WirePart): string {
-  const type = headerValue(part.headers, 'Content-Type') ?? '';
-  return /charset\s*=\s*"?([^";\s]+)"?/i.exec(type)?.[1] ?? 'utf-8';
-}
-
 function isAttachment(part: WirePart): boolean {
   const disposition = headerValue(part.headers, 'Content-Disposition') ?? '';
   return Boolean(part.filename) || /^\s*attachment/i.test(disposition);
 }
 
-export function extractBodies(payload: WirePart | undefined): MessageBodies {
-  const plain: string[] = [];
-  const html: string[] = [];
+/** A leaf's bytes (base64url from the provider, cut to MAIL_LIMITS.part) as text in its own charset. */
+async function decodeLeaf(part: WirePart, data: string): Promise<string> {
+  const base64 = data.slice(0, Math.floor((MAIL_LIMITS.part * 4) / 3 / 4) * 4).replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
+  const type = (headerValue(part.headers, 'Content-Type') ?? part.mimeType ?? 'text/plain').replace(/[\r\n]+/g, ' ');
+  const parsed = await PostalMime.parse(`Content-Type: ${type}\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}`);
+  return parsed.html ?? parsed.text ?? '';
+}
+
+function attachmentOf(part: WirePart): AttachmentMeta {
+  return {
+    filename: cleanMailText(decodeWords(part.filename || 'attachment'), MAIL_LIMITS.filename),
+    mimeType: cleanMailText(part.mimeType || 'application/octet-stream', MAIL_LIMITS.mimeType),
+    size: Math.max(0, Math.trunc(Number(part.body?.size) || 0)),
+  };
+}
+
+export async function extractBodies(payload: WirePart | undefined): Promise<MessageBodies> {
+  const leaves: { part: WirePart; html: boolean; data: string }[] = [];
   const attachments: AttachmentMeta[] = [];
   const walk = (part: WirePart, depth: number) => {
     if (depth > 20) return;
@@ -90,21 +105,18 @@ export function extractBodies(payload: WirePart | undefined): MessageBodies {
       return;
     }
     if (isAttachment(part)) {
-      attachments.push({
-        filename: cleanMailText(part.filename || 'attachment'),
-        mimeType: cleanMailText(part.mimeType || 'application/octet-stream'),
-        size: Math.max(0, Math.trunc(Number(part.body?.size) || 0)),
-      });
+      if (attachments.length < MAIL_LIMITS.attachments) attachments.push(attachmentOf(part));
       return;
     }
     const data = part.body?.data;
-    if (!data || (mime !== 'text/plain' && mime !== 'text/html')) return;
-    const text = decodeCharset(Buffer.from(data, 'base64url'), charsetOf(part));
-    (mime === 'text/plain' ? plain : html).push(text);
+    if (data && (mime === 'text/plain' || mime === 'text/html')) leaves.push({ part, html: mime === 'text/html', data });
   };
   if (payload) walk(payload, 0);
-  const rawHtml = cleanMailText(html.join('\n'));
-  const bodyHtml = rawHtml ? sanitizeMailHtml(rawHtml) : '';
-  const bodyText = plain.length ? cleanMailText(plain.join('\n').replace(/\r\n/g, '\n')) : rawHtml ? htmlToText(rawHtml) : '';
-  return { bodyText, bodyHtml, attachments };
+  const plain: string[] = [];
+  const html: string[] = [];
+  for (const leaf of leaves) (leaf.html ? html : plain).push(await decodeLeaf(leaf.part, leaf.data));
+  const rawHtml = cleanMailText(html.join('\n'), MAIL_LIMITS.part);
+  const bodyHtml = rawHtml ? cleanMailText(sanitizeMailHtml(rawHtml), MAIL_LIMITS.body) : '';
+  const text = plain.length ? plain.join('\n').replace(/\r\n/g, '\n') : rawHtml ? htmlToText(rawHtml) : '';
+  return { bodyText: cleanMailText(text, MAIL_LIMITS.body), bodyHtml, attachments };
 }
