@@ -24,6 +24,7 @@ import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './logger.ts';
 import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } from './jobs/live-inbox.ts';
 import { createGmailFactory } from './providers/gmail.ts';
+import { createBodyParser } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
 import type { Services } from './services.ts';
@@ -112,7 +113,8 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const tokenCrypto = createTokenCrypto(config.tokenKeys);
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
-  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
+  const bodies = createBodyParser();
+  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
@@ -151,6 +153,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     workers,
     async close() {
       for (const w of [...workers].reverse()) await w.stop();
+      await bodies.close();
       await pool.end();
       await orm.close(true);
     },

@@ -16,6 +16,7 @@ import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
 import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { isInvalidGrant } from './oauth.ts';
+import type { BodyParser } from './mail/body-parser.ts';
 import { extractBodies, type MessageBodies } from './mail/message-body.ts';
 import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 
@@ -114,11 +115,12 @@ function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
   return r.data;
 }
-
-export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
+/** `bodies`: where opened messages' bodies are parsed (the container's moves big ones off the event loop). */
+export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parse'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
   const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
+  const bodies = opts.bodies ?? { parse: extractBodies };
   return (auth, quotaKey) => {
     let requests = 0;
     let token: Promise<string> | null = null;
@@ -230,7 +232,7 @@ export function createGmailFactory(opts: { rootUrl: string; timeoutMs?: number; 
       async getThreadFull(threadId) {
         const t = await orNullOn404(call((o) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, o), threadSchema, 'threads.get'));
         if (!t?.messages.length) return null;
-        return Promise.all(t.messages.map(async (m) => ({ ...toMessageMeta(m), ...(await extractBodies(m.payload)) })));
+        return Promise.all(t.messages.map(async (m) => ({ ...toMessageMeta(m), ...(await bodies.parse(m.payload)) })));
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),
