@@ -50,7 +50,7 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     const { thread } = await findLatest(em, accountId, threadId);
     const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, 1);
     const latest = messages[messages.length - 1];
-    const prompt = analysisPrompt({ threadSubject: thread.subject, latest, ownerAddress: account.email });
+    const prompt = analysisPrompt({ threadSubject: thread.subject, latest, ownerAddress: account.email, ownerSignature: account.signature });
     const { value, model } = await budgetedCall(deps, { accountId, operation: 'analyze', prompt, format: FORMAT });
     const at = deps.now();
     await em.execute(

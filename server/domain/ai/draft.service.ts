@@ -52,7 +52,7 @@ export function createDraftService(deps: AiCallDeps & { orm: MikroORM; ensureBod
         messages,
         ownerAddress: account.email,
         style,
-        signatureAppended: Boolean(account.signature?.trim()),
+        ownerSignature: account.signature,
       });
       const { value, model } = await budgetedCall(deps, { accountId, operation: 'draft', prompt, format: FORMAT });
 
