@@ -23,6 +23,8 @@ import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './logger.ts';
 import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } from './jobs/live-inbox.ts';
+import { liveInboxReadings } from './jobs/readings.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { createGmailFactory } from './providers/gmail.ts';
 import { createBodyParser } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
@@ -50,6 +52,8 @@ export interface Container {
   readonly liveInbox: LiveInbox;
   /** Background workers started with the server and stopped before the database closes. */
   readonly workers: readonly Worker[];
+  /** What GET /metrics serves. */
+  readonly metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -101,6 +105,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const log = overrides.log ?? createLogger({ level: config.logLevel });
   const pool = rateLimitPool(opts.databaseUrl, log);
   const prepared = preparedRunner(orm);
+  const metrics = createMetrics();
   const probes = { ...defaultProbes(config), ...overrides.probes };
   const pingDatabase = async () => {
     await Promise.race([
@@ -119,7 +124,8 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
   const threadBodies = createThreadBodies({ gmail, credentials });
-  const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, options: overrides.liveInbox });
+  const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
+  metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));
 
   const services: Services = Object.freeze({
     auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch,
@@ -127,7 +133,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies }),
-    ai: createAiFeature({ config, orm, log, ensureBodies: threadBodies.ensure, ...overrides.ai }),
+    ai: createAiFeature({ config, orm, log, metrics, ensureBodies: threadBodies.ensure, ...overrides.ai }),
     settings: createSettingsService(),
     analytics: createAnalyticsService(),
     incidents: createIncidentService({ log }),
@@ -151,6 +157,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     services,
     liveInbox,
     workers,
+    metrics,
     async close() {
       for (const w of [...workers].reverse()) await w.stop();
       await bodies.close();

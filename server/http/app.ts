@@ -1,7 +1,7 @@
 /**
  * The Koa application, middleware order in one screen:
  * request id -> error envelope -> security headers -> CORS -> session -> plain routes
- * (/, /health, /openapi.json, /trpc, OAuth redirects) -> REST (trpc-to-openapi) -> NOT_FOUND.
+ * (/, /health, /metrics, /openapi.json, /trpc, OAuth redirects) -> REST (trpc-to-openapi) -> NOT_FOUND.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -14,6 +14,8 @@ import { appRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
 import { oauthRoutes } from './oauth.routes.ts';
+import { routeLabeler } from '../metrics.ts';
+import { metricsRoute, requestMetrics } from './metrics.route.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { healthRoute, homeRoute } from './pages.ts';
 import { consumeFor, countRefused, type BucketName } from './rate-limit.ts';
@@ -26,7 +28,7 @@ import { trpcMiddleware } from './trpc.ts';
 /** Readable from any origin, without credentials. */
 const PUBLIC_CORS_PATHS = new Set(['/health', '/api/status/incidents']);
 /** Routes that never touch the session (and so still answer while the database is down). */
-const SESSIONLESS_PATHS = new Set(['/', '/health', '/openapi.json', '/status', '/status.js', '/status.css', '/docs', '/docs/init.js']);
+const SESSIONLESS_PATHS = new Set(['/', '/health', '/metrics', '/openapi.json', '/status', '/status.js', '/status.css', '/docs', '/docs/init.js']);
 
 /**
  * Helmet's security headers. They depend on the configuration only, so helmet computes them
@@ -64,11 +66,12 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   const health = () => services.health.check();
   routes.get('/', limit('global'), homeRoute(health, config.statusPageUrl));
   routes.get('/health', limit('global'), healthRoute(health));
-  let openapi: unknown;
+  let openapi: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const openapiDocument = () => (openapi ??= buildOpenApiDocument(appRouter, { baseUrl: config.publicBaseUrl }));
   routes.get('/openapi.json', limit('global'), (ctx) => {
-    openapi ??= buildOpenApiDocument(appRouter, { baseUrl: config.publicBaseUrl });
-    ctx.body = openapi;
+    ctx.body = openapiDocument();
   });
+  routes.get('/metrics', limit('global'), metricsRoute(container.metrics, services.statusAdmin));
   routes.all('/trpc/{*path}', trpcMiddleware(appRouter, contextDeps));
   routes.delete('/auth/account', deleteAccountRoute(contextDeps));
   staticRoutes(routes, { limit });
@@ -91,6 +94,8 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
     }
   });
   app.use(requestId(container.log));
+  let label: ((path: string) => string) | undefined;
+  app.use(requestMetrics(container.metrics, () => (label ??= routeLabeler([...routes.stack.map((l) => String(l.path)), ...Object.keys(openapiDocument().paths ?? {})]))));
   app.use(errorEnvelope());
   const security = securityHeaders({
     contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"], upgradeInsecureRequests: config.secureCookies ? [] : null } },

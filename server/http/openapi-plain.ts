@@ -1,6 +1,6 @@
 /**
  * The routes of the OpenAPI document that are not procedures' REST operations: the health
- * probe and the status page, the browser legs of sign-in, and DELETE /auth/account (a plain
+ * probe, the metrics and the status page, the browser legs of sign-in, and DELETE /auth/account (a plain
  * route over the auth.deleteAccount procedure, whose route facts it uses).
  */
 import { procedureMeta } from '../trpc/routers/index.ts';
@@ -35,6 +35,17 @@ export function plainRoutes(): Json {
         tags: ['system'],
         security: [],
         responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...errorResponses([]) },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'system-metrics',
+        summary: 'Operational metrics (Prometheus text format)',
+        description:
+          'For operators, with the status-admin credential. Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).',
+        tags: ['system'],
+        security: securityFor(['FORBIDDEN']),
+        responses: { 200: { description: 'Prometheus exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses(['FORBIDDEN']) },
       },
     },
     '/auth/provider': {

@@ -13,6 +13,7 @@ import type { SyncService } from '../domain/mail/sync.service.ts';
 import { createWatchService, type WatchService } from '../domain/mail/watch.service.ts';
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../intake/notifications.ts';
 import { errorSummary, type Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { GmailFactory } from '../providers/gmail.ts';
 import { startJobEngine, type JobEngine, type MailSyncRetry } from './engine.ts';
 import { createMailSyncWorker } from './mail-sync.job.ts';
@@ -47,6 +48,7 @@ export async function createLiveInbox(deps: {
   gmail: GmailFactory;
   sync: SyncService;
   log: Logger;
+  metrics?: Pick<Metrics, 'syncJob'>;
   options?: LiveInboxOptions;
 }): Promise<LiveInbox> {
   const { config, orm, credentials, gmail, sync, log } = deps;
@@ -58,7 +60,7 @@ export async function createLiveInbox(deps: {
     api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), accountId) },
   });
   const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry });
-  const syncWorker = createMailSyncWorker({ orm, engine, sync, log });
+  const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 
   // The Pub/Sub client (gRPC, protobufs: ~27 MiB resident) is loaded only where a subscription is read.

@@ -17,6 +17,7 @@ import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 
 /** Sync calls (≤ 50 messages each) a job makes before it looks whether other accounts wait. */
@@ -34,7 +35,7 @@ export const BATCH = 8;
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
 
-export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; sync: Pick<SyncService, 'syncAccount'>; log: Logger; callsPerJob?: number }) {
+export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; sync: Pick<SyncService, 'syncAccount'>; log: Logger; metrics?: Pick<Metrics, 'syncJob'>; callsPerJob?: number }) {
   const log = deps.log.child({ component: 'mail-sync-job' });
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
   /** Set at shutdown: jobs in flight commit the call they are in and queue the rest for whichever instance is up. */
@@ -121,9 +122,11 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
           jobs.map(async (job) => {
             try {
               const outcome = await run(job);
+              deps.metrics?.syncJob(outcome, outcome === 'quota' ? 'MAIL_RATE_LIMITED' : undefined);
               log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
               return { id: job.id, status: 'completed' as const };
             } catch (err) {
+              deps.metrics?.syncJob('failed', codeOf(err));
               return { id: job.id, status: 'failed' as const, output: { code: codeOf(err) } };
             }
           }),

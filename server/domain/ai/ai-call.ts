@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { Logger } from '../../logger.ts';
 import { errorSummary } from '../../logger.ts';
+import type { Metrics } from '../../metrics.ts';
 import type { AiProvider } from '../../providers/openai.ts';
 import { AppError } from '../errors.ts';
 import type { BudgetService } from './budget.service.ts';
@@ -27,6 +28,8 @@ export interface AiCallDeps {
   provider: AiProvider;
   budget: BudgetService;
   log: Logger;
+  /** Counts the tokens each call spent (GET /metrics). */
+  metrics?: Pick<Metrics, 'aiTokens'>;
 }
 
 export async function budgetedCall<T extends z.ZodType>(
@@ -63,6 +66,7 @@ export async function budgetedCall<T extends z.ZodType>(
   }
   const usage = answer.usage ?? { promptTokens: reservation.tokens, completionTokens: 0 };
   await ledger('settle', () => budget.settle(reservation, usage, answer.model));
+  deps.metrics?.aiTokens(input.operation, usage);
   if (answer.refused) throw new AppError('AI_REQUEST_FAILED', { cause: new Error('the model refused') });
   return { value: parseAnswer(format.schema, answer.text), model: answer.model };
 }

@@ -6,6 +6,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
+import type { Metrics } from '../../metrics.ts';
 import { createOpenAiProvider, type AiProvider } from '../../providers/openai.ts';
 import { createAnalysisService, type AnalysisService } from './analysis.service.ts';
 import { createBudgetService, type BudgetService } from './budget.service.ts';
@@ -28,6 +29,7 @@ export interface AiFeatureOptions {
   now?: () => Date;
   provider?: AiProvider;
   timeoutMs?: number;
+  metrics?: Pick<Metrics, 'aiTokens'>;
 }
 
 export function createAiFeature(opts: AiFeatureOptions): AiFeature {
@@ -37,6 +39,6 @@ export function createAiFeature(opts: AiFeatureOptions): AiFeature {
     opts.provider ??
     createOpenAiProvider({ apiKey: config.openai.apiKey, baseUrl: config.openai.baseUrl, model: config.openai.model, log, timeoutMs: opts.timeoutMs });
   const budget = createBudgetService({ orm, limits: config.aiBudget, now });
-  const deps = { provider, budget, log, orm, ensureBodies, now };
+  const deps = { provider, budget, log, orm, ensureBodies, now, metrics: opts.metrics };
   return { provider, budget, analysis: createAnalysisService(deps), drafts: createDraftService(deps) };
 }

@@ -1,0 +1,107 @@
+/**
+ * What operators see at `GET /metrics` (Prometheus text format, prom-client), readable with
+ * the status-admin credential. Counters and histograms are this instance's (scrape each
+ * instance); the `mia_sync_*` and `mia_jobs_*` gauges are read from the database at scrape
+ * time and so are the cluster's, the same on every instance. Node's own metrics (event-loop
+ * delay, heap, GC, handles) come with prom-client's defaults.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Error codes that mean a provider failed or refused (the AI's and the mail provider's). */
+const PROVIDER_CODES: Record<string, string> = {
+  SYNC_FAILED: 'mail',
+  MAIL_RATE_LIMITED: 'mail',
+  AI_REQUEST_FAILED: 'ai',
+  AI_RATE_LIMITED: 'ai',
+};
+
+export interface ClusterReadings {
+  /** Jobs waiting or running per queue. */
+  queueDepth(): Promise<Record<string, number>>;
+  /** Over connected accounts: the longest time since a completed sync, accounts with news not yet synced, accounts whose sync is set aside. */
+  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; setAsideAccounts: number }>;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** `route`: a bounded label (routeLabeler). */
+  observeRequest(r: { route: string; method: string; status: number; seconds: number; code?: string }): void;
+  /** A background sync job ended: why (caught-up, continued, busy, quota, disconnected, failed). */
+  syncJob(outcome: string, code?: string): void;
+  aiTokens(operation: string, usage: { promptTokens: number; completionTokens: number }): void;
+  /** Reads the cluster's gauges from the database at scrape time. */
+  readCluster(readings: ClusterReadings): void;
+}
+
+/**
+ * Routes as a bounded label: a request's path with its ids (segments of 8+ characters that
+ * hold a digit) as `:id`, when that is one of the app's route templates; else `unmatched`
+ * (so that no caller can mint label values). `/trpc/...` is one route.
+ */
+export function routeLabeler(templates: Iterable<string>): (path: string) => string {
+  const known = new Set([...templates].map((t) => t.replace(/\{[^}]+\}/g, ':id')));
+  return (path) => {
+    if (path.startsWith('/trpc/')) return '/trpc';
+    const route = path.replace(/\/(?=[^/]*\d)[A-Za-z0-9_-]{8,}(?=\/|$)/g, '/:id');
+    return known.has(route) ? route : 'unmatched';
+  };
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  const requests = new Histogram({
+    name: 'mia_http_request_duration_seconds',
+    help: 'HTTP requests by route, method and status (count, and duration in seconds).',
+    labelNames: ['route', 'method', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const providerErrors = new Counter({
+    name: 'mia_provider_errors_total',
+    help: 'Provider failures and quota answers (mail, ai) by the error code they became.',
+    labelNames: ['provider', 'code'],
+    registers: [registry],
+  });
+  const syncJobs = new Counter({ name: 'mia_sync_jobs_total', help: 'Background sync jobs by outcome.', labelNames: ['outcome'], registers: [registry] });
+  const tokens = new Counter({ name: 'mia_ai_tokens_total', help: 'AI tokens spent, by operation and kind (prompt, completion).', labelNames: ['operation', 'kind'], registers: [registry] });
+  const providerError = (code?: string) => {
+    const provider = code ? PROVIDER_CODES[code] : undefined;
+    if (provider) providerErrors.inc({ provider, code });
+  };
+  return {
+    registry,
+    observeRequest({ route, method, status, seconds, code }) {
+      requests.observe({ route, method, status: String(status) }, seconds);
+      providerError(code);
+    },
+    syncJob(outcome, code) {
+      syncJobs.inc({ outcome });
+      providerError(code);
+    },
+    aiTokens(operation, usage) {
+      tokens.inc({ operation, kind: 'prompt' }, usage.promptTokens);
+      tokens.inc({ operation, kind: 'completion' }, usage.completionTokens);
+    },
+    readCluster(readings) {
+      let sync: Promise<Awaited<ReturnType<ClusterReadings['syncState']>>> | undefined;
+      // One query per scrape for the three sync gauges.
+      const syncOnce = () => (sync ??= readings.syncState().finally(() => setTimeout(() => (sync = undefined), 1_000).unref()));
+      const gauge = (name: string, help: string, pick: (s: Awaited<ReturnType<ClusterReadings['syncState']>>) => number) =>
+        new Gauge({ name, help, registers: [registry], async collect() { this.set(pick(await syncOnce())); } });
+      gauge('mia_sync_lag_max_seconds', 'Longest time since a connected account last completed a sync.', (s) => s.maxLagSeconds);
+      gauge('mia_sync_backlog_accounts', 'Connected accounts with notified changes not yet synced.', (s) => s.backlogAccounts);
+      gauge('mia_sync_set_aside_accounts', 'Accounts whose sync failed past its retries and waits for the quiet sweep.', (s) => s.setAsideAccounts);
+      new Gauge({
+        name: 'mia_jobs_queued',
+        help: 'Background jobs waiting or running, by queue.',
+        labelNames: ['queue'],
+        registers: [registry],
+        async collect() {
+          this.reset();
+          for (const [queue, n] of Object.entries(await readings.queueDepth())) this.set({ queue }, n);
+        },
+      });
+    },
+  };
+}

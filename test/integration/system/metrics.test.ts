@@ -1,0 +1,60 @@
+/**
+ * GET /metrics: Prometheus text for the status-admin credential only; requests by route
+ * template (ids folded, unknown paths one label), provider errors by code, AI tokens, the
+ * live inbox's queues and lag, and Node's event-loop delay.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ADMIN_TOKEN } from '../../helpers/app.ts';
+import { seedThread, sharedAiSetup } from '../../helpers/mail-fixtures.ts';
+
+/** The value of one sample line (`name{labels} value`), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
+}
+
+describe('GET /metrics', () => {
+  const setup = sharedAiSetup();
+  const scrape = async (token = ADMIN_TOKEN) => fetch(`${setup().app.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+
+  it('answers FORBIDDEN in the envelope without the status-admin credential', async () => {
+    for (const res of [await fetch(`${setup().app.url}/metrics`), await scrape('wrong-token-wrong-token')]) {
+      assert.equal(res.status, 403);
+      assert.equal((await res.json()).error.code, 'FORBIDDEN');
+    }
+  });
+
+  it('counts requests by route template, provider errors by code and AI tokens by operation', async () => {
+    const s = setup();
+    const { threadId } = await seedThread(s.app);
+    assert.equal((await s.analyze(threadId)).status, 200);
+    const { threadId: other } = await seedThread(s.app);
+    s.openai.injectFault({ status: 429, retryAfterSeconds: 5 });
+    assert.equal((await s.analyze(other)).status, 429);
+    for (const junk of ['/no-such-page-1', '/api/no-such-route', `/api/mail/threads/${threadId}/nope`]) assert.equal((await fetch(`${s.app.url}${junk}`)).status, 404);
+    const res = await scrape();
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const analyze = { route: '/api/mail/threads/:id/analyze', method: 'POST' };
+    assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { ...analyze, status: '200' }), 1);
+    assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { ...analyze, status: '429' }), 1);
+    assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { route: 'unmatched', status: '404' }), 3, 'unknown paths share one label');
+    assert.ok(!text.includes('no-such') && !text.includes(threadId), 'no caller-made label values');
+    assert.equal(sample(text, 'mia_provider_errors_total', { provider: 'ai', code: 'AI_RATE_LIMITED' }), 1);
+    assert.ok(sample(text, 'mia_ai_tokens_total', { operation: 'analyze', kind: 'prompt' })! > 0);
+    assert.ok(sample(text, 'mia_ai_tokens_total', { operation: 'analyze', kind: 'completion' })! > 0);
+  });
+
+  it("reports the live inbox's queues and sync state, and Node's event-loop delay", async () => {
+    const text = await (await scrape()).text();
+    for (const queue of ['mail-sync', 'mail-sync-set-aside', 'quiet-sweep']) assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
+    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_set_aside_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+      assert.ok(Number.isFinite(sample(text, name)), name);
+    }
+  });
+});
