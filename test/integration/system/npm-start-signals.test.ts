@@ -1,0 +1,116 @@
+/**
+ * `npm start` as a terminal runs it, with the embedded PostgreSQL: Ctrl-C (SIGINT to the
+ * whole foreground process group) lets the requests and jobs in flight finish against a
+ * live database (no connection cut under them) and stops the cluster last; SIGTERM to npm alone reaches the service (npm's
+ * shell would otherwise die and orphan it); a cluster left running by a killed process
+ * does not stop the next start.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '../../../server/database.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const exists = (p: string) => access(p).then(() => true, () => false);
+
+async function start(dataDir: string, port: number): Promise<{ npm: ChildProcess; exited: Promise<number | null>; output: () => string }> {
+  let output = '';
+  // detached: a process group of its own, as a terminal gives a foreground job.
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, MIA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  npm.stdout!.on('data', (d) => (output += d));
+  npm.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
+    if (ok) break;
+    if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+    await sleep(250);
+  }
+  return { npm, exited, output: () => output };
+}
+
+/** The cluster's postmaster.pid is removed when it has shut down. */
+const clusterRunning = (dataDir: string) => exists(path.join(dataDir, 'postgres', 'postmaster.pid'));
+
+describe('npm start and signals', () => {
+  let dir: string;
+  const started: ChildProcess[] = [];
+  after(async () => {
+    const kill = (pid: number, signal: NodeJS.Signals) => {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // already gone
+      }
+    };
+    for (const p of started) if (p.exitCode === null && p.signalCode === null) kill(-p.pid!, 'SIGKILL');
+    if (dir) {
+      const pid = await readFile(path.join(dir, 'd', 'postgres', 'postmaster.pid'), 'utf8').then((t) => Number(t.split('\n')[0]), () => 0);
+      if (pid) kill(pid, 'SIGINT');
+      await sleep(500);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Ctrl-C: requests in flight are answered from a live database, then the cluster stops, exit 0', async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mia-signals-'));
+    await chmod(dir, 0o755); // as root, the cluster runs as the postgres user, who must reach the data directory
+    const dataDir = path.join(dir, 'd');
+    const port = await freePort();
+    const run = await start(dataDir, port);
+    started.push(run.npm);
+    assert.ok(await clusterRunning(dataDir));
+    const statuses: number[] = [];
+    const traffic = (async () => {
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; i < 60; i++) {
+        inFlight.push(fetch(`http://127.0.0.1:${port}/health`).then((r) => void statuses.push(r.status), () => undefined));
+        await sleep(10);
+      }
+      await Promise.all(inFlight);
+    })();
+    await sleep(150);
+    process.kill(-run.npm.pid!, 'SIGINT');
+    await traffic;
+    assert.equal(await run.exited, 0, run.output());
+    assert.ok(statuses.length > 0);
+    assert.deepEqual([...new Set(statuses)], [200], 'no request saw the database go (503)');
+    const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+    assert.deepEqual(complaints, [], 'no connection was cut under the service (57P01 "terminating connection due to administrator command")');
+    assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
+  });
+
+  it('SIGTERM to npm alone stops the service and the cluster; a cluster a killed run left behind does not stop the next start', async () => {
+    const dataDir = path.join(dir, 'd');
+    const port = await freePort();
+    const run = await start(dataDir, port);
+    started.push(run.npm);
+    process.kill(run.npm.pid!, 'SIGTERM');
+    await run.exited;
+    const deadline = Date.now() + 15_000;
+    while ((await clusterRunning(dataDir)) && Date.now() < deadline) await sleep(100);
+    assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
+    assert.equal(await fetch(`http://127.0.0.1:${port}/health`).then(() => 'answered', () => 'refused'), 'refused', 'no service left behind');
+
+    const killed = await start(dataDir, port);
+    started.push(killed.npm);
+    process.kill(-killed.npm.pid!, 'SIGKILL');
+    await killed.exited;
+    assert.ok(await clusterRunning(dataDir), 'the cluster outlives a killed service');
+    const again = await start(dataDir, port);
+    started.push(again.npm);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    process.kill(-again.npm.pid!, 'SIGINT');
+    assert.equal(await again.exited, 0);
+  });
+});
