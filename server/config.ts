@@ -59,6 +59,7 @@ const envSchema = z.object({
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
   LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+  LOG_FORMAT: opt(z.enum(['json', 'pretty'])),
 });
 
 export interface Config {
@@ -99,6 +100,8 @@ export interface Config {
   aiBudget: { daily: number; monthly: number };
   statusAdminToken?: string;
   logLevel: string;
+  /** Log lines as JSON, or readable ('pretty'); unset: readable on a terminal, JSON otherwise. */
+  logFormat?: 'json' | 'pretty';
 }
 
 const originOf = (url: string) => new URL(url).origin;
@@ -172,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
     statusAdminToken: e.STATUS_ADMIN_TOKEN,
     logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat: e.LOG_FORMAT,
   };
   return Object.freeze(config);
 }

@@ -32,6 +32,20 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
 }
 
 /**
+ * Where `npm start` writes its lines: JSON for collectors, or readable lines (pino-pretty,
+ * loaded only then) when asked, or by default on a terminal.
+ */
+export async function logDestination(
+  format: 'json' | 'pretty' | undefined,
+  opts: { isTTY?: boolean; out?: NodeJS.WritableStream } = {},
+): Promise<DestinationStream | undefined> {
+  const isTTY = opts.isTTY ?? Boolean(process.stdout.isTTY);
+  if (format === 'json' || (format === undefined && !isTTY)) return undefined;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ sync: true, colorize: isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', destination: opts.out ?? 1 });
+}
+
+/**
  * The logger of the one access line per request: the same destination, level and base fields,
  * without the redaction pass. Its fields are fixed (request id, method, path without its query,
  * status, duration, error code) and carry nothing secret; redaction cost every line its share.

@@ -1,12 +1,12 @@
 /**
  * `npm start`: the configuration from the environment (development secrets kept in the data
- * directory), then startService. SIGINT/SIGTERM stop it: no new connections, in-flight
+ * directory), then startService; readable log lines on a terminal, JSON otherwise. SIGINT/SIGTERM stop it: no new connections, in-flight
  * requests finished, workers stopped, the database closed last.
  */
 import path from 'node:path';
 import { loadConfig, ConfigError } from './config.ts';
 import { withDevSecrets } from './dev-secrets.ts';
-import { createLogger, errorSummary } from './logger.ts';
+import { createLogger, errorSummary, logDestination } from './logger.ts';
 import { startService } from './service.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
@@ -22,7 +22,7 @@ async function main() {
     }
     throw err;
   }
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, destination: await logDestination(config.logFormat) });
   const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });
 
   let stopping = false;
