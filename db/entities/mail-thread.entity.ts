@@ -15,6 +15,9 @@ export const MailThreadSchema = defineEntity({
     subject: p.text().default(''),
     snippet: p.text().default(''),
     lastMessageAt: p.datetime().nullable(),
+    /** The sender of the message that dates the thread (lastMessageAt), for the list. */
+    lastFromName: p.text().default(''),
+    lastFromAddress: p.text().default(''),
     isUnread: p.boolean().default(false),
     inInbox: p.boolean().default(false),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),

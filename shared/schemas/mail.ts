@@ -6,6 +6,9 @@ export const threadSummary = z.object({
   mailThreadId: z.string(),
   subject: z.string(),
   snippet: z.string(),
+  /** The sender of the message that dates the thread. */
+  fromName: z.string().meta({ description: 'Display name of the sender of the latest message (may be empty)' }),
+  fromAddress: z.string().meta({ description: 'Address of the sender of the latest message' }),
   lastMessageAt: timestamp,
   isUnread: z.boolean(),
 });

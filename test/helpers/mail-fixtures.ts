@@ -57,6 +57,8 @@ export async function addMessage(app: TestApp, threadId: string, m: SeedMessage 
   });
   thread.lastMessageAt = sentAt;
   thread.snippet = message.snippet;
+  thread.lastFromName = message.fromName;
+  thread.lastFromAddress = message.fromAddress;
   await em.flush();
   return message.id;
 }

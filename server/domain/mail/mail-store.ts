@@ -171,10 +171,12 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
          coalesce((array_agg(m.snippet order by m.sent_at desc, m.provider_message_id desc) filter (where m.in_inbox))[1],
                   (array_agg(m.snippet order by m.sent_at desc, m.provider_message_id desc))[1]) as snippet,
          coalesce(max(m.sent_at) filter (where m.in_inbox), max(m.sent_at)) as last_at,
+         (array_agg(array[m.from_name, m.from_address] order by m.in_inbox desc, m.sent_at desc, m.provider_message_id desc))[1:1] as last_from,
          bool_or(m.is_unread) as unread, bool_or(m.in_inbox) as inbox
        from mail_messages m where m.thread_id = any(array[?]::uuid[]) group by m.thread_id
      ), u as (
        update mail_threads t set subject = coalesce(a.subject, ''), snippet = coalesce(a.snippet, ''), last_message_at = a.last_at,
+         last_from_name = coalesce(a.last_from[1][1], ''), last_from_address = coalesce(a.last_from[1][2], ''),
          is_unread = a.unread, in_inbox = a.inbox, updated_at = now()
        from a where t.id = a.thread_id
        returning t.id

@@ -60,7 +60,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
  */
 export const LIST_THREADS = preparedStatement('mia_list_threads', `select c.total, t.* from (select coalesce((select total from mail_inbox_counts where account_id = ?), 0) as total) c
      left join lateral (
-       select id, provider_thread_id, subject, snippet, is_unread,
+       select id, provider_thread_id, subject, snippet, is_unread, last_from_name, last_from_address,
          to_char(coalesce(last_message_at, created_at) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as last_at
        from mail_threads
        where account_id = ? and in_inbox order by last_message_at desc, id desc limit ? offset ?
@@ -75,6 +75,8 @@ export interface ThreadListRow {
   subject: string;
   snippet: string;
   is_unread: boolean;
+  last_from_name: string;
+  last_from_address: string;
   last_at: string;
 }
 
@@ -83,7 +85,10 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
   const threads = [];
   for (const r of rows) {
     if (r.id === null) continue;
-    threads.push({ id: r.id, mailThreadId: r.provider_thread_id, subject: r.subject, snippet: r.snippet, lastMessageAt: r.last_at, isUnread: r.is_unread });
+    threads.push({
+      id: r.id, mailThreadId: r.provider_thread_id, subject: r.subject, snippet: r.snippet,
+      fromName: r.last_from_name, fromAddress: r.last_from_address, lastMessageAt: r.last_at, isUnread: r.is_unread,
+    });
   }
   return { threads, total, hasMore: page.offset + threads.length < total };
 }

@@ -20,7 +20,9 @@ describe('thread list', () => {
     assert.equal(first.body.threads[0].subject, 'Message 24');
     assert.equal(first.body.threads[0].lastMessageAt, new Date(Date.UTC(2026, 0, 1, 0, 24)).toISOString());
     assert.equal(first.body.threads[0].isUnread, true);
-    assert.deepEqual(Object.keys(first.body.threads[0]).sort(), ['id', 'isUnread', 'lastMessageAt', 'mailThreadId', 'snippet', 'subject']);
+    assert.deepEqual(Object.keys(first.body.threads[0]).sort(), ['fromAddress', 'fromName', 'id', 'isUnread', 'lastMessageAt', 'mailThreadId', 'snippet', 'subject']);
+    const newest = mail.gmail.inbox(ALICE)[0]!;
+    assert.deepEqual([first.body.threads[0].fromName, first.body.threads[0].fromAddress], [newest.from.name, newest.from.address]);
 
     const rest = await mail.getJson('/api/mail/threads?limit=20&offset=20');
     assert.deepEqual(rest.body.threads.map((x: any) => x.mailThreadId), expected.slice(20));
@@ -53,6 +55,23 @@ describe('thread list', () => {
     }
     const params = doc.paths['/api/mail/threads'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
     assert.deepEqual(params.sort(), ['query:limit', 'query:offset']);
+  });
+
+  it("shows who wrote the message that dates the thread: the owner's sent reply does not, a newer inbox message does", async (t) => {
+    const mail = await startMailApp(t);
+    const bob = mail.gmail.addMessage(ALICE, { from: { name: 'Bob Example', address: 'bob@partner.example' }, internalDate: Date.UTC(2026, 0, 1) });
+    await mail.drain();
+    const sender = async () => {
+      const { threads } = (await mail.getJson('/api/mail/threads')).body;
+      return [threads[0].fromName, threads[0].fromAddress];
+    };
+    assert.deepEqual(await sender(), ['Bob Example', 'bob@partner.example']);
+    mail.gmail.addSentReply(ALICE, bob.threadId, { internalDate: Date.UTC(2026, 0, 2) });
+    await mail.drain();
+    assert.deepEqual(await sender(), ['Bob Example', 'bob@partner.example'], 'a sent reply is not in the inbox');
+    mail.gmail.addMessage(ALICE, { threadId: bob.threadId, from: { name: '', address: 'carol@partner.example' }, internalDate: Date.UTC(2026, 0, 3) });
+    await mail.drain();
+    assert.deepEqual(await sender(), ['', 'carol@partner.example']);
   });
 
   it('needs a session; sync-state needs a session and spends no provider quota', async (t) => {
