@@ -19,7 +19,8 @@
  * GET threads/{id}, GET history, POST watch, POST stop; plus
  * GET /$discovery/rest?version=v1 at the root. Errors use Google's JSON
  * error shape. Wire snippets are HTML-escaped like Gmail's (`&#39;`), while
- * the control API's `snippet` is plain text.
+ * the control API's `snippet` is plain text. `addRawMessage` serves real RFC 822 mail
+ * (headers as sent, MIME tree, attachments; see gmail/raw-message.ts).
  *
  * This module starts the server and holds the control API; the state, routing, endpoints and
  * wire shapes are in gmail/.
@@ -37,10 +38,13 @@ export type {
   Address,
   AttachmentSpec,
   NewMessage,
+  RawMessageOptions,
+  RawPayload,
   SeedOptions,
   StandInAttachment,
   StandInMessage,
   WatchRecord,
+  WirePart,
 } from './gmail/mailbox.types.ts';
 export {
   DEFAULT_MAILBOX,
@@ -75,6 +79,7 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     url: state.url,
     setToken: (token, email) => void state.tokens.set(token, email.toLowerCase()),
     addMessage: (email, partial) => copy(mailbox(email).add(partial)),
+    addRawMessage: (email, raw, rawOpts) => copy(mailbox(email).addRaw(raw, rawOpts)),
     addSentReply(email, threadId, partial = {}) {
       const mb = mailbox(email);
       const thread = mb.threadMessages(threadId);

@@ -135,9 +135,10 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
         return send(res, 200, renderMessage(m, checkFormat(format), sp.getAll('metadataHeaders')));
       }
       case 'attachments.get': {
-        const a = mb.messages.get(r.id!)?.attachments.find((x) => x.attachmentId === r.attachmentId);
+        const m = mb.messages.get(r.id!);
+        const a = m?.attachments.find((x) => x.attachmentId === r.attachmentId);
         if (!a) throw new HttpError(404);
-        return send(res, 200, { size: a.size, data: b64url(attachmentBytes(a)) });
+        return send(res, 200, { size: a.size, data: m?.raw?.attachmentData[a.attachmentId] ?? b64url(attachmentBytes(a)) });
       }
       case 'threads.get': {
         const msgs = mb.threadMessages(r.id!);

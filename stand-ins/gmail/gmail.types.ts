@@ -2,7 +2,7 @@
  * The Gmail stand-in's public types: fault specs, recorded requests, notifications, start
  * options and the control API a test drives it with.
  */
-import type { NewMessage, SeedOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
+import type { NewMessage, RawMessageOptions, SeedOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
 
 export const DEFAULT_MAILBOX = 'alice@example.com';
 
@@ -69,6 +69,13 @@ export interface GmailStandIn {
   setToken(token: string, email: string): void;
 
   addMessage(email: string, partial?: NewMessage): StandInMessage;
+  /**
+   * Stores raw RFC 822 bytes (a string: its UTF-8 bytes) and serves them as Gmail would: the
+   * headers as sent (unfolded, not decoded), the MIME tree with transfer-decoded leaves in their
+   * own charset, real attachment bytes (see gmail/raw-message.ts). The control API's from,
+   * subject, snippet and bodyText are decoded conveniences for search and assertions.
+   */
+  addRawMessage(email: string, raw: Buffer | string, opts?: RawMessageOptions): StandInMessage;
   /** A `SENT`-only message from the mailbox owner to the last sender in `threadId`. */
   addSentReply(email: string, threadId: string, partial?: NewMessage): StandInMessage;
   deleteMessage(email: string, id: string): void;

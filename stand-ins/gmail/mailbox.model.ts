@@ -5,7 +5,8 @@
  */
 import { prng } from '../seeded-random.ts';
 import { b64url, htmlToText, makeSnippet } from './message.wire.ts';
-import type { ActiveWatch, HistoryEntry, HistoryType, NewMessage, StandInMessage, WatchRecord } from './mailbox.types.ts';
+import type { ActiveWatch, HistoryEntry, HistoryType, NewMessage, RawMessageOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
+import { convertRawMessage } from './raw-message.ts';
 
 const byNewest = (a: StandInMessage, b: StandInMessage): number =>
   b.internalDate - a.internalDate || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -97,8 +98,48 @@ export class Mailbox {
     if (bodyText !== undefined) m.bodyText = bodyText;
     if (bodyHtml !== undefined) m.bodyHtml = bodyHtml;
     if (parent) m.inReplyTo = parent.messageIdHeader;
-    this.messages.set(id, m);
-    this.store.claimId(id);
+    return this.insert(m);
+  }
+
+  /**
+   * A message from raw RFC 822 bytes, served as raw-message.ts converts it. Its date is
+   * `opts.internalDate`, else the Date header's, else now; it joins the thread of a message
+   * it names in In-Reply-To/References (or `opts.threadId`), else starts its own.
+   */
+  addRaw(raw: Buffer | string, opts: RawMessageOptions = {}): StandInMessage {
+    let internalDate = 0;
+    let id = '';
+    const c = convertRawMessage(raw, (date) => {
+      internalDate = this.store.nextInternalDate(opts.internalDate ?? date);
+      return (id = this.store.newId(internalDate));
+    });
+    if (opts.threadId !== undefined && this.threadMessages(opts.threadId).length === 0) throw new Error(`gmail stand-in: no thread ${opts.threadId} in mailbox ${this.email}`);
+    const named = [c.inReplyTo, ...c.references].filter((x) => x !== undefined);
+    const parent = named.length ? [...this.messages.values()].find((x) => x.messageIdHeader && named.includes(x.messageIdHeader)) : undefined;
+    const m: StandInMessage = {
+      id,
+      threadId: opts.threadId ?? parent?.threadId ?? id,
+      labelIds: [...new Set(opts.labelIds ?? ['INBOX', 'UNREAD'])],
+      from: c.from,
+      to: c.to,
+      cc: c.cc,
+      subject: c.subject,
+      snippet: c.snippet,
+      internalDate,
+      attachments: c.attachments,
+      historyId: this.historyId,
+      messageIdHeader: c.messageIdHeader,
+      references: c.references,
+      raw: c.raw,
+    };
+    if (c.text !== undefined) m.bodyText = c.text;
+    if (c.inReplyTo !== undefined) m.inReplyTo = c.inReplyTo;
+    return this.insert(m);
+  }
+
+  private insert(m: StandInMessage): StandInMessage {
+    this.messages.set(m.id, m);
+    this.store.claimId(m.id);
     this.record('messageAdded', m);
     return m;
   }

@@ -40,6 +40,40 @@ export interface StandInMessage {
   messageIdHeader: string;
   inReplyTo?: string;
   references: string[];
+  /** Set when the message was added from raw RFC 822 bytes (addRawMessage): served as converted. */
+  raw?: RawPayload;
+}
+
+export interface WireHeader {
+  name: string;
+  value: string;
+}
+
+/** One node of Gmail's MIME tree (`payload`, `payload.parts[i]`, ...). */
+export interface WirePart {
+  partId: string;
+  mimeType: string;
+  filename: string;
+  headers: WireHeader[];
+  body: { size: number; data?: string; attachmentId?: string };
+  parts?: WirePart[];
+}
+
+/** A raw message as the stand-in serves it: its MIME tree, its size and the bytes behind its attachmentIds (base64url). */
+export interface RawPayload {
+  payload: WirePart;
+  sizeEstimate: number;
+  attachmentData: Record<string, string>;
+}
+
+/** What `addRawMessage` accepts besides the bytes. */
+export interface RawMessageOptions {
+  /** Replaces the default labels `['INBOX', 'UNREAD']`. */
+  labelIds?: string[];
+  /** Replaces the date taken from the Date header (epoch ms). */
+  internalDate?: number;
+  /** Files the message in this thread instead of threading it by In-Reply-To/References. */
+  threadId?: string;
 }
 
 /** What `addMessage` accepts. Everything is optional. */

@@ -3,7 +3,7 @@
  * MIME tree, history records, attachment bytes) and the text helpers they need. No state.
  */
 import { prng } from '../seeded-random.ts';
-import type { Address, HistoryEntry, Json, StandInAttachment, StandInMessage } from './mailbox.types.ts';
+import type { Address, HistoryEntry, Json, StandInAttachment, StandInMessage, WirePart } from './mailbox.types.ts';
 
 export const b64url = (s: string | Buffer): string =>
   (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64url');
@@ -58,14 +58,7 @@ export function messageHeaders(m: StandInMessage, rootContentType: string): { na
   return h;
 }
 
-interface Part {
-  partId: string;
-  mimeType: string;
-  filename: string;
-  headers: { name: string; value: string }[];
-  body: { size: number; data?: string; attachmentId?: string };
-  parts?: Part[];
-}
+type Part = WirePart;
 
 const boundaryFor = (m: StandInMessage, kind: string) => `000000000000${m.id.slice(-8)}${kind}`;
 
@@ -137,12 +130,13 @@ export function renderMessage(m: StandInMessage, format: MessageFormat, metadata
     threadId: m.threadId,
     labelIds: [...m.labelIds],
     snippet: escapeHtml(m.snippet),
-    sizeEstimate: sizeEstimate(m),
+    sizeEstimate: m.raw ? m.raw.sizeEstimate : sizeEstimate(m),
     historyId: String(m.historyId),
     internalDate: String(m.internalDate),
   };
   if (format === 'minimal') return out;
-  const tree = mimeTree(m);
+  // A message added from raw bytes is served as converted (raw-message.ts).
+  const tree = m.raw ? m.raw.payload : mimeTree(m);
   if (format === 'full') {
     out.payload = tree;
     return out;
