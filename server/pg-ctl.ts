@@ -30,13 +30,14 @@ export async function pgCtl(opts: { dataDir: string; port: number; flags: string
     ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) }
     : {};
   const ctl = (args: string[]) => run(binary, ['-D', opts.dataDir, ...args], { ...ids, env: { ...process.env, LC_MESSAGES: 'C' } });
+  const running = () => ctl(['status']).then(() => true, () => false);
+  /** Stopped already (or by someone else) is stopped. */
   const stop = async () => {
-    await ctl(['stop', '-m', 'fast', '-w', '-t', '60']);
+    if (await running()) await ctl(['stop', '-m', 'fast', '-w', '-t', '60']);
   };
   return {
     async start() {
-      const running = await ctl(['status']).then(() => true, () => false);
-      if (running) await stop();
+      await stop();
       const options = ['-p', String(opts.port), ...opts.flags].join(' ');
       await ctl(['start', '-w', '-t', '120', '-l', path.join(opts.dataDir, 'embedded.log'), '-o', options]);
     },
