@@ -1,20 +1,24 @@
 /**
  * createClient({ baseUrl }): the typed client of the API over /trpc, with end-to-end types
- * from the server's router (a type-only import: no server code reaches a client bundle).
- * Cookies travel with `credentials: 'include'`; the CSRF token is fetched from
- * auth.session on the first state-changing call (and again after a CSRF_FAILED or a
- * sign-in), and sent as X-CSRF-Token. Errors surface as ApiError carrying the spec's code.
+ * from the server's router (router.ts: a type-only import; the built package carries a
+ * generated copy). Cookies travel with `credentials: 'include'`; the CSRF token is fetched
+ * from auth.session on the first state-changing call (and again after a CSRF_FAILED or a
+ * sign-in), and sent as X-CSRF-Token. Errors surface as ApiError carrying the spec's code,
+ * or as its NetworkError (code NETWORK_ERROR) when no answer came back at all.
  */
-import { createTRPCClient, httpLink, TRPCClientError, type TRPCLink } from '@trpc/client';
+import { createTRPCClient, httpLink, TRPCClientError, type TRPCClient, type TRPCLink } from '@trpc/client';
 import { observable } from '@trpc/server/observable';
-import type { AppRouter } from '../server/trpc/routers/index.ts';
 import { isErrorCode, type ErrorCode, type ValidationIssue } from './errors.ts';
+import type { AppRouter } from './router.ts';
 
 export type { AppRouter };
 
+/** The codes a client sees: the API's closed set, plus NETWORK_ERROR (no answer from the API). */
+export type ClientErrorCode = ErrorCode | 'NETWORK_ERROR';
+
 export class ApiError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    readonly code: ClientErrorCode,
     message: string,
     readonly requestId: string,
     readonly httpStatus: number,
@@ -25,8 +29,30 @@ export class ApiError extends Error {
   }
 }
 
-export function isApiError(err: unknown, code?: ErrorCode): err is ApiError {
+/**
+ * The API could not be reached or the connection broke before an answer came back (refused,
+ * reset, DNS, offline): nothing is known about whether a mutation ran. `cause` is what fetch threw.
+ */
+export class NetworkError extends ApiError {
+  declare readonly code: 'NETWORK_ERROR';
+  constructor(message = 'The service could not be reached.', options?: { cause?: unknown }) {
+    super('NETWORK_ERROR', message, '', 0);
+    this.name = 'NetworkError';
+    if (options && 'cause' in options) this.cause = options.cause;
+  }
+}
+
+export function isApiError<C extends ClientErrorCode = ClientErrorCode>(err: unknown, code?: C): err is ApiError & { readonly code: C } {
   return err instanceof ApiError && (code === undefined || err.code === code);
+}
+
+export function isNetworkError(err: unknown): err is NetworkError {
+  return err instanceof NetworkError;
+}
+
+/** fetch rejects with a TypeError, and only then, when no response came (Fetch standard, every runtime). */
+function isFetchFailure(err: unknown): boolean {
+  return err instanceof TypeError || (err instanceof Error && err.name === 'TypeError');
 }
 
 interface ErrorData {
@@ -40,11 +66,15 @@ interface ErrorData {
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof TRPCClientError && err.cause instanceof ApiError) return err.cause;
+  if (err instanceof TRPCClientError && err.shape === undefined && isFetchFailure(err.cause)) {
+    return new NetworkError(undefined, { cause: err.cause });
+  }
   if (err instanceof TRPCClientError) {
     const data = (err.data ?? {}) as ErrorData;
     const code = isErrorCode(data.appCode) ? data.appCode : 'INTERNAL_ERROR';
     return new ApiError(code, err.message, String(data.requestId ?? ''), Number(data.httpStatus ?? 500), Array.isArray(data.issues) ? (data.issues as ValidationIssue[]) : []);
   }
+  if (isFetchFailure(err)) return new NetworkError(undefined, { cause: err });
   return new ApiError('SERVICE_UNAVAILABLE', 'The service could not be reached.', '', 0);
 }
 
@@ -57,7 +87,10 @@ export interface ClientOptions {
   headers?: Record<string, string>;
 }
 
-export function createClient(opts: ClientOptions) {
+/** The typed client: `api.<router>.<procedure>.query(input)` / `.mutate(input)`. */
+export type ApiClient = TRPCClient<AppRouter>;
+
+export function createClient(opts: ClientOptions): ApiClient {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const doFetch: typeof fetch = opts.fetch ?? ((input, init) => fetch(input, { ...init, credentials: 'include' }));
   let csrfToken: string | undefined;
@@ -127,4 +160,3 @@ function withApiErrors<T extends object>(target: T): T {
   });
 }
 
-export type ApiClient = ReturnType<typeof createClient>;

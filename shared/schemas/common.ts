@@ -18,12 +18,14 @@ export const text = () => z.string().regex(STORABLE_TEXT);
 /**
  * A whole number from a query string or a JSON number. Written as a union + pipe rather than
  * `z.number()` because trpc-to-openapi mutates plain number schemas to coerce (which would
- * then let `/trpc` accept strings, and `?x=1e1` or `?x=0x10` pass).
+ * then let `/trpc` accept strings, and `?x=1e1` or `?x=0x10` pass). Its static type is
+ * number in and out: the string branch exists for REST query strings only, so the typed
+ * client (which sends JSON) is asked for a number, not `number | string`.
  */
-export function queryInt(min: number, max: number) {
+export function queryInt(min: number, max: number): z.ZodType<number, number> {
   return z
     .union([z.int(), z.string().regex(/^-?(0|[1-9]\d{0,15})$/).transform(Number)])
-    .pipe(z.int().min(min).max(max));
+    .pipe(z.int().min(min).max(max)) as z.ZodType<number, string | number> as z.ZodType<number, number>;
 }
 
 /** JSON body boolean that trpc-to-openapi cannot turn into a coercing one. */
