@@ -1,5 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import type { BackfillResult, Explained, FreshnessResult, LoadResult, PollerResult, SyncRun } from './scenarios.ts';
+import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, PollerResult, SyncRun } from './scenarios.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -15,6 +15,7 @@ export interface BenchReport {
   poller: PollerResult | null;
   freshness: FreshnessResult | null;
   backfill: BackfillResult | null;
+  corpus?: CorpusResult | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -132,6 +133,24 @@ export function renderMarkdown(r: BenchReport): string {
     out.push(`| ${b.stored} / ${b.messages} | ${(b.ms / 1000).toFixed(1)} s | ${(b.optimumMs / 1000).toFixed(1)} s | ${(b.ratio * 100).toFixed(0)} % ${ok(b.ratio >= 0.8 && b.stored === b.messages)} | ${b.refused} ${ok(b.refused === 0)} | ${b.providerRequests} |`);
     out.push('');
     out.push("The stand-in refuses (429) any call past the user's quota in a moving second; the service paces each account's calls within it. Optimum: the units a listing needs (messages.list 5 per 50, messages.get 5 each, the watch 100, two profiles) spent at exactly the quota.");
+    out.push('');
+  }
+
+  if (r.corpus) {
+    const { tokens: t, eventLoop: e } = r.corpus;
+    out.push('## 8. Mail anyone can send — prompt tokens and the event loop');
+    out.push('');
+    out.push('| analysis prompt, o200k_base tokens | messages | median | p90 (goal ≤ 1,200) | max (goal ≤ 2,500) |');
+    out.push('|---|---:|---:|---:|---:|');
+    out.push(`| SpamAssassin corpus | ${t.corpus.n} | ${t.corpus.median} | ${t.corpus.p90} ${ok(t.corpus.p90 <= 1200)} | ${t.corpus.max} ${ok(t.corpus.max <= 2500)} |`);
+    out.push(`| generated hostile mail | ${t.hostile.n} | ${t.hostile.median} | ${t.hostile.p90} | ${t.hostile.max} ${ok(t.hostile.max <= 2500)} |`);
+    out.push('');
+    out.push('| server event loop | window | delay p99 (goal < 50 ms) | delay max |');
+    out.push('|---|---:|---:|---:|');
+    out.push(`| idle | ${e.idle.seconds} s | ${e.idle.p99Ms} ms | ${e.idle.maxMs} ms |`);
+    out.push(`| backfilling and opening ${e.busy.messages} messages (corpus and hostile; ${e.busy.threadsOpened} threads opened, ${e.busy.non200} not 200) | ${e.busy.seconds} s | ${e.busy.p99Ms} ms ${ok(e.busy.p99Ms < 50)} | ${e.busy.maxMs} ms |`);
+    out.push('');
+    out.push("Tokens: each message as the Gmail stand-in serves it, normalised by the service's provider code, its analysis prompt built by the service's prompt code; system and user message. Event loop: prom-client's monitorEventLoopDelay in the server, read (and reset) through GET /metrics at the window's ends.");
     out.push('');
   }
 

@@ -14,13 +14,16 @@
  *      20 changes/s and a burst of 2,000, 50 ms provider latency (issue 16).
  *   7. Backfill: a 10,000-message inbox from sign-in to fully listed under the provider's
  *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum (issue 16).
+ *   8. Mail anyone can send: analysis prompt tokens (o200k_base) on the whole SpamAssassin
+ *      corpus and on generated hostile mail; the server's event-loop delay while it backfills
+ *      and opens such an inbox, next to idle (issue 17).
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill,corpus
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -31,6 +34,7 @@ import { renderMarkdown, type BenchReport } from './report.ts';
 import { args, only, settings, step, WEB_ORIGIN } from './run/bench.settings.ts';
 import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
+import { measureCorpus } from './run/corpus.phase.ts';
 import { measureBackfill, measureFreshness } from './run/live.phase.ts';
 import { measurePoller, measureSync } from './run/sync-poller.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
@@ -97,6 +101,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('poller')) await measurePoller(world, report);
   if (only.has('freshness')) await measureFreshness(world, report);
   if (only.has('backfill')) await measureBackfill(world, report);
+  if (only.has('corpus')) await measureCorpus(world, report);
 
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
   const markdown = renderMarkdown(report);
@@ -113,7 +118,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${err instanceof Error && err.cause ? `\ncause: ${String((err.cause as Error).stack ?? err.cause)}` : ""}\n`);
     process.exit(1);
   },
 );

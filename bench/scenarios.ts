@@ -7,4 +7,5 @@ export * from './scenarios/list.scenario.ts';
 export * from './scenarios/poller.scenario.ts';
 export * from './scenarios/freshness.scenario.ts';
 export * from './scenarios/backfill.scenario.ts';
+export * from './scenarios/mail-corpus.scenario.ts';
 export * from './scenarios/sync.scenario.ts';

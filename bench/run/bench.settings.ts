@@ -48,11 +48,15 @@ export const settings = {
   /** The issue's 10,000-message inbox; the quota scaled ×4 from Gmail's 250 so the run takes ~1 minute (the ratio is the figure). */
   backfillMessages: smoke ? 200 : 10_000,
   backfillQuota: 1_000,
+  /** Item 8: every n-th corpus file for the token count (1: all ~6,000) and for the inbox the server backfills and opens. */
+  corpusTokenStep: smoke ? 1000 : 1,
+  corpusInboxStep: smoke ? 100 : 3,
+  corpusIdleSeconds: smoke ? 1 : 10,
   rateLimitMax: 1_000_000,
   logLevel: 'info',
   nodeEnv: 'production',
 };
-export const only = new Set((args.only ?? 'list,sync,poller,freshness,backfill').split(','));
+export const only = new Set((args.only ?? 'list,sync,poller,freshness,backfill,corpus').split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 
 export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

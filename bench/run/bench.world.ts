@@ -14,6 +14,9 @@ import type { ListStatement } from '../scenarios.ts';
 import { forPg } from '../sql.ts';
 import { args, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 
+/** The status-admin credential of the bench's server (GET /metrics). */
+export const BENCH_ADMIN_TOKEN = 'bench-status-admin-token-0123456789';
+
 export interface BenchWorld {
   db: BenchDatabase;
   identity: IdentityStandIn;
@@ -78,6 +81,7 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     // The backfill phase's stand-in quota (the other phases' stand-in enforces none).
     GMAIL_QUOTA_UNITS_PER_SECOND: String(settings.backfillQuota),
     LOG_LEVEL: settings.logLevel,
+    STATUS_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     MIA_DATA_DIR: path.join(work, 'data'),
     ...identityEnv(identity),
     GMAIL_API_URL: gmail.url,

@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(md && json, `result files written: ${files.join(', ')}`);
     const markdown = await readFile(path.join(out, md), 'utf8');
     assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
-    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## Query plans']) {
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## Query plans']) {
       assert.ok(markdown.includes(heading), `${heading} in the table`);
     }
 
@@ -59,6 +59,10 @@ describe('npm run bench -- --smoke', () => {
     for (const p of report.freshness.phases) assert.equal(p.visible, p.changes, `freshness ${p.name}: every change became visible`);
     assert.equal(report.backfill.stored, report.backfill.messages, 'the backfill stored the whole inbox');
     assert.equal(report.backfill.refused, 0, 'no call refused by the provider quota');
+    assert.ok(report.corpus.tokens.corpus.n > 0 && report.corpus.tokens.corpus.max <= 2_500, 'corpus prompts counted, within the token cap');
+    assert.ok(report.corpus.tokens.hostile.max <= 2_500, 'hostile prompts within the token cap');
+    assert.equal(report.corpus.eventLoop.busy.non200, 0, 'every thread of the corpus and hostile inbox opened with 200');
+    assert.ok(report.corpus.eventLoop.busy.threadsOpened > 0 && Number.isFinite(report.corpus.eventLoop.busy.p99Ms));
     assert.ok(report.memory.afterStartMiB > 0);
   });
 });

