@@ -11,7 +11,7 @@ import { Analysis } from '../../../db/entities/index.ts';
 import { analysisModelOutput, type Analysis as AnalysisDto } from '../../../shared/schemas/ai.ts';
 import { AppError } from '../errors.ts';
 import { answerFormat, budgetedCall, type AiCallDeps } from './ai-call.ts';
-import { analysisPrompt } from './prompt.ts';
+import { analysisPrompt, LIMITS } from './prompt.ts';
 import { createSingleFlight } from './single-flight.ts';
 import { findLatest, loadWithBodies, type EnsureBodies } from './thread-context.ts';
 
@@ -48,9 +48,10 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     if (existing) return existing;
     if (!deps.provider.configured) throw new AppError('SERVICE_UNAVAILABLE');
     const { thread } = await findLatest(em, accountId, threadId);
-    const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, 1);
+    // Earlier messages too: the owner's own teach the prompt their signature (never sent).
+    const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, LIMITS.contextMessages + 1);
     const latest = messages[messages.length - 1];
-    const prompt = analysisPrompt({ threadSubject: thread.subject, latest, ownerAddress: account.email, ownerSignature: account.signature });
+    const prompt = analysisPrompt({ threadSubject: thread.subject, latest, earlier: messages.slice(0, -1), ownerAddress: account.email, ownerSignature: account.signature });
     const { value, model } = await budgetedCall(deps, { accountId, operation: 'analyze', prompt, format: FORMAT });
     const at = deps.now();
     await em.execute(

@@ -22,6 +22,13 @@ describe("the owner's signature", () => {
     assert.equal(stripSignature(quoting, lines, false), 'Great, Monday then.\nBob');
   });
 
+  it('analysis learns it from the owner\'s earlier messages of the thread, which it never sends', () => {
+    const quoting = msg('bob@x.example', 'See you then.\nAlice Martin | Acme Ltd\nMobile +44 7700 900123', 'Bob');
+    const p = analysisPrompt({ threadSubject: 'Plans', latest: quoting, earlier: [msg(OWNER, DELIMITED, 'Alice')], ownerAddress: OWNER });
+    assert.ok(!p.user.includes('7700') && !p.user.includes('Tuesday works'), p.user);
+    assert.match(p.user, /See you then\./);
+  });
+
   it('never reaches the model: analysis of the owner\'s own message, and a draft with the owner\'s replies as context', () => {
     const secrets = ['Alice Martin', 'Head of Sales', '7946', '7700', 'Acme'];
     const analysis = analysisPrompt({ threadSubject: 'Plans', latest: msg(OWNER, SIGNED, 'Alice'), ownerAddress: OWNER });
