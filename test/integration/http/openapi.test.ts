@@ -29,6 +29,11 @@ describe('GET /openapi.json', () => {
     );
     for (const op of SPEC_OPERATIONS) assert.ok(operations.includes(op), `${op} is documented`);
 
+    // How a client shows images on request is part of the document (issue 17).
+    const text = JSON.stringify(doc);
+    assert.match(text, /"bodyHtml":\{[^}]*"description":"Sanitised HTML[^"]*data-remote-src[^"]*data-remote-srcset/);
+    assert.match(text, /"fromName":\{[^}]*"description":"Display name of the sender of the latest message/);
+
     const envelope = doc.components.schemas.ErrorEnvelope;
     assert.deepEqual(envelope.properties.error.properties.code.enum, ERROR_CODES);
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
