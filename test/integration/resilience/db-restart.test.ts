@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import type { Browser } from '../../helpers/browser.ts';
-import { csrf, eventually, sharedSecrets, signIn, sleep, sql, startCluster, startService, startStandIns, syncToEnd, user, WEB_ORIGIN, type Cluster, type ServiceProcess, type StandIns } from './harness.ts';
+import { csrf, eventually, sharedSecrets, signIn, sleep, sql, startCluster, startService, startStandIns, syncToEnd, user, waitSyncIdle, WEB_ORIGIN, type Cluster, type ServiceProcess, type StandIns } from './harness.ts';
 import { mixedCalls, startTraffic, summarise, type Outcome } from './traffic.ts';
 
 const ALICE = user('alice');
@@ -44,9 +44,9 @@ describe('database stopped and restarted under traffic (service as a child proce
     const bob = svc.browser();
     const bobCsrf = (await signIn(bob)).csrfToken;
     await eventually(async () => providers.gmail.watches(BOB.email).length > 0, 5_000);
-    await syncToEnd(bob, bobCsrf); // bob has a checkpoint
+    await syncToEnd(bob, bobCsrf, () => waitSyncIdle(dbUrl, BOB.email)); // bob has a checkpoint
     providers.gmail.seed(ALICE.email, 60, { sentReplies: false });
-    await syncToEnd(alice, aliceCsrf);
+    await syncToEnd(alice, aliceCsrf, () => waitSyncIdle(dbUrl, ALICE.email));
   });
 
   after(async () => {

@@ -380,21 +380,36 @@ export function csrf(csrfToken: string, extra: Record<string, string> = {}): Rec
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits (bounded) until no background sync of the account runs or waits: no pg-boss job, no lease. */
+export async function waitSyncIdle(databaseUrl: string, email: string, timeoutMs = 30_000): Promise<void> {
+  const idle = await eventually(async () => {
+    const [row] = await sql<{ jobs: number; leased: boolean }>(
+      databaseUrl,
+      `select (select count(*)::int from pgboss.job j where j.name = 'mail-sync' and j.state in ('created', 'retry', 'active') and j.singleton_key = a.id::text) as jobs,
+              coalesce((select s.lease_owner is not null from sync_states s where s.account_id = a.id), false) as leased
+         from accounts a where a.email = $1`,
+      [email],
+    );
+    return row !== undefined && row.jobs === 0 && !row.leased;
+  }, timeoutMs, 100);
+  if (!idle) throw new Error(`the background sync of ${email} did not finish`);
+}
+
 /**
- * Runs the sync route until it has nothing more to list. Sign-in queues a background sync, so the
- * route may find the account's sync lease held: it then answers 429 RATE_LIMITED with Retry-After,
- * and this waits (at most a second at a time) and asks again, up to `timeoutMs`.
+ * Runs the sync route until it has nothing more to list. Sign-in and new mail queue background
+ * syncs, so the route may find the account's lease held (429 RATE_LIMITED with quota left):
+ * then this waits for the background sync to finish and asks again.
  */
-export async function syncToEnd(browser: Browser, csrfToken: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+export async function syncToEnd(browser: Browser, csrfToken: string, idle: () => Promise<void>): Promise<void> {
+  for (let i = 0; i < 20; i++) {
     const res = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) });
     const body = await res.json();
     if (res.status === 200 && !body.hasMore) return;
-    if (res.status !== 200 && !(res.status === 429 && body.code === 'RATE_LIMITED')) throw new Error(`sync answered ${res.status} ${body.code}`);
-    if (Date.now() >= deadline) throw new Error('the sync did not finish in time');
-    if (res.status === 429) await sleep(Math.min(1_000, Number(res.headers.get('retry-after') ?? 1) * 1_000));
+    if (res.status === 200) continue;
+    if (res.status === 429 && body.error?.code === 'RATE_LIMITED' && res.headers.get('ratelimit-remaining') !== '0') await idle();
+    else throw new Error(`sync answered ${res.status} ${JSON.stringify(body)}`);
   }
+  throw new Error('the sync did not finish in 20 calls');
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes (then returns the last value). */

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from '../../helpers/browser.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import { csrf, eventually, sharedSecrets, signIn, sql, startService, startStandIns, SUBSCRIPTION, user, type ServiceProcess, type StandIns } from './harness.ts';
+import { csrf, eventually, sharedSecrets, signIn, sql, startService, startStandIns, SUBSCRIPTION, user, waitSyncIdle, type ServiceProcess, type StandIns } from './harness.ts';
 
 const USERS = [user('alice'), user('bob'), user('carol')];
 
@@ -26,19 +26,7 @@ function onOther(browser: Browser, other: ServiceProcess): Browser {
 }
 
 /** Waits until no sync job of the user's account waits or runs, and its lease is free. */
-async function waitIdle(email: string) {
-  const idle = await eventually(async () => {
-    const [row] = await sql<{ jobs: number; leased: boolean }>(
-      db.url,
-      `select (select count(*)::int from pgboss.job j where j.name = 'mail-sync' and j.state in ('created', 'retry', 'active') and j.singleton_key = a.id::text) as jobs,
-              coalesce((select s.lease_owner is not null from sync_states s where s.account_id = a.id), false) as leased
-         from accounts a where a.email = $1`,
-      [email],
-    );
-    return row !== undefined && row.jobs === 0 && !row.leased;
-  }, 20_000, 100);
-  assert.ok(idle, `the background sync of ${email} finished`);
-}
+const waitIdle = (email: string) => waitSyncIdle(db.url, email);
 
 describe('two instances on one database and one subscription', () => {
   before(async () => {
