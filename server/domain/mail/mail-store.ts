@@ -2,10 +2,12 @@
  * The stored side of the sync: set-based SQL, one statement per kind of write however many
  * messages a batch holds (rows travel as one JSON parameter through jsonb_to_recordset).
  * Keys are the provider's ids (unique per account), so replaying a batch changes nothing.
+ * Statements carrying rows bind them as parameters (bound-sql.ts), never inline them.
  * Thread aggregates are recomputed from the stored messages of the threads a batch touched.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
+import { executeBound } from '../bound-sql.ts';
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
 
@@ -77,7 +79,8 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
     body_html: r.bodyHtml ?? null,
     attachments: r.attachments ?? null,
   }));
-  const result = await em.execute<{ thread_id: string }[]>(
+  const result = await executeBound<{ thread_id: string }>(
+    em,
     `with r as (
        select * from jsonb_to_recordset(?::jsonb) as x(pmid text, ptid text, from_name text, from_address text, subject text,
          snippet text, sent_at timestamptz, labels text[], fetched boolean, body_text text, body_html text, attachments jsonb)
@@ -110,7 +113,8 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
 
 async function updateLabels(em: EntityManager, accountId: string, changes: StoreChanges['labelChanges']): Promise<string[]> {
   const payload = changes.map((c) => ({ pmid: c.providerMessageId, labels: uniq(c.labelIds) }));
-  const result = await em.execute<{ thread_id: string }[]>(
+  const result = await executeBound<{ thread_id: string }>(
+    em,
     `update mail_messages m set label_ids = x.labels, is_unread = 'UNREAD' = any(x.labels), in_inbox = 'INBOX' = any(x.labels), updated_at = now()
      from jsonb_to_recordset(?::jsonb) as x(pmid text, labels text[])
      where m.account_id = ? and m.provider_message_id = x.pmid
@@ -131,12 +135,12 @@ async function recordSetAside(em: EntityManager, accountId: string, c: StoreChan
   }
   if (!c.setAside?.length) return;
   const payload = c.setAside.map((x) => ({ pmid: x.providerMessageId, reason: x.reason.slice(0, 64) }));
-  await em.execute(
+  await executeBound(
+    em,
     `insert into mail_set_aside as s (account_id, provider_message_id, reason, retry_after)
      select ?::uuid, x.pmid, x.reason, now() + interval '1 minute' from jsonb_to_recordset(?::jsonb) as x(pmid text, reason text)
      on conflict (account_id, provider_message_id) do update set attempts = s.attempts + 1, reason = excluded.reason, retry_after = ${SET_ASIDE_RETRY_SQL}`,
     [accountId, JSON.stringify(payload)],
-    'run',
   );
 }
 
@@ -213,12 +217,12 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  */
 export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<void> {
   const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
-  await em.execute(
+  await executeBound(
+    em,
     `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now()
      from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
      where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
     [JSON.stringify(payload), accountId, threadId],
-    'run',
   );
   const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
