@@ -8,10 +8,10 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery, type ControlledTransaction, type Kysely } from 'kysely';
+import { numberedPlaceholders } from './prepared-sql.ts';
 
 export async function executeBound<Row>(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
-  let n = 0;
-  const query = CompiledQuery.raw(sql.replace(/\?/g, () => `$${++n}`), params);
+  const query = CompiledQuery.raw(numberedPlaceholders(sql), params);
   const runner: ControlledTransaction<unknown> | Kysely<unknown> = em.getTransactionContext<ControlledTransaction<unknown>>() ?? em.getConnection().getClient();
   return (await runner.executeQuery(query)).rows as Row[];
 }

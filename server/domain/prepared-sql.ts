@@ -13,10 +13,14 @@ export interface PreparedStatement {
   readonly text: string;
 }
 
+/** SQL written with the ORM's `?` placeholders (and no other question mark) with PostgreSQL's `$1…$n`. */
+export function numberedPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
 /** A prepared statement from SQL written with the ORM's `?` placeholders (the SQL has no other question marks). */
 export function preparedStatement(name: string, sql: string): PreparedStatement {
-  let n = 0;
-  return { name, text: sql.replace(/\?/g, () => `$${++n}`) };
+  return { name, text: numberedPlaceholders(sql) };
 }
 
 /** Runs a prepared statement and returns its rows. */
