@@ -31,20 +31,25 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { Account, SyncState } from '../../../db/entities/index.ts';
 import type { JobWithMetadata } from 'pg-boss';
 import { createSyncService, type SyncService } from '../../../server/domain/mail/sync.service.ts';
-import { listThreads } from '../../../server/domain/mail/thread.service.ts';
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../../../server/intake/notifications.ts';
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
 import { createGmailFactory, type GmailApi, type GmailFactory } from '../../../server/providers/gmail.ts';
-import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
 import { createLogger } from '../../../server/logger.ts';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { startProviders } from '../../helpers/providers.ts';
 import { startGmailStandIn, type FaultEndpoint, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { ModelQueue, TICK_MS, type QueueMethod } from './model-queue.ts';
+import {
+  assertInboxMatches as assertModelInbox,
+  checkpoint as modelCheckpoint,
+  createModelAccount,
+  modelSql,
+  storedInbox as storedModelInbox,
+  type ModelWorld,
+} from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 250);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
@@ -189,81 +194,12 @@ const hookedGmail: GmailFactory = (auth) => {
   return wrapped;
 };
 
-const sql = async <T = Record<string, unknown>>(q: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(q, params)) as T[];
-
-async function createAccount(email: string): Promise<string> {
-  const em = app.container.orm.em.fork();
-  const account = em.create(Account, { sub: `model-${randomUUID()}`, email });
-  await em.flush();
-  await app.container.credentials.store(em, account.id, {
-    accessToken: `${TOKEN_PREFIX}${email}`,
-    refreshToken: 'model-refresh-token',
-    expiresAt: new Date(Date.now() + 24 * 3600_000),
-    scope: `openid email ${MAIL_SCOPE}`,
-  });
-  // As sign-in does: the account's sync state row exists from the start, its watch registered.
-  await em.upsert(SyncState, { account: account.id, watchRenewedAt: new Date(), watchExpiresAt: new Date(Date.now() + 7 * 24 * 3600_000) }, { onConflictFields: ['account'] });
-  return account.id;
-}
-
-interface StoredRow {
-  id: string;
-  thread: string;
-  unread: boolean;
-  labels: string[];
-}
-
-async function storedInbox(accountId: string): Promise<StoredRow[]> {
-  const rows = await sql<{ pid: string; ptid: string; is_unread: boolean; in_inbox: boolean; label_ids: string[] }>(
-    `select m.provider_message_id as pid, t.provider_thread_id as ptid, m.is_unread, m.in_inbox, m.label_ids
-       from mail_messages m join mail_threads t on t.id = m.thread_id where m.account_id = ?`,
-    [accountId],
-  );
-  for (const r of rows) {
-    assert.equal(r.in_inbox, r.label_ids.includes('INBOX'), `message ${r.pid}: in_inbox agrees with its labels`);
-    assert.equal(r.is_unread, r.label_ids.includes('UNREAD'), `message ${r.pid}: is_unread agrees with its labels`);
-  }
-  return rows
-    .filter((r) => r.in_inbox)
-    .map((r) => ({ id: r.pid, thread: r.ptid, unread: r.is_unread, labels: [...r.label_ids].sort() }))
-    .sort((a, b) => a.id.localeCompare(b.id));
-}
-
-function providerInbox(email: string): StoredRow[] {
-  return gmail
-    .inbox(email)
-    .map((m) => ({ id: m.id, thread: m.threadId, unread: m.unread, labels: [...m.labelIds].sort() }))
-    .sort((a, b) => a.id.localeCompare(b.id));
-}
-
-/** Stored inbox == provider inbox, no duplicate rows, the thread list shows exactly the provider's inbox threads. */
-async function assertInboxMatches(accountId: string, email: string, when: string) {
-  assert.deepEqual(await storedInbox(accountId), providerInbox(email), `${when}: stored inbox equals the provider's`);
-  const [dups] = await sql<{ messages: number; distinct_messages: number; threads: number; distinct_threads: number; empty_threads: number }>(
-    `select (select count(*)::int from mail_messages where account_id = ?) as messages,
-            (select count(distinct provider_message_id)::int from mail_messages where account_id = ?) as distinct_messages,
-            (select count(*)::int from mail_threads where account_id = ?) as threads,
-            (select count(distinct provider_thread_id)::int from mail_threads where account_id = ?) as distinct_threads,
-            (select count(*)::int from mail_threads t where account_id = ? and not exists (select 1 from mail_messages m where m.thread_id = t.id)) as empty_threads`,
-    [accountId, accountId, accountId, accountId, accountId],
-  );
-  assert.equal(dups!.messages, dups!.distinct_messages, `${when}: no duplicate message rows`);
-  assert.equal(dups!.threads, dups!.distinct_threads, `${when}: no duplicate thread rows`);
-  assert.equal(dups!.empty_threads, 0, `${when}: no thread row without messages`);
-  const list = await listThreads(app.container.prepared, accountId, { limit: 5_000, offset: 0 });
-  const expectedThreads = [...new Set(gmail.inbox(email).map((m) => m.threadId))].sort();
-  assert.deepEqual(list.threads.map((t) => t.mailThreadId).sort(), expectedThreads, `${when}: the thread list shows the provider's inbox threads`);
-  assert.equal(list.total, expectedThreads.length, `${when}: thread list total`);
-  for (const t of list.threads) {
-    const unreadInInbox = gmail.inbox(email).some((m) => m.threadId === t.mailThreadId && m.unread);
-    if (unreadInInbox) assert.equal(t.isUnread, true, `${when}: thread ${t.mailThreadId} with an unread inbox message is unread`);
-  }
-}
-
-async function checkpoint(accountId: string): Promise<bigint | null> {
-  const [row] = await sql<{ h: string | null }>('select history_id::text as h from sync_states where account_id = ?', [accountId]);
-  return row?.h ? BigInt(row.h) : null;
-}
+const sql = <T = Record<string, unknown>>(q: string, params: unknown[] = []) => modelSql(app)<T>(q, params);
+const world = (): ModelWorld => ({ app, gmail, tokenPrefix: TOKEN_PREFIX });
+const createAccount = (email: string) => createModelAccount(world(), email);
+const storedInbox = (accountId: string) => storedModelInbox(app, accountId);
+const assertInboxMatches = (accountId: string, email: string, when: string) => assertModelInbox(world(), accountId, email, when);
+const checkpoint = (accountId: string) => modelCheckpoint(app, accountId);
 
 // ------------------------------------------------------------------ one schedule
 
