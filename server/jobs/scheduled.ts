@@ -5,7 +5,7 @@
  *   STALE_AFTER_MS, or that has set-aside messages due for another try gets a sync job like
  *   any notification's: a cheap history sync from its checkpoint, which falls back to a full
  *   listing only when the provider no longer has that history; a listing in progress
- *   resumes from its stored page token;
+ *   resumes from its stored page token, and one left half-done (LISTING_LEFT_AFTER_MS) is resumed;
  * - purge: expired sessions and OAuth states (finished jobs are pg-boss's own retention).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -14,6 +14,12 @@ import type { Logger } from '../logger.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
 
 export const STALE_AFTER_MS = 6 * 3600 * 1000;
+/**
+ * A listing no job has moved for this long was left behind (one the sync route began and the
+ * client stopped pressing): the sweep resumes it. Every page a worker lists commits within
+ * seconds, so a listing under way is never taken for a left one.
+ */
+export const LISTING_LEFT_AFTER_MS = 10 * 60 * 1000;
 /** Accounts one sweep asks a sync for (oldest first); the next sweep takes the next ones. */
 const SWEEP_BATCH = 1000;
 
@@ -31,7 +37,8 @@ export function createScheduledJobs(deps: {
   /**
    * Accounts whose notifications cannot be trusted: the watch expired, or nothing was heard
    * and nothing synced for too long (an account never synced counts from its row's last
-   * change, so one whose every notification was lost is still covered).
+   * change, so one whose every notification was lost is still covered); and accounts whose
+   * listing was left half-done.
    */
   async function staleAccounts(): Promise<string[]> {
     const rows = (await deps.orm.em.getConnection().execute(
@@ -41,9 +48,10 @@ export function createScheduledJobs(deps: {
         where not a.needs_reconnect
           and ((s.watch_expires_at is not null and s.watch_expires_at < now())
             or coalesce(greatest(s.last_notification_at, s.last_synced_at), s.updated_at) < now() - make_interval(secs => ?)
+            or (s.full_sync_active and coalesce(s.last_synced_at, s.updated_at) < now() - make_interval(secs => ?))
             or exists (select 1 from mail_set_aside x where x.account_id = s.account_id and x.retry_after <= now()))
         order by s.last_synced_at nulls first limit ?`,
-      [staleAfterMs / 1000, SWEEP_BATCH],
+      [staleAfterMs / 1000, LISTING_LEFT_AFTER_MS / 1000, SWEEP_BATCH],
     )) as { account_id: string }[];
     return rows.map((r) => r.account_id);
   }

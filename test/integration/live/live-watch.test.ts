@@ -190,6 +190,29 @@ describe('mail watch and safety sweep', () => {
     await other.close();
   });
 
+  it('a listing the sync route began and the client left is resumed by the sweep once no job has moved it for 10 minutes', async (t) => {
+    const w = await startLiveWorld(t, { poller: false });
+    w.gmail.seed(ALICE, 120, { sentReplies: false });
+    await w.idle(); // the sign-in's backfill
+    unnotifiedChanges(w);
+    w.gmail.expireHistory(ALICE);
+    const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 200);
+    assert.equal((await res.json()).hasMore, true, 'the route began a listing and stopped after one bounded call');
+    // The account is otherwise fresh: heard from a minute ago, watch valid.
+    await w.sql(`update sync_states set last_notification_at = now() - interval '1 minute', watch_expires_at = now() + interval '3 days' where account_id = ?`, [w.accountId]);
+    assert.deepEqual((await w.maintenance()).stale, [], 'not while the listing moved recently');
+    await w.sql(`update sync_states set last_synced_at = now() - interval '11 minutes' where account_id = ?`, [w.accountId]);
+    w.gmail.resetCounters();
+    const round = await w.maintenance();
+    assert.deepEqual(round.stale, [w.accountId]);
+    await assertConverged(w);
+    const pages = w.gmail.requests.filter((r) => r.endpoint === 'messages.list');
+    assert.ok(pages.length >= 1 && typeof pages[0]!.query.pageToken === 'string', 'resumed from the stored page token');
+    const [cursor] = await w.sql<{ full_sync_active: boolean }>('select full_sync_active from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(cursor!.full_sync_active, false, 'the listing finished');
+  });
+
   it('a renewal that fails is logged and retried next round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
     const w = await startLiveWorld(t, { poller: false });
     w.gmail.seed(ALICE, 6, { sentReplies: false });
