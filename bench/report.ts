@@ -1,5 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, PollerResult, SyncRun } from './scenarios.ts';
+import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, PollerResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -16,6 +16,7 @@ export interface BenchReport {
   freshness: FreshnessResult | null;
   backfill: BackfillResult | null;
   corpus?: CorpusResult | null;
+  twoInstances?: TwoInstancesResult | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -122,6 +123,19 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('');
     out.push("Each change is a new message at the Gmail stand-in; its watch publishes the notification into the Pub/Sub stand-in; the server's intake turns it into a `mail-sync` job; a worker syncs the account. Delay: the stand-in's clock at the change to the row's `created_at`.");
     out.push('');
+    const costed = f.phases.filter((p) => p.cpuMs && p.historyLists);
+    if (costed.length) {
+      out.push('What each phase cost, until its last change was stored (CPU from /proc; the stand-ins run in the bench process). The CPU floor is the CPU of all parts divided by the machine\'s cores: no schedule on this machine can store the last change sooner.');
+      out.push('');
+      out.push('| load | wall | syncs (history.list) | messages.get | CPU ms per sync: ' + Object.keys(costed[0]!.cpuMs!).join(' / ') + ' | CPU floor of the phase |');
+      out.push('|---|---:|---:|---:|---:|---:|');
+      for (const p of costed) {
+        const cpu = Object.values(p.cpuMs!);
+        const floor = cpu.reduce((a, b) => a + b, 0) / r.machine.cores;
+        out.push(`| ${p.name} | ${ms(p.wallMs ?? null)} | ${p.historyLists} | ${p.messageGets} | ${cpu.map((v) => (v / p.historyLists!).toFixed(2)).join(' / ')} | ${ms(Math.round(floor))} |`);
+      }
+      out.push('');
+    }
   }
 
   if (r.backfill) {
@@ -151,6 +165,21 @@ export function renderMarkdown(r: BenchReport): string {
     out.push(`| backfilling and opening ${e.busy.messages} messages (corpus and hostile; ${e.busy.threadsOpened} threads opened, ${e.busy.non200} not 200) | ${e.busy.seconds} s | ${e.busy.p99Ms} ms ${ok(e.busy.p99Ms < 50)} | ${e.busy.maxMs} ms |`);
     out.push('');
     out.push("Tokens: each message as the Gmail stand-in serves it, normalised by the service's provider code, its analysis prompt built by the service's prompt code; system and user message. Event loop: prom-client's monitorEventLoopDelay in the server, read (and reset) through GET /metrics at the window's ends.");
+    out.push('');
+  }
+
+  if (r.twoInstances) {
+    const t = r.twoInstances;
+    out.push(`## 9. Two instances — one database, one subscription, ${t.accounts} accounts, ${t.changes} changes over ${(t.ms / 1000).toFixed(0)} s`);
+    out.push('');
+    out.push('| stored | sync jobs, instance 1 / 2 | history.list | messages.get | messages fetched twice (goal 0) |');
+    out.push('|---:|---|---:|---:|---:|');
+    const jobs = (j: Record<string, number>) => Object.entries(j).map(([o, n]) => `${n} ${o}`).join(', ') || 'none';
+    out.push(`| ${t.stored} / ${t.changes} ${ok(t.stored === t.changes)} | ${jobs(t.instances[0].syncJobs)} / ${jobs(t.instances[1].syncJobs)} | ${t.historyLists} | ${t.messageGets} | ${t.fetchedTwice} ${ok(t.fetchedTwice === 0)} |`);
+    out.push('');
+    out.push('| scheduled job | cron periods begun with both up | runs, instance 1 + 2 | most runs in one period (goal 1) | periods without a run |');
+    out.push('|---|---:|---:|---:|---:|');
+    for (const j of t.scheduled) out.push(`| ${j.job} | ${j.periods} | ${j.runs[0]} + ${j.runs[1]} | ${j.periods ? `${j.maxPerPeriod} ${ok(j.maxPerPeriod === 1)}` : 'n/a'} | ${j.missed} |`);
     out.push('');
   }
 

@@ -17,13 +17,15 @@
  *   8. Mail anyone can send: analysis prompt tokens (o200k_base) on the whole SpamAssassin
  *      corpus and on generated hostile mail; the server's event-loop delay while it backfills
  *      and opens such an inbox, next to idle (issue 17).
+ *   9. Two instances on one database and subscription: how the syncs split, no message
+ *      fetched twice, each scheduled job once per cron period (issue 16).
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill,corpus
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill,corpus,two
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -35,7 +37,7 @@ import { args, only, settings, step, WEB_ORIGIN } from './run/bench.settings.ts'
 import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
 import { measureCorpus } from './run/corpus.phase.ts';
-import { measureBackfill, measureFreshness } from './run/live.phase.ts';
+import { measureBackfill, measureFreshness, measureTwoInstances } from './run/live.phase.ts';
 import { measurePoller, measureSync } from './run/sync-poller.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
@@ -92,6 +94,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     poller: null,
     freshness: null,
     backfill: null,
+    twoInstances: null,
     memory,
     logs: work,
   };
@@ -102,6 +105,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('freshness')) await measureFreshness(world, report);
   if (only.has('backfill')) await measureBackfill(world, report);
   if (only.has('corpus')) await measureCorpus(world, report);
+  if (only.has('two')) await measureTwoInstances(world, report);
 
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
   const markdown = renderMarkdown(report);

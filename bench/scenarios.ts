@@ -9,3 +9,4 @@ export * from './scenarios/freshness.scenario.ts';
 export * from './scenarios/backfill.scenario.ts';
 export * from './scenarios/mail-corpus.scenario.ts';
 export * from './scenarios/sync.scenario.ts';
+export * from './scenarios/two-instances.scenario.ts';

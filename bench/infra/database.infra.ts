@@ -2,7 +2,7 @@
  * The bench's PostgreSQL: the given URL or an embedded cluster with durable defaults and
  * pg_stat_statements preloaded, and snapshots of the statements the server sent between two points.
  */
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -14,8 +14,21 @@ export interface BenchDatabase {
   /** Whether pg_stat_statements is loaded (statement counts are reported only then). */
   statements: boolean;
   version: string;
+  /** The cluster's postmaster on this machine (null for a remote one): its backends are this run's. */
+  postmasterPid: number | null;
   pool: pg.Pool;
   stop(): Promise<void>;
+}
+
+/** The parent of one of our backends, when it runs on this machine: the postmaster. */
+async function postmasterOf(pool: pg.Pool): Promise<number | null> {
+  const pid = (await pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+  try {
+    const m = /^PPid:\s+(\d+)$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -58,6 +71,7 @@ export async function startDatabase(opts: { url?: string; log?: (line: string) =
     name: decodeURIComponent(new URL(url).pathname.slice(1)),
     statements,
     version,
+    postmasterPid: await postmasterOf(pool),
     pool,
     async stop() {
       await pool.end();

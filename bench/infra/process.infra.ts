@@ -96,14 +96,19 @@ export function cpuMs(pid: number): number | null {
   }
 }
 
-/** CPU time so far of each PostgreSQL backend serving `database` (process title `postgres: user database …`), in ms. */
-export function postgresCpu(database: string): Map<number, number> {
+/**
+ * CPU time so far of each PostgreSQL backend serving `database` (process title `postgres: user
+ * database …`), in ms; only the children of `postmasterPid` when given (another cluster on the
+ * machine may serve a database of the same name).
+ */
+export function postgresCpu(database: string, postmasterPid: number | null = null): Map<number, number> {
   const out = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       if (!title.startsWith('postgres: ') || !title.split(/[\s\0]+/).includes(database)) continue;
+      if (postmasterPid !== null && !new RegExp(`^PPid:\\s+${postmasterPid}$`, 'm').test(readFileSync(`/proc/${entry}/status`, 'utf8'))) continue;
       const ms = cpuMs(Number(entry));
       if (ms !== null) out.set(Number(entry), ms);
     } catch {

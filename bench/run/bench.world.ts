@@ -28,6 +28,8 @@ export interface BenchWorld {
   serverLog: string;
   serverRoot: string;
   listStatement: ListStatement;
+  /** Starts a second instance of the server: same configuration, database and subscription, its own port and log file. */
+  startSecondServer(): Promise<{ server: NodeProcess; logFile: string }>;
   /** Starts (zeroing the count) or stops forwarding Gmail's notifications; returns how many were published. */
   setForwarding(on: boolean): () => number;
 }
@@ -106,9 +108,10 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     settings: [...startupOptions.matchAll(/-c\s*([\w.]+)=(\S+)/g)].map((m) => [m[1]!, m[2]!]),
   };
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(work, 'profiles')}`] : [];
+  const serverNodeArgs = args['server-node-args']?.split(/\s+/).filter(Boolean) ?? [];
   const barePort = await freePort();
   const started = await Promise.allSettled([
-    spawnNode({ script: 'server/main.ts', env, port, logFile: serverLog, readyPath: '/health', nodeArgs, cwd: serverRoot }),
+    spawnNode({ script: 'server/main.ts', env, port, logFile: serverLog, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot }),
     spawnNode({ script: 'bench/bare-server.ts', env: { DATABASE_URL: db.url, PORT: String(barePort) }, port: barePort, logFile: path.join(work, 'bare.log'), readyPath: '/health', nodeArgs, cwd: serverRoot }),
   ]);
   for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.stop());
@@ -116,5 +119,13 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   if (failed) throw failed.reason;
   const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [NodeProcess, NodeProcess];
 
-  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding };
+  const startSecondServer = async () => {
+    const secondPort = await freePort();
+    const logFile = path.join(work, 'server-2.log');
+    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot });
+    cleanups.push(() => second.stop());
+    return { server: second, logFile };
+  };
+
+  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer };
 }

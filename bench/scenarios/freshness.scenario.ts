@@ -16,6 +16,13 @@ export interface FreshnessPhase {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
+  /** Provider calls of the phase until its last change was stored: history.list (one per sync) and messages.get. */
+  historyLists?: number;
+  messageGets?: number;
+  /** CPU used during the phase (ms) by each part on this machine, when the run measures it. */
+  cpuMs?: Record<string, number>;
+  /** Wall time from the phase's first change to its last change stored (ms). */
+  wallMs?: number;
 }
 
 export interface FreshnessResult {
@@ -41,8 +48,24 @@ async function delays(pool: pg.Pool, changedAt: Map<string, number>, timeoutMs: 
   return rows.map((r) => new Date(r.at).getTime() - changedAt.get(r.id)!).sort((a, b) => a - b);
 }
 
-function phase(name: FreshnessPhase['name'], changes: number, d: number[]): FreshnessPhase {
-  return { name, changes, visible: d.length, p50Ms: quantile(d, 0.5), p99Ms: quantile(d, 0.99), maxMs: d.at(-1) ?? null };
+/** What a phase cost: CPU by part (cumulative readings before and after), provider calls, wall time. */
+export type CpuReading = () => Record<string, number>;
+
+function phase(name: FreshnessPhase['name'], changes: number, d: number[], cost: { gmail: GmailStandIn; cpu?: CpuReading; start: { at: number; cpu?: Record<string, number>; calls: Record<string, number> } }): FreshnessPhase {
+  const cpu = cost.cpu?.();
+  const calls = (k: string) => (cost.gmail.calls[k] ?? 0) - (cost.start.calls[k] ?? 0);
+  return {
+    name,
+    changes,
+    visible: d.length,
+    p50Ms: quantile(d, 0.5),
+    p99Ms: quantile(d, 0.99),
+    maxMs: d.at(-1) ?? null,
+    historyLists: calls('history.list'),
+    messageGets: calls('messages.get'),
+    ...(cpu && cost.start.cpu ? { cpuMs: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.round(v - (cost.start.cpu![k] ?? 0))])) } : {}),
+    wallMs: Date.now() - cost.start.at,
+  };
 }
 
 export async function freshness(opts: {
@@ -54,12 +77,17 @@ export async function freshness(opts: {
   steadySeconds: number;
   burst: number;
   timeoutMs: number;
+  /** Cumulative CPU (ms) of the server, the database and the bench process (stand-ins), to cost each phase. */
+  cpu?: CpuReading;
 }): Promise<FreshnessResult> {
   const { gmail, emails } = opts;
+  const mark = () => ({ at: Date.now(), cpu: opts.cpu?.(), calls: { ...gmail.calls } });
+  const cost = (start: ReturnType<typeof mark>) => ({ gmail, cpu: opts.cpu, start });
   gmail.setLatency(opts.latencyMs);
   const pick = (i: number) => emails[(i * 7919) % emails.length]!;
   // Steady: changes spread evenly over time, each on some account.
   const steady = new Map<string, number>();
+  const steadyStart = mark();
   const total = opts.steadyPerSecond * opts.steadySeconds;
   const t0 = Date.now();
   for (let i = 0; i < total; i++) {
@@ -69,10 +97,13 @@ export async function freshness(opts: {
     steady.set(gmail.addMessage(pick(i), { subject: `fresh ${i}` }).id, Date.now());
   }
   const steadyDelays = await delays(opts.pool, steady, opts.timeoutMs);
+  const steadyPhase = phase('steady', total, steadyDelays, cost(steadyStart));
   // Burst: every change at once.
   const burst = new Map<string, number>();
+  const burstStart = mark();
   for (let i = 0; i < opts.burst; i++) burst.set(gmail.addMessage(pick(total + i), { subject: `burst ${i}` }).id, Date.now());
   const burstDelays = await delays(opts.pool, burst, opts.timeoutMs);
+  const burstPhase = phase('burst', opts.burst, burstDelays, cost(burstStart));
   gmail.setLatency(0);
-  return { accounts: emails.length, latencyMs: opts.latencyMs, steadyPerSecond: opts.steadyPerSecond, phases: [phase('steady', total, steadyDelays), phase('burst', opts.burst, burstDelays)] };
+  return { accounts: emails.length, latencyMs: opts.latencyMs, steadyPerSecond: opts.steadyPerSecond, phases: [steadyPhase, burstPhase] };
 }

@@ -51,10 +51,10 @@ export async function loadTest(opts: {
   const rssBefore = opts.process.rss();
   const sampler = opts.memory ? sampleRss(opts.process.pid) : undefined;
   const cpu0 = cpuMs(opts.process.pid);
-  const pg0 = postgresCpu(opts.db.name);
+  const pg0 = postgresCpu(opts.db.name, opts.db.postmasterPid);
   const r = await autocannon({ ...base, duration: opts.seconds });
   const cpu1 = cpuMs(opts.process.pid);
-  const pg1 = postgresCpu(opts.db.name);
+  const pg1 = postgresCpu(opts.db.name, opts.db.postmasterPid);
   const rss = sampler?.stop();
   const after = await statementSnapshot(opts.db);
   const statements = statementDelta(before, after);

@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(md && json, `result files written: ${files.join(', ')}`);
     const markdown = await readFile(path.join(out, md), 'utf8');
     assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
-    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## Query plans']) {
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## 9. Two instances', '## Query plans']) {
       assert.ok(markdown.includes(heading), `${heading} in the table`);
     }
 
@@ -63,6 +63,13 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(report.corpus.tokens.hostile.max <= 2_500, 'hostile prompts within the token cap');
     assert.equal(report.corpus.eventLoop.busy.non200, 0, 'every thread of the corpus and hostile inbox opened with 200');
     assert.ok(report.corpus.eventLoop.busy.threadsOpened > 0 && Number.isFinite(report.corpus.eventLoop.busy.p99Ms));
+    const two = report.twoInstances;
+    assert.equal(two.stored, two.changes, 'two instances: every change stored');
+    assert.equal(two.fetchedTwice, 0, 'two instances: no message fetched twice');
+    const ran = (i: 0 | 1) => Object.values(two.instances[i].syncJobs as Record<string, number>).reduce((a, b) => a + b, 0);
+    assert.ok(ran(0) + ran(1) > 0, 'two instances: the syncs ran');
+    for (const job of two.scheduled) assert.ok(job.periods === 0 || job.maxPerPeriod === 1, `${job.job}: once per period`);
+    for (const p of report.freshness.phases) assert.ok(p.cpuMs && p.historyLists! > 0, `freshness ${p.name}: its cost was read`);
     assert.ok(report.memory.afterStartMiB > 0);
   });
 });
