@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import { buildContainer, type Container, type ContainerOverrides } from './container.ts';
 import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './database.ts';
 import { buildApp } from './http/app.ts';
+import type { AnswerObserver } from './http/observe.ts';
 import type { RouteInstaller } from './http/route-installer.ts';
 import { createLogger, errorSummary } from './logger.ts';
 import { listen, type RunningServer } from './server.ts';
@@ -22,6 +23,8 @@ export interface ServiceOptions {
   overrides?: ContainerOverrides;
   /** More plain routes (tests). */
   routes?: RouteInstaller[];
+  /** Called with every answer as sent: method, path, status, headers, body (tests). */
+  observe?: AnswerObserver;
   /** Grace for in-flight requests at stop (ms). */
   stopGraceMs?: number;
 }
@@ -48,7 +51,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   }
   const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
   const container = await buildContainer({ config, orm, databaseUrl, overrides: { ...opts.overrides, log } });
-  const server = await listen(buildApp(container, { routes: opts.routes }), config.port, config.host);
+  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host);
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   log.info({ url }, `listening on ${url}`);
   for (const w of container.workers) await w.start();

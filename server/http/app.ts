@@ -1,7 +1,8 @@
 /**
  * The Koa application, middleware order in one screen:
- * request id -> error envelope -> security headers -> CORS -> session -> plain routes
- * (/, /health, /metrics, /openapi.json, /trpc, OAuth redirects) -> REST (trpc-to-openapi) -> NOT_FOUND.
+ * (answer observer, when given) -> request id -> error envelope -> security headers -> CORS ->
+ * session -> plain routes (/, /health, /metrics, /openapi.json, /trpc, OAuth redirects) ->
+ * REST (trpc-to-openapi) -> NOT_FOUND.
  */
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -16,6 +17,7 @@ import { errorEnvelope } from './errors.middleware.ts';
 import { oauthRoutes } from './oauth.routes.ts';
 import { routeLabeler } from '../metrics.ts';
 import { metricsRoute, requestMetrics } from './metrics.route.ts';
+import { observeAnswers, type AnswerObserver } from './observe.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { healthRoute, homeRoute } from './pages.ts';
 import { consumeFor, countRefused, type BucketName } from './rate-limit.ts';
@@ -49,8 +51,11 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
   return headers;
 }
 
-/** `routes`: more plain routes (a test adds one to prove the /api/ guard). */
-export function buildApp(container: Container, opts: { routes?: RouteInstaller[] } = {}): Koa {
+/**
+ * `routes`: more plain routes (a test adds one to prove the /api/ guard); `observe`: called
+ * with every answer as sent (tests check them against /openapi.json).
+ */
+export function buildApp(container: Container, opts: { routes?: RouteInstaller[]; observe?: AnswerObserver } = {}): Koa {
   const { config, services } = container;
   const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
   // Behind proxies, the client is the X-Forwarded-For entry TRUST_PROXY_HOPS from the right.
@@ -79,6 +84,7 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   for (const extra of opts.routes ?? []) extra(routes, { limit });
 
   const sessionMw = container.sessions.install(app);
+  if (opts.observe) app.use(observeAnswers(opts.observe, container.log));
   // A body refused part-way (over the size limit, undecodable) is left paused by the body
   // parser, which keeps Node from discarding the rest of it: the keep-alive connection then
   // stalled until reset, failing the client's next request. Let Node drain it, as it does

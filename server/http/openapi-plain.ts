@@ -14,8 +14,9 @@ const envelope = json({ $ref: '#/components/schemas/ErrorEnvelope' });
 export function plainRoutes(): Json {
   const deletion = procedureMeta('auth.deleteAccount')!;
   const health = json({ $ref: '#/components/schemas/HealthReport' });
-  const redirect = (description: string) => ({ description, headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string', format: 'uri' } } } });
-  const unavailable = { description: 'SERVICE_UNAVAILABLE: sign-in is not configured', content: envelope };
+  const redirect = (description: string) => ({ description, headers: { Location: { description: 'Where the browser goes next', required: true, schema: { type: 'string', format: 'uri' } }, ...successHeaders } });
+  const unavailable = { ...errorResponses(['SERVICE_UNAVAILABLE'])['503'], description: 'SERVICE_UNAVAILABLE: sign-in is not configured' };
+  const healthDown = { ...errorResponses(['SERVICE_UNAVAILABLE'])['503'], description: 'Database unreachable', content: health };
   return {
     '/health': {
       get: {
@@ -24,7 +25,7 @@ export function plainRoutes(): Json {
         description: 'The state of the database and the providers. 503 when the database is unreachable; the body is still the report.',
         tags: ['system'],
         security: [],
-        responses: { 200: { description: 'Health report', content: health }, 503: { description: 'Database unreachable', content: health }, ...errorResponses([]) },
+        responses: { 200: { description: 'Health report', headers: successHeaders, content: health }, 503: healthDown, ...errorResponses([]) },
       },
     },
     '/': {
@@ -34,7 +35,7 @@ export function plainRoutes(): Json {
         description: 'The same live state as /health, as a page.',
         tags: ['system'],
         security: [],
-        responses: { 200: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, ...errorResponses([]) },
+        responses: { 200: { description: 'HTML', headers: successHeaders, content: { 'text/html': { schema: { type: 'string' } } } }, ...errorResponses([]) },
       },
     },
     '/metrics': {
@@ -45,7 +46,7 @@ export function plainRoutes(): Json {
           'For operators, with the status-admin credential. Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).',
         tags: ['system'],
         security: securityFor(['FORBIDDEN']),
-        responses: { 200: { description: 'Prometheus exposition format 0.0.4', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses(['FORBIDDEN']) },
+        responses: { 200: { description: 'Prometheus exposition format 0.0.4', headers: successHeaders, content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses(['FORBIDDEN']) },
       },
     },
     '/auth/provider': {

@@ -38,10 +38,11 @@ export const envelopeSchema = {
   },
 };
 
-const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
+// Every header the document lists is one the service always sends with that response: required.
+const integerHeader = (description: string) => ({ description, required: true, schema: { type: 'integer', minimum: 0 } });
 
 export const headers: Json = {
-  RequestId: { description: 'The request id (a well-formed X-Request-Id sent by the caller is kept).', schema: { type: 'string' } },
+  RequestId: { description: 'The request id (a well-formed X-Request-Id sent by the caller is kept).', required: true, schema: { type: 'string' } },
   RateLimitLimit: integerHeader("Requests allowed in the window of the route's bucket."),
   RateLimitRemaining: integerHeader('Requests left in the window.'),
   RateLimitReset: integerHeader('Seconds until the window resets.'),

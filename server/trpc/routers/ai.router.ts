@@ -8,7 +8,11 @@ import { uuid } from '../../../shared/schemas/common.ts';
 import type { ErrorCode } from '../../../shared/errors.ts';
 import { csrfProcedure } from '../init.ts';
 
-const AI_ERRORS: readonly ErrorCode[] = ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'NOT_FOUND', 'AI_BUDGET_EXCEEDED', 'AI_RATE_LIMITED', 'AI_REQUEST_FAILED', 'SERVICE_UNAVAILABLE'];
+/** The spec's AI errors, and those of fetching the thread's missing bodies first (as GET /api/mail/threads/{threadId}). */
+const AI_ERRORS: readonly ErrorCode[] = [
+  'AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'NOT_FOUND', 'AI_BUDGET_EXCEEDED', 'AI_RATE_LIMITED', 'AI_REQUEST_FAILED', 'SERVICE_UNAVAILABLE',
+  'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED',
+];
 
 export const analyzeInput = z.object({ threadId: uuid }).strict();
 export const draftInput = draftOptions.extend({ threadId: uuid }).strict();

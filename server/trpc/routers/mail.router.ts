@@ -16,7 +16,7 @@ export const mailProcedures = {
     .mutation(({ ctx }) => ctx.services.sync.syncAccount(ctx.user.accountId)),
 
   syncState: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mail/sync-state', tags: ['mail'], summary: 'Last successful sync time (no provider call)' }, errors: ['AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'] })
+    .meta({ openapi: { method: 'GET', path: '/api/mail/sync-state', tags: ['mail'], summary: 'Last successful sync time (no provider call)' }, errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(syncState)
     .query(({ ctx }) => ctx.services.sync.syncState(ctx.em, ctx.user.accountId)),
@@ -30,7 +30,8 @@ export const mailProcedures = {
   thread: authedProcedure
     .meta({
       openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' },
-      errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
+      // Opening fetches missing bodies from the provider: its failures are the sync route's codes.
+      errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
     })
     .input(threadIdInput)
     .output(threadDetail)

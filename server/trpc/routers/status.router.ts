@@ -4,7 +4,7 @@ import { adminProcedure, publicProcedure, router } from '../init.ts';
 
 export const statusRouter = router({
   incidents: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/status/incidents', tags: ['status'], summary: 'Incident and maintenance feed' }, errors: ['SERVICE_UNAVAILABLE'] })
+    .meta({ openapi: { method: 'GET', path: '/api/status/incidents', tags: ['status'], summary: 'Incident and maintenance feed' }, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(incidentList)
     .query(async ({ ctx }) => ({ incidents: await ctx.services.incidents.list(ctx.em) })),
