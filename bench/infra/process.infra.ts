@@ -28,24 +28,27 @@ export function rssMiB(pid: number): number | null {
 }
 
 /**
- * Whether `script` in `cwd` must run under tsx: the service runs on Node's own type stripping
- * (as `npm start`) where its checkout's start script says so; other scripts and older
- * checkouts run under tsx.
+ * How `script` in `cwd` is started: the service as its checkout's `npm start` runs it (Node's own
+ * type stripping with the start script's node options, e.g. the heap settings; under tsx where
+ * that script says so); other scripts under tsx.
  */
-function needsTsx(script: string, cwd: string): boolean {
-  if (script !== 'server/main.ts') return true;
+function launchArgs(script: string, cwd: string): string[] {
+  if (script !== 'server/main.ts') return ['--import', 'tsx'];
   const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
-  return (pkg.scripts?.start ?? '').includes('tsx');
+  const start = pkg.scripts?.start ?? '';
+  if (start.includes('tsx')) return ['--import', 'tsx'];
+  const words = start.replace(/^exec\s+/, '').split(/\s+/);
+  return words[0] === 'node' && words.at(-1) === script ? words.slice(1, -1) : [];
 }
 
 /**
- * Spawns `node [--import tsx] <script>` with `env` (stdout and stderr to `logFile`), and
+ * Spawns `node <launch options> [nodeArgs] <script>` with `env` (stdout and stderr to `logFile`), and
  * waits until `readyPath` answers over HTTP.
  */
 export async function spawnNode(opts: { script: string; env: Record<string, string>; port: number; logFile: string; readyPath: string; timeoutMs?: number; nodeArgs?: string[]; cwd?: string }): Promise<NodeProcess> {
   const fd = openSync(opts.logFile, 'a');
   const cwd = opts.cwd ?? ROOT;
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...(needsTsx(opts.script, cwd) ? ['--import', 'tsx'] : []), opts.script], {
+  const child = spawn(process.execPath, [...launchArgs(opts.script, cwd), ...(opts.nodeArgs ?? []), opts.script], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
     stdio: ['ignore', fd, fd],

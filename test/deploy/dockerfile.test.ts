@@ -105,6 +105,12 @@ describe('Dockerfile', () => {
     assert.deepEqual(commandOf(demo!).slice(-1), ['demo/main.ts']);
   });
 
+  it('runs the service with the same node options as `npm start` (the heap settings included)', () => {
+    const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    assert.deepEqual(commandOf(runtime), start.replace(/^exec\s+/, '').split(/\s+/));
+    assert.ok(commandOf(runtime).includes('--max-semi-space-size=16') && commandOf(runtime).includes('--heap-growing-percent=50'));
+  });
+
   it('has a HEALTHCHECK that calls GET /health with node\'s fetch (no curl in the slim image)', () => {
     for (const stage of [runtime, demo!]) {
       const hc = healthcheck(stage);
