@@ -14,11 +14,11 @@ import { z } from 'zod';
 import { createQuotaPacer, QUOTA_UNITS } from './gmail-quota.ts';
 import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
-import { historySchema, listSchema, messageSchema, profileSchema, threadSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
-import { isInvalidGrant } from './oauth.ts';
-import type { BodyParser } from './mail/body-parser.ts';
-import { extractBodies, type MessageBodies } from './mail/message-body.ts';
+import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
+import { historySchema, listSchema, messageSchema, profileSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
+import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
 
 export const GMAIL_TIMEOUT_MS = 10_000;
 /**
@@ -33,9 +33,10 @@ const HISTORY_PAGE = 500;
 const HISTORY_MAX_PAGES = 10;
 
 export type { GmailMessage, HistoryRecord, WirePart } from './gmail-wire.ts';
-export type { MessageMeta, MessageBodies };
-/** A message of an opened thread, normalised: metadata and bodies. */
-export type MailMessage = MessageMeta & MessageBodies;
+export { classifyGmailError } from './gmail-errors.ts';
+export type { MessageBodies } from './mail/message-body.ts';
+/** MailMessage: a message of an opened thread, normalised: metadata and bodies. */
+export type { MessageMeta, MailMessage };
 export interface MessageRef {
   id: string;
   threadId: string;
@@ -61,7 +62,11 @@ export interface GmailApi {
   getMetadata(ids: string[]): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[] }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
-  /** format=full: every message of the thread, normalised with its bodies; null when the thread is gone. */
+  /**
+   * format=full: every message of the thread, normalised with its bodies; null when the thread is gone.
+   * The answer (megabytes when a message is big) comes as a stream, read and parsed by `bodies`
+   * (mail/body-parser.ts: a big one on a worker thread), never decoded or parsed whole on the event loop.
+   */
   getThreadFull(threadId: string): Promise<MailMessage[] | null>;
   profile(): Promise<{ emailAddress: string; historyId: string }>;
   watch(p: { topicName: string; labelIds: string[] }): Promise<{ historyId: string; expiration: Date }>;
@@ -72,55 +77,19 @@ export interface GmailApi {
 /** A client for one account's grant; `quotaKey` (the account id) paces its calls within the provider's per-user quota. */
 export type GmailFactory = (auth: OAuth2Client, quotaKey?: string) => GmailApi;
 
-const QUOTA_REASONS = new Set(['rateLimitExceeded', 'userRateLimitExceeded', 'dailyLimitExceeded', 'quotaExceeded']);
-interface ErrorLike {
-  status?: unknown;
-  response?: { status?: unknown; headers?: unknown; data?: unknown };
-}
-
-function statusOf(err: unknown): number | undefined {
-  const e = err as ErrorLike | null;
-  const s = e?.response?.status ?? e?.status;
-  return typeof s === 'number' ? s : undefined;
-}
-
-function reasonOf(err: unknown): string | undefined {
-  const data = (err as ErrorLike | null)?.response?.data as { error?: { errors?: { reason?: unknown }[] } } | undefined;
-  const reason = typeof data === 'object' ? data?.error?.errors?.[0]?.reason : undefined;
-  return typeof reason === 'string' ? reason : undefined;
-}
-
-function retryAfterOf(err: unknown): number | undefined {
-  const h = (err as ErrorLike | null)?.response?.headers as { get?: unknown } | Record<string, unknown> | undefined;
-  // gaxios hands over a fetch Headers object (not always this realm's class); older versions a plain record.
-  const raw = typeof h?.get === 'function' ? (h as { get(n: string): string | null }).get('retry-after') : (h as Record<string, unknown> | undefined)?.['retry-after'];
-  const n = Number(raw);
-  return raw != null && Number.isFinite(n) && n >= 0 ? Math.min(Math.ceil(n), 3600) : undefined;
-}
-
-/** The one mapping from provider failures to the spec's codes. */
-export function classifyGmailError(err: unknown): AppError {
-  if (err instanceof AppError) return err;
-  if (isInvalidGrant(err)) return new AppError('TOKEN_EXPIRED', { cause: err });
-  const status = statusOf(err);
-  if (status === 429 || (status === 403 && QUOTA_REASONS.has(reasonOf(err) ?? ''))) {
-    return new AppError('MAIL_RATE_LIMITED', { retryAfter: retryAfterOf(err) ?? 30, cause: err });
-  }
-  if (status === 401) return new AppError('TOKEN_EXPIRED', { cause: err });
-  return new AppError('SYNC_FAILED', { cause: err });
-}
-
+/** An answer asked for as a stream (gmail-errors.ts okStream): its body, not yet read. */
+const stream = z.custom<AsyncIterable<Uint8Array>>((v) => typeof (v as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] === 'function');
 function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   const r = schema.safeParse(data);
   if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
   return r.data;
 }
-/** `bodies`: where opened messages' bodies are parsed (the container's moves big ones off the event loop). */
-export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parse'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
+/** `bodies`: where opened threads' answers are parsed (the container's moves big ones off the event loop; by default all inline). */
+export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThread'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
   const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
-  const bodies = opts.bodies ?? { parse: extractBodies };
+  const bodies = opts.bodies ?? createBodyParser({ inlineChars: Infinity });
   return (auth, quotaKey) => {
     let requests = 0;
     let token: Promise<string> | null = null;
@@ -230,9 +199,12 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       },
 
       async getThreadFull(threadId) {
-        const t = await orNullOn404(call((o) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, o), threadSchema, 'threads.get'));
-        if (!t?.messages.length) return null;
-        return Promise.all(t.messages.map(async (m) => ({ ...toMessageMeta(m), ...(await bodies.parse(m.payload)) })));
+        const send = (o: object) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, { ...o, responseType: 'stream', validateStatus: () => true }).then(okStream);
+        const body = await orNullOn404(call(send, stream, 'threads.get'));
+        // A connection dropped or timed out while the body streams in is the provider's failure.
+        const messages = body && (await bodies.parseThread(body).catch((err: unknown) => Promise.reject(classifyGmailError(err))));
+        if (messages === 'malformed') throw new AppError('SYNC_FAILED', { cause: new Error('malformed threads.get answer from the mail provider') });
+        return messages?.length ? messages : null;
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),

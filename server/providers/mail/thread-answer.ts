@@ -1,0 +1,76 @@
+/**
+ * A threads.get (format=full) answer as the provider sends it — bytes, not yet decoded — made
+ * into the thread's normalised messages: UTF-8 decoded, JSON-parsed, shape-checked
+ * (gmail-wire.ts), each message's metadata (message-meta.ts) and bodies (message-body.ts).
+ * One answer holds every body of the thread, base64 encoded (a 4 MB message is a 5.4 MB
+ * answer): read whole by gaxios, decoded and parsed on the event loop, it held the loop for
+ * 100-300 ms in one step (on a small VM each megabyte written to fresh memory costs 10-20 ms).
+ * So the answer is copied into shared memory chunk by chunk as the network delivers it, and
+ * body-parser.ts parses any answer over its inline size on a worker thread, which reads that
+ * memory as it is.
+ */
+import { threadSchema, type WirePart } from '../gmail-wire.ts';
+import { extractBodies, type MessageBodies } from './message-body.ts';
+import { toMessageMeta, type MessageMeta } from './message-meta.ts';
+
+export type ThreadMessage = MessageMeta & MessageBodies;
+
+/** The thread's messages (none when the answer has none), or 'malformed' when the answer is not a thread. */
+export type ThreadAnswer = ThreadMessage[] | 'malformed';
+
+export interface ThreadAnswerOptions {
+  /**
+   * Drop the HTML of every message whose text leaves exceed this many base64 characters
+   * (plain text and attachments stay): the second try after a parse outlasted its time.
+   */
+  htmlUpTo?: number;
+}
+
+/** The most an answer may hold: about V8's longest string (2^29 characters), the most gaxios could ever parse. */
+export const MAX_ANSWER_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
+ * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
+ */
+export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES): Promise<Uint8Array> {
+  const shared = new SharedArrayBuffer(0, { maxByteLength: max });
+  let length = 0;
+  for await (const chunk of body) {
+    const end = length + chunk.byteLength;
+    if (end > max) throw new Error(`an answer of over ${max} bytes`);
+    if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
+    new Uint8Array(shared, length, chunk.byteLength).set(chunk);
+    length = end;
+  }
+  return new Uint8Array(shared, 0, length);
+}
+
+/** Text leaves' base64url characters, summed (what decoding and sanitising them costs grows with). */
+export function textLeafChars(part: WirePart | undefined, depth = 0): number {
+  if (!part || depth > 20) return 0;
+  const own = /^text\/(plain|html)$/i.test(part.mimeType ?? '') ? (part.body?.data?.length ?? 0) : 0;
+  return own + (part.parts ?? []).reduce((sum, child) => sum + textLeafChars(child, depth + 1), 0);
+}
+
+/** The part with its HTML leaves emptied. */
+export function withoutHtml(part: WirePart): WirePart {
+  return { ...part, body: /^text\/html$/i.test(part.mimeType ?? '') ? {} : part.body, parts: part.parts?.map(withoutHtml) };
+}
+
+export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnswerOptions = {}): Promise<ThreadAnswer> {
+  let data: unknown;
+  try {
+    data = JSON.parse(new TextDecoder().decode(answer));
+  } catch {
+    return 'malformed';
+  }
+  const thread = threadSchema.safeParse(data);
+  if (!thread.success) return 'malformed';
+  const messages: ThreadMessage[] = [];
+  for (const m of thread.data.messages) {
+    const payload = m.payload && opts.htmlUpTo !== undefined && textLeafChars(m.payload) > opts.htmlUpTo ? withoutHtml(m.payload) : m.payload;
+    messages.push({ ...toMessageMeta(m), ...(await extractBodies(payload)) });
+  }
+  return messages;
+}
