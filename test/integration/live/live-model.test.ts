@@ -36,17 +36,17 @@ import { createSyncService, type SyncService } from '../../../server/domain/mail
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../../../server/intake/notifications.ts';
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
-import { createGmailFactory, type GmailApi, type GmailFactory } from '../../../server/providers/gmail.ts';
+import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/logger.ts';
-import { buildTestApp, type TestApp } from '../../helpers/app.ts';
-import { startProviders } from '../../helpers/providers.ts';
-import { startGmailStandIn, type FaultEndpoint, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import type { FaultEndpoint, GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { ModelQueue, TICK_MS, type QueueMethod } from './model-queue.ts';
 import {
   assertInboxMatches as assertModelInbox,
   checkpoint as modelCheckpoint,
   createModelAccount,
   modelSql,
+  startModelApp,
   storedInbox as storedModelInbox,
   type ModelWorld,
 } from './model-world.ts';
@@ -159,7 +159,6 @@ const scheduleArb: fc.Arbitrary<Schedule> = fc.record({
 let app: TestApp;
 let gmail: GmailStandIn;
 let realGmail: GmailFactory;
-const cleanups: (() => unknown)[] = [];
 /** A provider call hook, fired once right after the next history or inbox read of a hooked sync. */
 let readHook: (() => Promise<void>) | null = null;
 
@@ -488,22 +487,12 @@ async function runSchedule(s: Schedule): Promise<void> {
 // ------------------------------------------------------------------ the test
 
 describe('live inbox model', () => {
+  let close: () => Promise<void>;
   before(async () => {
-    const ctx = { after: (fn: () => unknown) => void cleanups.push(fn) };
-    const providers = await startProviders(ctx);
-    gmail = await startGmailStandIn({
-      authorize: (token) => (token.startsWith(TOKEN_PREFIX) ? token.slice(TOKEN_PREFIX.length) : null),
-      seed: 7,
-    });
-    cleanups.push(() => gmail.close());
-    // No PUBSUB_SUBSCRIPTION and no workers: the schedule drives its own intakes and takes the jobs itself.
-    app = await buildTestApp(ctx, { env: { ...providers.env, GMAIL_API_URL: gmail.url }, overrides: { liveInbox: { work: false } } });
-    realGmail = createGmailFactory({ rootUrl: gmail.url });
+    ({ app, gmail, realGmail, close } = await startModelApp(TOKEN_PREFIX, 7));
   });
 
-  after(async () => {
-    for (const fn of cleanups.reverse()) await fn();
-  });
+  after(() => close());
 
   it(`random schedules converge: stored inbox == provider inbox (${RUNS} schedules)`, async () => {
     const started = Date.now();

@@ -54,12 +54,11 @@ import { decodeCursor } from '../../../server/domain/mail/sync-plan.ts';
 import { createSyncService, type SyncOptions, type SyncService } from '../../../server/domain/mail/sync.service.ts';
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
-import { createGmailFactory, type GmailApi, type GmailFactory } from '../../../server/providers/gmail.ts';
+import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/logger.ts';
-import { buildTestApp, type TestApp } from '../../helpers/app.ts';
-import { startProviders } from '../../helpers/providers.ts';
-import { startGmailStandIn, type FaultEndpoint, type GmailStandIn, type RecordedRequest } from '../../../stand-ins/gmail.stand-in.ts';
-import { assertInboxMatches, checkpoint, createModelAccount, modelSql, type ModelWorld } from './model-world.ts';
+import type { TestApp } from '../../helpers/app.ts';
+import type { FaultEndpoint, GmailStandIn, RecordedRequest } from '../../../stand-ins/gmail.stand-in.ts';
+import { assertInboxMatches, checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 40);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
@@ -166,7 +165,6 @@ const nightArb: fc.Arbitrary<Night> = fc
 let app: TestApp;
 let gmail: GmailStandIn;
 let realGmail: GmailFactory;
-const cleanups: (() => unknown)[] = [];
 const world = (): ModelWorld => ({ app, gmail, tokenPrefix: TOKEN_PREFIX });
 const sql = <T = Record<string, unknown>>(q: string, params: unknown[] = []) => modelSql(app)<T>(q, params);
 
@@ -531,22 +529,12 @@ async function runSchedule(n: Night): Promise<void> {
 // ------------------------------------------------------------------ the test
 
 describe('quiet nights on inboxes above the listing cap', () => {
+  let close: () => Promise<void>;
   before(async () => {
-    const ctx = { after: (fn: () => unknown) => void cleanups.push(fn) };
-    const providers = await startProviders(ctx);
-    gmail = await startGmailStandIn({
-      authorize: (token) => (token.startsWith(TOKEN_PREFIX) ? token.slice(TOKEN_PREFIX.length) : null),
-      seed: 11,
-    });
-    cleanups.push(() => gmail.close());
-    // No workers: the schedule takes the jobs itself. The scheduled jobs' handlers are the app's own.
-    app = await buildTestApp(ctx, { env: { ...providers.env, GMAIL_API_URL: gmail.url }, overrides: { liveInbox: { work: false } } });
-    realGmail = createGmailFactory({ rootUrl: gmail.url });
+    ({ app, gmail, realGmail, close } = await startModelApp(TOKEN_PREFIX, 11));
   });
 
-  after(async () => {
-    for (const fn of cleanups.reverse()) await fn();
-  });
+  after(() => close());
 
   it(`the sweep syncs a quiet account cheaply, a listing resumes and never restarts, and the jobs converge (${RUNS} schedules)`, async () => {
     const started = Date.now();

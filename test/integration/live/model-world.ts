@@ -2,21 +2,46 @@
  * What the live-inbox model tests share (live-model.test.ts, live-quiet-night.test.ts): an
  * account signed in as sign-in leaves it (credentials whose access token the Gmail stand-in
  * maps back to the mailbox, the sync state row, a registered watch), and the end-state check
- * that the stored inbox equals the provider's exactly.
+ * that the stored inbox equals the provider's exactly; and the world they run in.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Account, SyncState } from '../../../db/entities/index.ts';
 import { listThreads } from '../../../server/domain/mail/thread.service.ts';
 import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
-import type { GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
-import type { TestApp } from '../../helpers/app.ts';
+import { createGmailFactory, type GmailFactory } from '../../../server/providers/gmail.ts';
+import { startGmailStandIn, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
+import { buildTestApp, type TestApp } from '../../helpers/app.ts';
+import { startProviders } from '../../helpers/providers.ts';
 
 export interface ModelWorld {
   app: TestApp;
   gmail: GmailStandIn;
   /** Access tokens are `${tokenPrefix}${email}`: the stand-in's authorize() maps them back. */
   tokenPrefix: string;
+}
+
+/**
+ * The model tests' world: the identity and AI stand-ins, a Gmail stand-in whose tokens are
+ * `${tokenPrefix}${email}`, the app with no workers and no PUBSUB_SUBSCRIPTION (the schedule
+ * drives its own intakes and takes the jobs itself; the scheduled jobs' handlers are the
+ * app's own), and a Gmail client factory on the stand-in. `close` stops them, last first.
+ */
+export async function startModelApp(tokenPrefix: string, seed: number): Promise<{ app: TestApp; gmail: GmailStandIn; realGmail: GmailFactory; close(): Promise<void> }> {
+  const cleanups: (() => unknown)[] = [];
+  const ctx = { after: (fn: () => unknown) => void cleanups.push(fn) };
+  const providers = await startProviders(ctx);
+  const gmail = await startGmailStandIn({ authorize: (token) => (token.startsWith(tokenPrefix) ? token.slice(tokenPrefix.length) : null), seed });
+  cleanups.push(() => gmail.close());
+  const app = await buildTestApp(ctx, { env: { ...providers.env, GMAIL_API_URL: gmail.url }, overrides: { liveInbox: { work: false } } });
+  return {
+    app,
+    gmail,
+    realGmail: createGmailFactory({ rootUrl: gmail.url }),
+    async close() {
+      for (const fn of cleanups.reverse()) await fn();
+    },
+  };
 }
 
 export interface StoredRow {
