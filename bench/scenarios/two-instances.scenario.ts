@@ -76,7 +76,8 @@ function runTimes(file: string, msg: string): number[] {
 export function scheduledRuns(job: string, everyMinutes: number, atMinute: number, from: number, to: number, times: [number[], number[]]): ScheduledRuns {
   const step = everyMinutes * 60_000;
   const starts: number[] = [];
-  for (let p = periodStart(from, everyMinutes, atMinute) + (periodStart(from, everyMinutes, atMinute) < from ? step : 0); p < to; p += step) starts.push(p);
+  const first = periodStart(from, everyMinutes, atMinute);
+  for (let p = first < from ? first + step : first; p < to; p += step) starts.push(p);
   const counted = new Set(starts);
   const perPeriod = new Map<number, number>(starts.map((p) => [p, 0]));
   const runs = times.map((ts) => {
