@@ -15,7 +15,6 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type pg from 'pg';
 import { analysisPrompt } from '../../server/domain/ai/prompt.ts';
 import { createBodyParser } from '../../server/providers/mail/body-parser.ts';
-import { toMessageMeta } from '../../server/providers/mail/message-meta.ts';
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 import { convertRawMessage } from '../../stand-ins/gmail/raw-message.ts';
 import type { IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
@@ -42,14 +41,22 @@ const distribution = (xs: number[]): Distribution => {
   return { n: s.length, median: at(0.5), p90: at(0.9), max: s.at(-1) ?? 0 };
 };
 
+async function* asChunks(bytes: Uint8Array) {
+  yield bytes;
+}
+
 export async function promptTokens(files: string[], hostile: Buffer[]): Promise<{ corpus: Distribution; hostile: Distribution }> {
-  // The server's body parser: big bodies on a worker thread, given up after its timeout (a
-  // 2 MB ladder of <div>s takes over a minute to sanitise) for the plain text alone.
+  // The server's body parser, given each message as a one-message threads.get answer: big
+  // answers on a worker thread, given up after its timeout (a 2 MB ladder of <div>s takes over a
+  // minute to sanitise) for the plain text alone.
   const bodies = createBodyParser();
   const count = async (raw: Buffer) => {
     const converted = convertRawMessage(raw, () => 'bench');
-    const message = { id: 'bench', threadId: 'bench', labelIds: ['INBOX'], snippet: converted.snippet, payload: converted.raw.payload };
-    const latest = { ...toMessageMeta(message), ...(await bodies.parse(message.payload)) };
+    const message = { id: 'bench', threadId: 'bench', labelIds: ['INBOX'], snippet: converted.snippet, internalDate: '1790000000000', payload: converted.raw.payload };
+    const answer = Buffer.from(JSON.stringify({ id: 'bench', messages: [message] }));
+    const parsed = await bodies.parseThread(asChunks(answer));
+    if (parsed === 'malformed' || !parsed[0]) throw new Error('the service could not read a message the stand-in serves');
+    const latest = parsed[0];
     const prompt = analysisPrompt({ threadSubject: latest.subject, latest, ownerAddress: 'owner@bench.example' });
     return countTokens(prompt.system) + countTokens(prompt.user);
   };

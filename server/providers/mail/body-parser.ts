@@ -10,12 +10,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { WirePart } from '../gmail-wire.ts';
-import { extractBodies, type MessageBodies } from './message-body.ts';
-import { normaliseThreadAnswer, readAnswer, textLeafChars, withoutHtml, type ThreadAnswer } from './thread-answer.ts';
+import { normaliseThreadAnswer, readAnswer, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
-  parse(payload: WirePart | undefined): Promise<MessageBodies>;
   /**
    * A threads.get answer, read as it arrives (thread-answer.ts) and parsed on the event loop up to
    * the inline size, else on a worker thread; a big message's HTML dropped if that outlasts `timeoutMs`.
@@ -27,7 +24,7 @@ export interface BodyParser {
 }
 
 export interface BodyParserOptions {
-  /** Text leaves (base64url characters, summed) and thread answers (bytes) up to this size are parsed inline. */
+  /** Thread answers up to this size (bytes) are parsed inline. */
   inlineChars?: number;
   timeoutMs?: number;
 }
@@ -44,28 +41,19 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       maxThreads: Math.max(1, availableParallelism() - 1),
       idleTimeout: 60_000,
     }));
-  const run = <T>(task: unknown, name: 'default' | 'parseThread') => workers().run(task, { name, signal: AbortSignal.timeout(timeoutMs) }) as Promise<T>;
+  const run = (task: { answer: Uint8Array; htmlUpTo?: number }) => workers().run(task, { name: 'parseThread', signal: AbortSignal.timeout(timeoutMs) }) as Promise<ThreadAnswer>;
   return {
     get offloaded() {
       return offloaded;
-    },
-    async parse(payload) {
-      if (textLeafChars(payload) <= inlineChars) return extractBodies(payload);
-      offloaded++;
-      try {
-        return await run<MessageBodies>(payload, 'default');
-      } catch {
-        return extractBodies(payload && withoutHtml(payload));
-      }
     },
     async parseThread(body) {
       const answer = await readAnswer(body);
       if (answer.byteLength <= inlineChars) return normaliseThreadAnswer(answer);
       offloaded++;
       try {
-        return await run<ThreadAnswer>({ answer }, 'parseThread');
+        return await run({ answer });
       } catch {
-        return run<ThreadAnswer>({ answer, htmlUpTo: inlineChars }, 'parseThread');
+        return run({ answer, htmlUpTo: inlineChars });
       }
     },
     async close() {
