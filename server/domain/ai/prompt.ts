@@ -6,7 +6,7 @@
  * bounded in tokens (token-budget.ts). Never sent: tokens, the owner's signature (wherever
  * it appears, signature.ts), other threads, addresses.
  */
-import sanitizeHtml from 'sanitize-html';
+import { htmlToText } from '../../providers/mail/message-body.ts';
 import { ownerSignatureLines, stripSignature, trailingSignature } from './signature.ts';
 import { dropControls, fitTokens } from './token-budget.ts';
 
@@ -35,14 +35,6 @@ export interface Prompt {
   system: string;
   user: string;
   maxOutputTokens: number;
-}
-
-const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&nbsp;': ' ' };
-
-export function htmlToText(html: string): string {
-  const blocky = html.replace(/<br\s*\/?>|<\/(p|div|li|tr|h[1-6]|blockquote)>/gi, '\n');
-  const text = sanitizeHtml(blocky, { allowedTags: [], allowedAttributes: {} });
-  return text.replace(/&(amp|lt|gt|quot|#39|nbsp);/g, (e) => ENTITIES[e] ?? e).replace(/\u00a0/g, ' ');
 }
 
 const REPLY_HEADER = [

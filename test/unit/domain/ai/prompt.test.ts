@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { estimateTextTokens } from '../../../../server/domain/ai/token-budget.ts';
-import { analysisPrompt, draftPrompt, estimateTokens, htmlToText, messageBody, redact, stripQuotedHistory, truncate, type PromptMessage } from '../../../../server/domain/ai/prompt.ts';
+import { analysisPrompt, draftPrompt, estimateTokens, messageBody, redact, stripQuotedHistory, truncate, type PromptMessage } from '../../../../server/domain/ai/prompt.ts';
 
 const msg = (m: Partial<PromptMessage>): PromptMessage => ({ fromName: 'Bob', fromAddress: 'bob@x.example', subject: 'S', snippet: 'snip', sentAt: new Date('2030-01-01T00:00:00Z'), ...m });
 
@@ -38,17 +38,12 @@ describe('stripQuotedHistory', () => {
   });
 });
 
-describe('redact, htmlToText, truncate', () => {
+describe('redact, truncate', () => {
   it('removes addresses and reduces links to their host', () => {
     assert.equal(
       redact('Mail bob.smith+x@mail.example.co.uk or <carol@x.io>; see https://user:pw@host.example/reset?token=abc and http://a.example.'),
       'Mail [email] or <[email]>; see [link: host.example] and [link: a.example.]',
     );
-  });
-
-  it('turns HTML into text without scripts, styles or markup', () => {
-    const text = htmlToText('<style>p{}</style><p>Hello&nbsp;<b>Bob</b> &amp; co</p><script>alert(1)</script><div>Line 2<br>Line 3</div>');
-    assert.equal(text.trim(), 'Hello Bob & co\nLine 2\nLine 3');
   });
 
   it('bounds text with a visible marker', () => {

@@ -141,5 +141,6 @@ describe('bodies', () => {
     assert.match(out, /<img data-remote-src="https:\/\/e.com\/i.png" \/>/, 'a remote image is kept, not loadable');
     assert.match(out, /<a href="https:\/\/e.com" rel="noopener noreferrer nofollow" target="_blank">c<\/a>/);
     assert.equal(htmlToText('<style>p{}</style><ul><li>one</li><li>two</li></ul>'), 'one\ntwo');
+    assert.equal(htmlToText('<p>Hello&nbsp;<b>Bob</b> &amp; co</p><script>alert(1)</script><div>Line 2<br>Line 3</div>'), 'Hello Bob & co\nLine 2\nLine 3');
   });
 });
