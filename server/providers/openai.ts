@@ -11,8 +11,11 @@
  * and would retry timeouts, doubling the worst case. Instead this module retries once,
  * after a short pause, only a connection that failed before any answer (not a timeout),
  * where the model cannot have run.
+ *
+ * The client library is loaded on the first call, not at start-up: its modules are about
+ * 4 MiB of heap that a server which has not called the model yet does not need (issue 20).
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { OpenAI } from 'openai';
 import { AppError } from '../domain/errors.ts';
 import { errorSummary, type Logger } from '../logger.ts';
 
@@ -89,10 +92,16 @@ function durationSeconds(value: string | null): number | undefined {
   return matched === value.trim() && matched ? total : undefined;
 }
 
-/** Classifies anything the client can throw. */
-export function toAiError(err: unknown): AppError {
+/** The parts of the client library that classify its errors. */
+export type OpenAiErrors = Pick<typeof import('openai'), 'APIError' | 'APIConnectionError' | 'APIConnectionTimeoutError'>;
+
+let library: Promise<typeof import('openai')> | undefined;
+const loadLibrary = () => (library ??= import('openai'));
+
+/** Classifies anything the client can throw (`sdk`: the library, once loaded). */
+export function toAiError(err: unknown, sdk: OpenAiErrors | undefined): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof APIError && err.status === 429) {
+  if (sdk && err instanceof sdk.APIError && err.status === 429) {
     return new AppError('AI_RATE_LIMITED', { retryAfter: retryAfterFromHeaders(err.headers as Headers | undefined), cause: err });
   }
   // Other API errors, timeouts, connection failures, and the plain SyntaxError the client
@@ -100,10 +109,10 @@ export function toAiError(err: unknown): AppError {
   return new AppError('AI_REQUEST_FAILED', { cause: err });
 }
 
-function outcomeOf(err: unknown): string {
-  if (err instanceof APIConnectionTimeoutError) return 'timeout';
-  if (err instanceof APIConnectionError) return 'connection_error';
-  if (err instanceof APIError) return `http_${err.status ?? 'error'}`;
+function outcomeOf(err: unknown, sdk: OpenAiErrors | undefined): string {
+  if (sdk && err instanceof sdk.APIConnectionTimeoutError) return 'timeout';
+  if (sdk && err instanceof sdk.APIConnectionError) return 'connection_error';
+  if (sdk && err instanceof sdk.APIError) return `http_${err.status ?? 'error'}`;
   if (err instanceof SyntaxError) return 'unreadable_body';
   return 'error';
 }
@@ -119,18 +128,25 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): AiProvider {
       },
     };
   }
-  const client = new OpenAI({
-    apiKey: opts.apiKey,
-    baseURL: opts.baseUrl,
-    maxRetries: 0,
-    timeout: opts.timeoutMs ?? DEFAULT_AI_TIMEOUT_MS,
-    // The client's debug log prints request bodies: never, whatever OPENAI_LOG says.
-    logLevel: 'off',
-  });
+  const { apiKey, baseUrl } = opts;
+  let sdk: typeof import('openai') | undefined;
+  let client: Promise<OpenAI> | undefined;
+  const ready = () =>
+    (client ??= loadLibrary().then((loaded) => {
+      sdk = loaded;
+      return new loaded.OpenAI({
+        apiKey,
+        baseURL: baseUrl,
+        maxRetries: 0,
+        timeout: opts.timeoutMs ?? DEFAULT_AI_TIMEOUT_MS,
+        // The client's debug log prints request bodies: never, whatever OPENAI_LOG says.
+        logLevel: 'off',
+      });
+    }));
   const retryDelay = opts.connectRetryDelayMs ?? 250;
 
-  const call = (req: StructuredRequest) =>
-    client.chat.completions.create({
+  const call = async (req: StructuredRequest) =>
+    (await ready()).chat.completions.create({
       model,
       messages: [
         { role: 'system', content: req.system },
@@ -167,14 +183,14 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): AiProvider {
           );
           return answer;
         } catch (err) {
-          const retryable = err instanceof APIConnectionError && !(err instanceof APIConnectionTimeoutError);
+          const retryable = sdk !== undefined && err instanceof sdk.APIConnectionError && !(err instanceof sdk.APIConnectionTimeoutError);
           if (retryable && attempts < 2) {
             await new Promise((r) => setTimeout(r, retryDelay));
             continue;
           }
-          const mapped = toAiError(err);
+          const mapped = toAiError(err, sdk);
           log.warn(
-            { ai: { operation: req.operation, model, latencyMs: Math.round(performance.now() - started), attempts, outcome: outcomeOf(err), code: mapped.code }, errName: errorSummary(err).errName },
+            { ai: { operation: req.operation, model, latencyMs: Math.round(performance.now() - started), attempts, outcome: outcomeOf(err, sdk), code: mapped.code }, errName: errorSummary(err).errName },
             'ai call failed',
           );
           throw mapped;

@@ -6,6 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
+import * as openai from 'openai';
 import { APIConnectionTimeoutError, APIError, RateLimitError } from 'openai';
 import { analysisModelOutput, draftModelOutput } from '../../../../shared/schemas/ai.ts';
 import { nextUtcDay, nextUtcMonth, utcDayStart, utcMonthStart } from '../../../../server/domain/ai/budget.service.ts';
@@ -50,11 +51,11 @@ describe('parseAnswer', () => {
 
 describe('provider errors', () => {
   it('maps 429 to AI_RATE_LIMITED and everything else to AI_REQUEST_FAILED', () => {
-    const rate = toAiError(new RateLimitError(429, undefined, 'slow down', new Headers({ 'retry-after': '12' })));
+    const rate = toAiError(new RateLimitError(429, undefined, 'slow down', new Headers({ 'retry-after': '12' })), openai);
     assert.equal(rate.code, 'AI_RATE_LIMITED');
     assert.equal(rate.retryAfter, 12);
     for (const err of [new APIError(500, undefined, 'boom', new Headers()), new APIConnectionTimeoutError(), new SyntaxError('Unexpected token <'), new TypeError('x'), 'weird']) {
-      assert.equal(toAiError(err).code, 'AI_REQUEST_FAILED');
+      assert.equal(toAiError(err, openai).code, 'AI_REQUEST_FAILED');
     }
   });
 
