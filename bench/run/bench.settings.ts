@@ -17,6 +17,8 @@ export const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     /** Extra Node options for the server process only (space-separated), e.g. V8 heap flags to compare. */
     'server-node-args': { type: 'string' },
+    /** Extra environment variables for the server process only (`KEY=VALUE`, space-separated), e.g. malloc tunables. */
+    'server-env': { type: 'string' },
     /**
      * Run the server and the bare handler from another checkout of the project (a copy with
      * some changes reverted, to measure before and after with the same benchmark).

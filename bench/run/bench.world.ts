@@ -91,6 +91,7 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     PUBSUB_TOPIC: 'projects/bench-project/topics/mail',
     PUBSUB_SUBSCRIPTION: 'mail-sync',
     PUBSUB_EMULATOR_HOST: pubsub.host,
+    ...Object.fromEntries((args['server-env']?.split(/\s+/).filter(Boolean) ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
   };
   step('starting the server and the bare handler');
   const serverRoot = path.resolve(args['server-root'] ?? ROOT);
