@@ -29,6 +29,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import { mapLimit } from '../../../server/providers/map-limit.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
 import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
@@ -108,20 +109,6 @@ async function expectedOf(raw: Buffer, internalDate: number): Promise<Expected> 
     sentAt: date.toISOString(),
   };
 }
-
-/** Runs `fn` over `items`, at most `limit` at a time. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
-  return out;
-}
-
 
 describe('a real-world corpus through sync, thread detail and analysis', () => {
   const cleanups: (() => unknown)[] = [];
