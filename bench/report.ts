@@ -164,6 +164,11 @@ export function renderMarkdown(r: BenchReport): string {
     out.push(`| idle | ${e.idle.seconds} s | ${e.idle.p99Ms} ms | ${e.idle.maxMs} ms |`);
     out.push(`| backfilling and opening ${e.busy.messages} messages (corpus and hostile; ${e.busy.threadsOpened} threads opened, ${e.busy.non200} not 200) | ${e.busy.seconds} s | ${e.busy.p99Ms} ms ${ok(e.busy.p99Ms < 50)} | ${e.busy.maxMs} ms |`);
     out.push('');
+    if (e.alone) {
+      const a = e.alone;
+      out.push(`One message at a time: the hostile set and the 10 largest of those corpus messages, each in its own thread, each thread opened alone twice (fetched, parsed and stored; then read back): ${a.opens} opens of ${a.threads} threads, ${a.non200} not 200; longest delay of the loop ${a.maxMs} ms (goal < 50 ms: ${ok(a.maxMs < 50)}), opening "${a.worst}".`);
+      out.push('');
+    }
     out.push("Tokens: each message as the Gmail stand-in serves it, normalised by the service's provider code, its analysis prompt built by the service's prompt code; system and user message. Event loop: prom-client's monitorEventLoopDelay in the server, read (and reset) through GET /metrics at the window's ends.");
     out.push('');
   }

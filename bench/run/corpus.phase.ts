@@ -24,5 +24,5 @@ export async function measureCorpus(world: BenchWorld, report: BenchReport): Pro
     idleSeconds: settings.corpusIdleSeconds,
   });
   report.corpus = { tokens, eventLoop };
-  step(`corpus event loop: idle p99 ${eventLoop.idle.p99Ms} / max ${eventLoop.idle.maxMs} ms; busy p99 ${eventLoop.busy.p99Ms} / max ${eventLoop.busy.maxMs} ms (${eventLoop.busy.threadsOpened} threads opened, ${eventLoop.busy.non200} not 200)`);
+  step(`corpus event loop: idle p99 ${eventLoop.idle.p99Ms} / max ${eventLoop.idle.maxMs} ms; busy p99 ${eventLoop.busy.p99Ms} / max ${eventLoop.busy.maxMs} ms (${eventLoop.busy.threadsOpened} threads opened, ${eventLoop.busy.non200} not 200); one message at a time: max ${eventLoop.alone?.maxMs} ms ("${eventLoop.alone?.worst}")`);
 }
