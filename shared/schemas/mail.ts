@@ -30,12 +30,12 @@ export const message = z.object({
   snippet: z.string(),
   sentAt: timestamp,
   isUnread: z.boolean(),
-  bodyText: z.string().meta({ description: 'The plain-text body (derived from the HTML when the message has none); at most 1,048,576 characters.' }),
+  bodyText: z.string().meta({ description: 'The plain-text body (derived from the HTML when the message has none); at most 262,144 characters.' }),
   bodyHtml: z.string().meta({
     description:
       'Sanitised HTML: no script, event handler, javascript: URL, frame, form, meta refresh, base or style. Remote content is not loadable as delivered ' +
       '(no tracking pixel fires): an http(s) image `src` is kept as `data-remote-src` and an http(s) `srcset` as `data-remote-srcset`, which a client copies back ' +
-      'to `src`/`srcset` when the user asks to show images; `cid:` and `data:` images keep their `src`. Render it in a sandboxed frame. At most 1,048,576 characters.',
+      'to `src`/`srcset` when the user asks to show images; `cid:` and `data:` images keep their `src`. Render it in a sandboxed frame. At most 262,144 characters.',
   }),
   attachments: z.array(attachment),
 });
