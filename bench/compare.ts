@@ -50,6 +50,7 @@ const targets: [string, (x: NonNullable<typeof la>) => LoadResult | undefined][]
   [`service, ${after.settings.connections} clients`, (x) => x.serviceMany],
   ['service, one client, 10 connections', (x) => x.serviceModerate],
   ['bare Koa + pg, same SQL (floor)', (x) => x.bare],
+  ['bare Koa + pg, same SQL (floor), 10 connections', (x) => x.bareModerate],
 ];
 for (const [name, pick] of targets) {
   const a = lb ? pick(lb) : undefined;

@@ -9,7 +9,7 @@ export interface BenchReport {
   machine: { cpuModel: string; cores: number; memoryGiB: number; node: string; os: string; commit: string; dirty: boolean; postgres: string; pgStatStatements: boolean; loadAverageAtStart: number[]; loadAverageAtEnd: number[] | null };
   settings: Record<string, unknown> & { sizes: number[]; connections: number; seconds: number; providerLatencyMs: number; listLimit: number; rateLimitMax: number };
   data: { threads: number; messages: number; accounts: number; seedMs: number };
-  list: { threads: number; service: LoadResult; serviceMany?: LoadResult; serviceModerate?: LoadResult; bare: LoadResult; ratio: number | null }[];
+  list: { threads: number; service: LoadResult; serviceMany?: LoadResult; serviceModerate?: LoadResult; bareModerate?: LoadResult; bare: LoadResult; ratio: number | null }[];
   explain: ({ threads: number } & Explained)[];
   sync: { threads: number; kind: 'listing' | 'incremental'; wallMsMedian: number; runs: SyncRun[] }[];
   poller: PollerResult | null;
@@ -51,7 +51,7 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('| target | req/s | p50 ms | p90 ms | p99 ms | max ms | non-2xx / errors | DB statements per request | CPU ms per request: server / database |');
     out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     const names = { service: 'service, one client (one session, one address)', 'service-many': `service, ${big.serviceMany?.clients ?? 0} clients (own session and address each)`, bare: 'bare Koa + pg, same SQL (floor)' };
-    for (const l of [big.service, big.serviceMany, big.bare, big.serviceModerate].filter((x): x is LoadResult => x !== undefined)) {
+    for (const l of [big.service, big.serviceMany, big.bare, big.serviceModerate, big.bareModerate].filter((x): x is LoadResult => x !== undefined)) {
       out.push(`| ${names[l.target]}${l.connections !== s.connections ? `, **${l.connections} connections**` : ''} | ${f0(l.rps)} | ${l.latencyMs.p50} | ${l.latencyMs.p90} | ${l.latencyMs.p99} | ${l.latencyMs.max} | ${l.non2xx} / ${l.errors + l.timeouts} | ${f1(l.statementsPerRequest)} | ${f2(l.cpuMsPerRequest?.server)} / ${f2(l.cpuMsPerRequest?.database)} |`);
     }
     out.push('');
@@ -66,7 +66,7 @@ export function renderMarkdown(r: BenchReport): string {
       ['one client ≥ 60 % of the floor', pct(big.ratio), (big.ratio ?? 0) >= 0.6],
       [`${many?.clients ?? 50} clients ≥ 85 % of one client`, pct(manyShare), (manyShare ?? 0) >= 0.85],
       [`${many?.clients ?? 50} clients ≤ 1.3 statements per request`, f1(many?.statementsPerRequest), (many?.statementsPerRequest ?? Infinity) <= 1.3],
-      [`p99 ≤ 15 ms at ${big.serviceModerate?.connections ?? 10} connections`, `${big.serviceModerate?.latencyMs.p99 ?? '–'} ms`, (big.serviceModerate?.latencyMs.p99 ?? Infinity) <= 15],
+      [`p99 ≤ 15 ms at ${big.serviceModerate?.connections ?? 10} connections`, `${big.serviceModerate?.latencyMs.p99 ?? '–'} ms (floor ${big.bareModerate?.latencyMs.p99 ?? '–'} ms)`, (big.serviceModerate?.latencyMs.p99 ?? Infinity) <= 15],
     ];
     out.push('| goal | measured | met |');
     out.push('|---|---:|---|');

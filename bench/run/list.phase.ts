@@ -66,9 +66,21 @@ export async function measureList(world: BenchWorld, report: BenchReport, listAc
         process: server,
       });
     }
+    // The floor at the same lighter load: what the machine gives a bare handler's tail latency.
+    let bareModerate: LoadResult | undefined;
+    if (moderate) {
+      step(`list at ${size} threads: bare handler, ${settings.moderateConnections} connections`);
+      bareModerate = await loadTest({
+        target: 'bare',
+        url: `${bare.url}/api/mail/threads?account=${account.accountId}&limit=${settings.listLimit}`,
+        connections: settings.moderateConnections,
+        ...timing,
+        process: bare,
+      });
+    }
     // After the load: pg_stat_statements names a statement by the text it saw first.
     report.explain.push({ threads: size, ...(await explainList(db.pool, listStatement, account.accountId, settings.listLimit)) });
-    report.list.push({ threads: size, service, ...(many ? { serviceMany: many } : {}), ...(moderate ? { serviceModerate: moderate } : {}), bare: floor, ratio: floor.rps ? service.rps / floor.rps : null });
+    report.list.push({ threads: size, service, ...(many ? { serviceMany: many } : {}), ...(moderate ? { serviceModerate: moderate } : {}), ...(bareModerate ? { bareModerate } : {}), bare: floor, ratio: floor.rps ? service.rps / floor.rps : null });
     if (largest && service.rss) {
       memory.loadPeakMiB = service.rss.peak;
       memory.loadMeanMiB = service.rss.mean;
