@@ -26,7 +26,7 @@ export const MAIL_LIMITS = {
    * The text and the sanitised HTML of one message as stored and answered. Every copy of a body
    * (the parse's result, the statement storing it, the row read back, the JSON answer) is work
    * on the event loop that grows with it: at 1 MiB, opening one such thread held the loop for
-   * 67-72 ms; at 256 KiB, under 35 (bench item 8). Gmail's own web client clips at 102 KB.
+   * up to 67 ms; at 256 KiB, 23-39 ms (bench item 8). Gmail's own web client clips at 102 KB.
    */
   body: 256 * 1024,
 } as const;
