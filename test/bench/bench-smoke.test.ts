@@ -47,7 +47,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(report.machine.cores > 0 && report.machine.node.startsWith('v'));
     assert.equal(report.list.length, report.settings.sizes.length);
     for (const l of report.list) {
-      for (const target of [l.service, l.bare]) {
+      for (const target of [l.service, l.bare, ...(l.serviceModerate ? [l.serviceModerate, l.bareModerate] : [])]) {
         assert.ok(target.requests > 0, `${target.target} answered`);
         assert.equal(target.non2xx + target.errors, 0, `${target.target}: no failed request`);
       }
@@ -63,6 +63,9 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(report.corpus.tokens.hostile.max <= 2_500, 'hostile prompts within the token cap');
     assert.equal(report.corpus.eventLoop.busy.non200, 0, 'every thread of the corpus and hostile inbox opened with 200');
     assert.ok(report.corpus.eventLoop.busy.threadsOpened > 0 && Number.isFinite(report.corpus.eventLoop.busy.p99Ms));
+    const alone = report.corpus.eventLoop.alone;
+    assert.ok(alone && alone.threads >= 10 && alone.opens === 2 * alone.threads && alone.non200 === 0, 'each hostile thread opened alone, twice, with 200');
+    assert.ok(Number.isFinite(alone.maxMs) && alone.worst.length > 0);
     const two = report.twoInstances;
     assert.equal(two.stored, two.changes, 'two instances: every change stored');
     assert.equal(two.fetchedTwice, 0, 'two instances: no message fetched twice');
