@@ -9,7 +9,7 @@
  *   through GET /metrics) while it backfills and opens an inbox of corpus and generated
  *   hostile mail, next to the same window idle.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import type pg from 'pg';
@@ -140,8 +140,11 @@ export async function eventLoopUnderMail(opts: { serverUrl: string; webOrigin: s
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   const busy = { ...(await readLag(opts.serverUrl, opts.adminToken)), seconds: Math.round((performance.now() - t0) / 1000), messages: opts.files.length + opts.hostile.length, threadsOpened: rows.length, non200 };
-  const largest = [...opts.files].sort((a, b) => rawOf(b).byteLength - rawOf(a).byteLength).slice(0, 10);
-  const alone = await openOneAtATime(opts, [...opts.hostile, ...largest.map(rawOf)]);
+  const largest = opts.files
+    .map((f) => ({ f, size: statSync(path.join(DATA, f)).size }))
+    .sort((a, b) => b.size - a.size)
+    .slice(0, 10);
+  const alone = await openOneAtATime(opts, [...opts.hostile, ...largest.map(({ f }) => rawOf(f))]);
   return { idle, busy, alone };
 }
 
