@@ -89,7 +89,7 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
   const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
-  const bodies = opts.bodies ?? createBodyParser({ inlineChars: Infinity });
+  const bodies = opts.bodies ?? createBodyParser({ inlineBytes: Infinity });
   return (auth, quotaKey) => {
     let requests = 0;
     let token: Promise<string> | null = null;

@@ -5,8 +5,8 @@
  * over 100 ms, so small ones are parsed on the event loop and larger ones on a worker thread
  * (a piscina pool, started on first need, its thread leaving after a minute idle): no request
  * or job holds the event loop long for one message, whatever its size or shape. A parse
- * that fails or outlasts `timeoutMs` gives what can be shown without it: the plain text
- * leaves (HTML dropped) and the attachment list.
+ * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
+ * messages: their plain text leaves and attachment lists, the small messages whole.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -25,12 +25,12 @@ export interface BodyParser {
 
 export interface BodyParserOptions {
   /** Thread answers up to this size (bytes) are parsed inline. */
-  inlineChars?: number;
+  inlineBytes?: number;
   timeoutMs?: number;
 }
 
 export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
-  const inlineChars = opts.inlineChars ?? 16 * 1024;
+  const inlineBytes = opts.inlineBytes ?? 16 * 1024;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   let pool: Piscina | undefined;
   let offloaded = 0;
@@ -48,12 +48,13 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     },
     async parseThread(body) {
       const answer = await readAnswer(body);
-      if (answer.byteLength <= inlineChars) return normaliseThreadAnswer(answer);
+      if (answer.byteLength <= inlineBytes) return normaliseThreadAnswer(answer);
       offloaded++;
       try {
         return await run({ answer });
       } catch {
-        return run({ answer, htmlUpTo: inlineChars });
+        // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
+        return run({ answer, htmlUpTo: inlineBytes });
       }
     },
     async close() {

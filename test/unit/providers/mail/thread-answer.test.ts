@@ -36,9 +36,9 @@ async function* chunks(bytes: Uint8Array, size = 64 * 1024) {
 const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) } as unknown as OAuth2Client;
 
 describe('thread answers', () => {
-  const parser = createBodyParser({ inlineChars: 1024 });
+  const parser = createBodyParser({ inlineBytes: 1024 });
   // Long enough for a worker to start on a loaded machine, far too short for the <div> ladder below.
-  const impatient = createBodyParser({ inlineChars: 1024, timeoutMs: 3_000 });
+  const impatient = createBodyParser({ inlineBytes: 1024, timeoutMs: 3_000 });
   after(() => Promise.all([parser.close(), impatient.close()]));
 
   it('reads an answer as it streams in, whatever its chunks, and refuses one over the limit', async () => {
