@@ -1,5 +1,5 @@
 /** The whole API as one router; `AppRouter` is the type the client package imports. */
-import { registerProcedurePaths, router, type Meta } from '../init.ts';
+import { registerProcedurePaths, router, skipTrustedOutputValidation, type Meta } from '../init.ts';
 import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
@@ -18,6 +18,7 @@ export const appRouter = router({
 });
 
 registerProcedurePaths(Object.keys(appRouter._def.procedures));
+skipTrustedOutputValidation(appRouter._def.procedures);
 
 export type AppRouter = typeof appRouter;
 

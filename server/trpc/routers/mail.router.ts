@@ -22,7 +22,11 @@ export const mailProcedures = {
     .query(({ ctx }) => ctx.services.sync.syncState(ctx.em, ctx.user.accountId)),
 
   threads: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' }, errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
+    .meta({
+      openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' },
+      errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
+      trustedOutput: true,
+    })
     .input(threadListInput)
     .output(threadList)
     .query(({ ctx, input }) => ctx.services.threads.list(ctx.user.accountId, input)),
@@ -32,6 +36,7 @@ export const mailProcedures = {
       openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' },
       // Opening fetches missing bodies from the provider: its failures are the sync route's codes.
       errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
+      trustedOutput: true,
     })
     .input(threadIdInput)
     .output(threadDetail)

@@ -1,0 +1,61 @@
+/**
+ * Trusted outputs (issue 20): the hot reads whose meta says `trustedOutput` answer without
+ * tRPC's output validator, every other procedure with an output schema keeps it, the served
+ * document still describes their answers (no undocumented property), and the test suite's
+ * conformance check, which sees every answer of every test, catches what the validator would
+ * have: an extra field, a malformed id or time.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { initTRPC } from '@trpc/server';
+import { z } from 'zod';
+import { skipTrustedOutputValidation, type Meta } from '../../../server/trpc/init.ts';
+import { appRouter } from '../../../server/trpc/routers/index.ts';
+import { servedDocumentChecker } from '../../helpers/openapi-recorder.ts';
+
+type Def = { meta?: Meta; output?: unknown; middlewares: { _type?: string }[] };
+const defs = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>).map(([path, p]) => ({ path, def: p._def }));
+const validatesOutput = (def: Def) => def.middlewares.some((m) => m._type === 'output');
+
+const thread = {
+  id: '3f1c9a2e-0000-4000-8000-000000000001',
+  mailThreadId: 't-1',
+  subject: 's',
+  snippet: 'n',
+  fromName: '',
+  fromAddress: 'a@example.com',
+  lastMessageAt: '2026-11-26T08:00:00.000Z',
+  isUnread: true,
+};
+
+describe('trusted outputs', () => {
+  it('skips the output validator of the flagged hot reads only', () => {
+    const trusted = defs.filter((d) => d.def.meta?.trustedOutput).map((d) => d.path);
+    assert.deepEqual(trusted.sort(), ['mail.thread', 'mail.threads']);
+    for (const { path, def } of defs) {
+      assert.notEqual(def.output, undefined, `${path} has an output schema`);
+      assert.equal(validatesOutput(def), !def.meta?.trustedOutput, `${path}: output validated unless trusted`);
+    }
+  });
+
+  it('refuses a flagged procedure without an output schema, at start-up', () => {
+    const t = initTRPC.meta<Meta>().create();
+    const procedures = t.router({ loose: t.procedure.meta({ trustedOutput: true }).query(() => 1) })._def.procedures;
+    assert.throws(() => skipTrustedOutputValidation(procedures), /loose: trustedOutput needs an output schema/);
+    const checked = t.router({ typed: t.procedure.meta({ trustedOutput: true }).output(z.number()).query(() => 1) })._def.procedures;
+    assert.deepEqual(skipTrustedOutputValidation(checked), ['typed']);
+    assert.equal(validatesOutput((checked.typed as unknown as { _def: Def })._def), false);
+  });
+
+  it('leaves the document strict enough to catch what the validator caught', async () => {
+    const checker = await servedDocumentChecker('http://127.0.0.1');
+    const headers = { 'content-type': 'application/json', 'x-request-id': 'r-0000000001', 'ratelimit-limit': '100', 'ratelimit-remaining': '99', 'ratelimit-reset': '60' };
+    const list = (threads: unknown[]) => checker.check({ method: 'GET', path: '/api/mail/threads', status: 200, headers, body: JSON.stringify({ threads, total: threads.length, hasMore: false }) })!.problems.join('; ');
+    assert.equal(list([thread]), '');
+    assert.match(list([{ ...thread, accountId: 'x' }]), /must NOT have additional properties \(accountId\)/);
+    assert.match(list([{ ...thread, id: 'not-a-uuid' }]), /\/threads\/0\/id must match format "uuid"/);
+    assert.match(list([{ ...thread, lastMessageAt: '2026-11-26 08:00' }]), /\/threads\/0\/lastMessageAt must match/);
+    const detail = checker.check({ method: 'GET', path: `/api/mail/threads/${thread.id}`, status: 200, headers, body: JSON.stringify({ id: thread.id, mailThreadId: 't', subject: 's', isUnread: false, messages: [], token: 'x' }) });
+    assert.match(detail!.problems.join('; '), /must NOT have additional properties \(token\)/);
+  });
+});
