@@ -8,6 +8,7 @@ import { loadConfig, ConfigError } from './config.ts';
 import { withDevSecrets } from './dev-secrets.ts';
 import { createLogger, errorSummary, logDestination } from './logger.ts';
 import { startService } from './service.ts';
+import { releaseStartupMemory } from './startup-memory.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
 
@@ -24,6 +25,7 @@ async function main() {
   }
   const log = createLogger({ level: config.logLevel, destination: await logDestination(config.logFormat) });
   const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });
+  log.info({ ms: Math.round(releaseStartupMemory()) }, 'start-up memory released');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -83,6 +83,7 @@ describe('npm start and signals', () => {
     process.kill(-run.npm.pid!, 'SIGINT');
     await traffic;
     assert.equal(await run.exited, 0, run.output());
+    assert.match(run.output(), /"msg":"start-up memory released"/, 'npm start gives start-up memory back once up');
     assert.ok(statuses.length > 0);
     assert.deepEqual([...new Set(statuses)], [200], 'no request saw the database go (503)');
     const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
