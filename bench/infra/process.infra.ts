@@ -29,16 +29,24 @@ export function rssMiB(pid: number): number | null {
 
 /**
  * How `script` in `cwd` is started: the service as its checkout's `npm start` runs it (Node's own
- * type stripping with the start script's node options, e.g. the heap settings; under tsx where
- * that script says so); other scripts under tsx.
+ * type stripping with the start script's node options, e.g. the heap settings, and its leading
+ * environment assignments such as `MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}`, given values in
+ * `env` winning; under tsx where that script says so); other scripts under tsx.
  */
-function launchArgs(script: string, cwd: string): string[] {
-  if (script !== 'server/main.ts') return ['--import', 'tsx'];
+function launch(script: string, cwd: string, env: Record<string, string>): { args: string[]; env: Record<string, string> } {
+  if (script !== 'server/main.ts') return { args: ['--import', 'tsx'], env };
   const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
   const start = pkg.scripts?.start ?? '';
-  if (start.includes('tsx')) return ['--import', 'tsx'];
-  const words = start.replace(/^exec\s+/, '').split(/\s+/);
-  return words[0] === 'node' && words.at(-1) === script ? words.slice(1, -1) : [];
+  if (start.includes('tsx')) return { args: ['--import', 'tsx'], env };
+  const words = start.split(/\s+/);
+  const assigned: Record<string, string> = {};
+  for (let m; (m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[0] ?? '')); words.shift()) {
+    const fallback = /^\$\{(\w+):-(.*)\}$/.exec(m[2]!);
+    assigned[m[1]!] = fallback ? (env[fallback[1]!] ?? fallback[2]!) : m[2]!;
+  }
+  if (words[0] === 'exec') words.shift();
+  const args = words[0] === 'node' && words.at(-1) === script ? words.slice(1, -1) : [];
+  return { args, env: { ...assigned, ...env } };
 }
 
 /**
@@ -48,9 +56,10 @@ function launchArgs(script: string, cwd: string): string[] {
 export async function spawnNode(opts: { script: string; env: Record<string, string>; port: number; logFile: string; readyPath: string; timeoutMs?: number; nodeArgs?: string[]; cwd?: string }): Promise<NodeProcess> {
   const fd = openSync(opts.logFile, 'a');
   const cwd = opts.cwd ?? ROOT;
-  const child = spawn(process.execPath, [...launchArgs(opts.script, cwd), ...(opts.nodeArgs ?? []), opts.script], {
+  const how = launch(opts.script, cwd, opts.env);
+  const child = spawn(process.execPath, [...how.args, ...(opts.nodeArgs ?? []), opts.script], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...opts.env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...how.env },
     stdio: ['ignore', fd, fd],
   });
   closeSync(fd);

@@ -105,10 +105,15 @@ describe('Dockerfile', () => {
     assert.deepEqual(commandOf(demo!).slice(-1), ['demo/main.ts']);
   });
 
-  it('runs the service with the same node options as `npm start` (the heap settings included)', () => {
+  it('runs the service with the same node options and malloc setting as `npm start` (the heap settings included)', () => {
     const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    assert.deepEqual(commandOf(runtime), start.replace(/^exec\s+/, '').split(/\s+/));
+    const [, assignments, command] = /^((?:[A-Z_]+=\S+\s+)*)exec\s+(.*)$/.exec(start)!;
+    assert.deepEqual(commandOf(runtime), command!.split(/\s+/));
     assert.ok(commandOf(runtime).includes('--max-semi-space-size=16') && commandOf(runtime).includes('--heap-growing-percent=50'));
+    // npm start's defaults (`NAME=${NAME:-value}`) are the image's ENV.
+    const defaults = Object.fromEntries(assignments!.trim().split(/\s+/).map((a) => /^(\w+)=\$\{\1:-(.*)\}$/.exec(a)!.slice(1, 3)));
+    assert.deepEqual(defaults, { MALLOC_ARENA_MAX: '2' });
+    assert.equal(stageEnv(runtime).MALLOC_ARENA_MAX, '2');
   });
 
   it('has a HEALTHCHECK that calls GET /health with node\'s fetch (no curl in the slim image)', () => {
