@@ -26,8 +26,8 @@ export interface Meta extends OpenApiMeta {
   /**
    * The answer is built field by field from SQL columns (never an entity, never a spread row):
    * its output schema documents it and types the resolver, but is not run on every answer
-   * (`skipTrustedOutputValidation`). Only for hot reads: on the thread list it was a sixth of
-   * the server's CPU per request and a quarter of what it allocated.
+   * (`skipTrustedOutputValidation`). Only for hot reads: on the thread list it allocated a
+   * quarter of each request's memory, and the server's CPU per request fell 5-19 % without it.
    */
   trustedOutput?: true;
 }

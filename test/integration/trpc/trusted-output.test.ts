@@ -38,13 +38,18 @@ describe('trusted outputs', () => {
     }
   });
 
-  it('refuses a flagged procedure without an output schema, at start-up', () => {
+  it('no longer runs the flagged output schema on answers, and refuses a flagged procedure without one', async () => {
     const t = initTRPC.meta<Meta>().create();
-    const procedures = t.router({ loose: t.procedure.meta({ trustedOutput: true }).query(() => 1) })._def.procedures;
-    assert.throws(() => skipTrustedOutputValidation(procedures), /loose: trustedOutput needs an output schema/);
-    const checked = t.router({ typed: t.procedure.meta({ trustedOutput: true }).output(z.number()).query(() => 1) })._def.procedures;
-    assert.deepEqual(skipTrustedOutputValidation(checked), ['typed']);
-    assert.equal(validatesOutput((checked.typed as unknown as { _def: Def })._def), false);
+    const loose = t.router({ loose: t.procedure.meta({ trustedOutput: true }).query(() => 1) });
+    assert.throws(() => skipTrustedOutputValidation(loose._def.procedures), /loose: trustedOutput needs an output schema/);
+    // An answer off its schema: refused while the validator runs, passed through once skipped.
+    const offSchema = () => 'not a number' as unknown as number;
+    const router = t.router({ trusted: t.procedure.meta({ trustedOutput: true }).output(z.number()).query(offSchema), checked: t.procedure.output(z.number()).query(offSchema) });
+    const caller = t.createCallerFactory(router)({});
+    await assert.rejects(caller.trusted(), /Output validation failed/);
+    assert.deepEqual(skipTrustedOutputValidation(router._def.procedures), ['trusted']);
+    assert.equal(await caller.trusted(), 'not a number');
+    await assert.rejects(caller.checked(), /Output validation failed/);
   });
 
   it('leaves the document strict enough to catch what the validator caught', async () => {
