@@ -28,25 +28,35 @@ export function rssMiB(pid: number): number | null {
 }
 
 /**
+ * A checkout's `npm start` script, read as `[NAME=value ...] [exec] <command>`: the environment
+ * it sets (a `NAME=${NAME:-value}` default as `value`; a caller's own environment should win
+ * over it, as the shell's does) and the command's words. The bench starts the server this way
+ * and the Dockerfile test holds the image's ENV and CMD to it.
+ */
+export function startScript(cwd: string): { env: Record<string, string>; command: string[] } {
+  const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const words = (pkg.scripts?.start ?? '').split(/\s+/);
+  const env: Record<string, string> = {};
+  for (let m; (m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[0] ?? '')); words.shift()) {
+    env[m[1]!] = /^\$\{\w+:-(.*)\}$/.exec(m[2]!)?.[1] ?? m[2]!;
+  }
+  if (words[0] === 'exec') words.shift();
+  return { env, command: words };
+}
+
+/**
  * How `script` in `cwd` is started: the service as its checkout's `npm start` runs it (Node's own
- * type stripping with the start script's node options, e.g. the heap settings, and its leading
- * environment assignments such as `MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}`, given values in
- * `env` winning; under tsx where that script says so); other scripts under tsx.
+ * type stripping with the start script's node options, e.g. the heap settings, and its
+ * environment such as `MALLOC_ARENA_MAX=2`, values in `env` winning; under tsx where that
+ * script says so); other scripts under tsx.
  */
 function launch(script: string, cwd: string, env: Record<string, string>): { args: string[]; env: Record<string, string> } {
   if (script !== 'server/main.ts') return { args: ['--import', 'tsx'], env };
-  const pkg = JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
-  const start = pkg.scripts?.start ?? '';
-  if (start.includes('tsx')) return { args: ['--import', 'tsx'], env };
-  const words = start.split(/\s+/);
-  const assigned: Record<string, string> = {};
-  for (let m; (m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(words[0] ?? '')); words.shift()) {
-    const fallback = /^\$\{(\w+):-(.*)\}$/.exec(m[2]!);
-    assigned[m[1]!] = fallback ? (env[fallback[1]!] ?? fallback[2]!) : m[2]!;
-  }
-  if (words[0] === 'exec') words.shift();
+  const start = startScript(cwd);
+  if (start.command.some((w) => w.includes('tsx'))) return { args: ['--import', 'tsx'], env };
+  const words = start.command;
   const args = words[0] === 'node' && words.at(-1) === script ? words.slice(1, -1) : [];
-  return { args, env: { ...assigned, ...env } };
+  return { args, env: { ...start.env, ...env } };
 }
 
 /**
