@@ -130,7 +130,9 @@ export async function startFuzzWorld(t: { after(fn: () => unknown): void }, lane
       if (sync.status !== 200) throw new Error(`sync answered ${sync.status}: ${await sync.text()}`);
       if (!(await sync.json()).hasMore) break;
     }
-    const list = await (await lane.browser.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': nextIp() } })).json();
+    const listed = await lane.browser.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': nextIp() } });
+    if (listed.status !== 200) throw new Error(`the thread list after sign-in answered ${listed.status}: ${await listed.text()}`);
+    const list = await listed.json();
     lane.threadIds = list.threads.map((th: { id: string }) => th.id);
     for (const id of lane.threadIds) threadOwner.set(id, lane.name);
     lane.stale = false;
