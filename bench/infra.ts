@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, totalmem, release } from 'node:os';
 import type pg from 'pg';
-import { freePort } from '../server/database.ts';
+import { freePort } from '../server/infra/database.ts';
 import type { IdentityStandIn } from '../stand-ins/identity.stand-in.ts';
 import { Browser } from '../test/helpers/browser.ts';
 import { ROOT } from './infra/process.infra.ts';

@@ -12,9 +12,9 @@
  */
 import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../server/config.ts';
-import { withDevSecrets } from '../server/dev-secrets.ts';
-import { startService } from '../server/service.ts';
+import { loadConfig } from '../server/infra/config.ts';
+import { withDevSecrets } from '../server/infra/dev-secrets.ts';
+import { startService } from '../server/start-service.ts';
 import { startGmailStandIn, type NewMessage, type StandInMessage } from '../stand-ins/gmail.stand-in.ts';
 import { startIdentityStandIn } from '../stand-ins/identity.stand-in.ts';
 import { startOpenAIStandIn } from '../stand-ins/openai.stand-in.ts';

@@ -6,7 +6,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
-import type { Config } from './config.ts';
+import type { Config } from './infra/config.ts';
 import { createAiFeature, type AiFeatureOptions } from './domain/ai/index.ts';
 import { createAnalyticsService } from './domain/analytics/analytics.service.ts';
 import { createAuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
@@ -21,10 +21,10 @@ import { createIncidentService } from './domain/status/incident.service.ts';
 import { createStatusAdmin } from './domain/status/status-admin.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
-import { createLogger, errorSummary, type Logger } from './logger.ts';
+import { createLogger, errorSummary, type Logger } from './infra/logger.ts';
 import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } from './jobs/live-inbox.ts';
 import { liveInboxReadings } from './jobs/readings.ts';
-import { createMetrics, type Metrics } from './metrics.ts';
+import { createMetrics, type Metrics } from './infra/metrics.ts';
 import { createGmailFactory } from './providers/gmail.ts';
 import { createBodyParser } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';

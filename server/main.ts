@@ -4,11 +4,11 @@
  * requests finished, workers stopped, the database closed last.
  */
 import path from 'node:path';
-import { loadConfig, ConfigError } from './config.ts';
-import { withDevSecrets } from './dev-secrets.ts';
-import { createLogger, errorSummary, logDestination } from './logger.ts';
-import { startService } from './service.ts';
-import { releaseStartupMemory } from './startup-memory.ts';
+import { loadConfig, ConfigError } from './infra/config.ts';
+import { withDevSecrets } from './infra/dev-secrets.ts';
+import { createLogger, errorSummary, logDestination } from './infra/logger.ts';
+import { startService } from './start-service.ts';
+import { releaseStartupMemory } from './infra/startup-memory.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
 

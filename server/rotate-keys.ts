@@ -7,12 +7,12 @@
  * they are; their accounts reconnect).
  */
 import path from 'node:path';
-import { loadConfig, ConfigError } from './config.ts';
-import { openDatabase, startEmbeddedPostgres } from './database.ts';
-import { withDevSecrets } from './dev-secrets.ts';
+import { loadConfig, ConfigError } from './infra/config.ts';
+import { openDatabase, startEmbeddedPostgres } from './infra/database.ts';
+import { withDevSecrets } from './infra/dev-secrets.ts';
 import { createCredentialsService } from './domain/auth/credentials.service.ts';
 import { createTokenCrypto } from './domain/auth/token-crypto.ts';
-import { createLogger } from './logger.ts';
+import { createLogger } from './infra/logger.ts';
 import { createOAuthProvider } from './providers/oauth.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');

@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/database.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../server/infra/database.ts';
 
 export interface BenchDatabase {
   url: string;

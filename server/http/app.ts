@@ -15,7 +15,7 @@ import { appRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
 import { oauthRoutes } from './oauth.routes.ts';
-import { routeLabeler } from '../metrics.ts';
+import { routeLabeler } from '../infra/metrics.ts';
 import { metricsRoute, requestMetrics } from './metrics.route.ts';
 import { observeAnswers, type AnswerObserver } from './observe.ts';
 import { buildOpenApiDocument } from './openapi.ts';

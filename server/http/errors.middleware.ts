@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import { AppError } from '../domain/errors.ts';
-import { errorSummary } from '../logger.ts';
+import { errorSummary } from '../infra/logger.ts';
 import { trpcErrorShape } from '../trpc/error-shape.ts';
 import { errorHead, renderEnvelope, toAppError } from './envelope.ts';
 

@@ -6,7 +6,7 @@
 import type Koa from 'koa';
 import { AppError } from '../domain/errors.ts';
 import type { StatusAdmin } from '../domain/status/status-admin.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../infra/metrics.ts';
 
 export function metricsRoute(metrics: Metrics, admin: StatusAdmin): Koa.Middleware {
   return async (ctx) => {

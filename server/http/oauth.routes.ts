@@ -7,9 +7,9 @@ import type Koa from 'koa';
 import type { RouteInstaller } from './route-installer.ts';
 import { AppError } from '../domain/errors.ts';
 import { SignInFailure, type AuthService } from '../domain/auth/auth.service.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../infra/config.ts';
 import type { Sessions } from './sessions.ts';
-import { errorSummary } from '../logger.ts';
+import { errorSummary } from '../infra/logger.ts';
 
 export const PREAUTH_COOKIE = 'mia_oauth';
 

@@ -8,7 +8,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Stream } from 'node:stream';
 import type Koa from 'koa';
-import { errorSummary, type Logger } from '../logger.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
 
 export interface ObservedAnswer {
   method: string;

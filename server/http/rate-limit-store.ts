@@ -14,7 +14,7 @@
  * of counts, which only ever lets a few more requests through).
  */
 import type pg from 'pg';
-import { oneInFlightLoader } from '../batch-loader.ts';
+import { oneInFlightLoader } from '../infra/batch-loader.ts';
 
 /** rate-limiter-flexible's upsert, named `<table>:rlflx-upsert`: values [key, points, newExpire, now]. */
 const UPSERT_NAME = /:rlflx-upsert$/;

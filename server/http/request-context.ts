@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../infra/logger.ts';
 import type { Services } from '../services.ts';
 import { createContextInner, type Context } from '../trpc/context.ts';
 import { consumeFor, type RateLimits } from './rate-limit.ts';

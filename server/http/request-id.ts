@@ -1,8 +1,8 @@
 /** Request id on every request: a caller's well-formed X-Request-Id is kept, else a new UUID. */
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import { accessLogger, type Logger } from '../logger.ts';
-import { runWithRequestId } from '../request-scope.ts';
+import { accessLogger, type Logger } from '../infra/logger.ts';
+import { runWithRequestId } from '../infra/request-scope.ts';
 import { clientKey } from './client-address.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;

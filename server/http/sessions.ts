@@ -8,10 +8,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../config.ts';
+import type { Config } from '../infra/config.ts';
 import type { SessionUser } from '../domain/auth/session-user.ts';
 import { sha256hex } from '../domain/hash.ts';
-import { oneInFlightLoader } from '../batch-loader.ts';
+import { oneInFlightLoader } from '../infra/batch-loader.ts';
 import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
 
 export const SESSION_COOKIE = 'mia_session';

@@ -11,7 +11,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobEngine } from '../jobs/engine.ts';
-import { errorSummary, type Logger } from '../logger.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { NotificationQueue, ReceivedNotification } from '../providers/pubsub.ts';
 import { covered, groupByMailbox } from './notification-message.ts';
 

@@ -12,7 +12,7 @@
  *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
  */
 import { PgBoss, type JobWithMetadata, type Queue, type WorkOptions } from 'pg-boss';
-import { errorSummary, type Logger } from '../logger.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
 
 export const QUEUES = {
   mailSync: 'mail-sync',

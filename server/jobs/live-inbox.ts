@@ -6,14 +6,14 @@
  * the server and stop before the database closes.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../config.ts';
+import type { Config } from '../infra/config.ts';
 import type { CredentialsService } from '../domain/auth/credentials.service.ts';
 import { purgeExpired } from '../domain/auth/purge-expired.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import { createWatchService, type WatchService } from '../domain/mail/watch.service.ts';
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../intake/notifications.ts';
-import { errorSummary, type Logger } from '../logger.ts';
-import type { Metrics } from '../metrics.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
+import type { Metrics } from '../infra/metrics.ts';
 import type { GmailFactory } from '../providers/gmail.ts';
 import { startJobEngine, type JobEngine, type MailSyncRetry } from './engine.ts';
 import { createMailSyncWorker } from './mail-sync.job.ts';

@@ -16,8 +16,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
-import type { Logger } from '../logger.ts';
-import type { Metrics } from '../metrics.ts';
+import type { Logger } from '../infra/logger.ts';
+import type { Metrics } from '../infra/metrics.ts';
 import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 
 /** Sync calls (≤ 50 messages each) a job makes before it looks whether other accounts wait. */

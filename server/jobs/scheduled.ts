@@ -10,7 +10,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { WatchService } from '../domain/mail/watch.service.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../infra/logger.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
 
 export const STALE_AFTER_MS = 6 * 3600 * 1000;

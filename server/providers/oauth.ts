@@ -5,7 +5,7 @@
  * access token when it has expired or after a 401.
  */
 import { gaxios, OAuth2Client, type Credentials } from 'google-auth-library';
-import type { Config } from '../config.ts';
+import type { Config } from '../infra/config.ts';
 
 export const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
 export const SCOPES = ['openid', 'email', MAIL_SCOPE];

@@ -17,7 +17,7 @@
  */
 import type { OpenAI } from 'openai';
 import { AppError } from '../domain/errors.ts';
-import { errorSummary, type Logger } from '../logger.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
 
 export interface TokenUsage {
   promptTokens: number;

@@ -6,7 +6,7 @@
  */
 import { PubSub, v1, type CallOptions } from '@google-cloud/pubsub';
 import * as grpc from '@grpc/grpc-js';
-import type { Config } from '../config.ts';
+import type { Config } from '../infra/config.ts';
 
 export interface ReceivedNotification {
   ackId: string;

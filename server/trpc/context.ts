@@ -9,7 +9,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SessionUser } from '../domain/auth/session-user.ts';
 import type { BucketName } from '../domain/rate-limit-buckets.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../infra/logger.ts';
 import type { Services } from '../services.ts';
 
 /** The session as procedures use it. In-process callers get a fixed one (see `fixedSession`). */

@@ -11,7 +11,7 @@ import type { SessionUser } from '../domain/auth/session-user.ts';
 import { AppError } from '../domain/errors.ts';
 import type { BucketName } from '../domain/rate-limit-buckets.ts';
 import { toAppError } from '../http/envelope.ts';
-import { currentRequestId } from '../request-scope.ts';
+import { currentRequestId } from '../infra/request-scope.ts';
 import type { Context } from './context.ts';
 import { trpcErrorShape } from './error-shape.ts';
 

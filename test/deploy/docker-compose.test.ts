@@ -74,7 +74,7 @@ const hasHealthcheck = (s: Service) => Boolean(s.healthcheck?.test) && !s.health
 
 /** Names the service and the demo read from the environment. */
 function knownVariables(): Set<string> {
-  const config = readFileSync(path.join(ROOT, 'server/config.ts'), 'utf8');
+  const config = readFileSync(path.join(ROOT, 'server/infra/config.ts'), 'utf8');
   const names = new Set([...config.matchAll(/^\s+([A-Z][A-Z0-9_]+): opt\(/gm)].map((m) => m[1]));
   for (const file of readdirSync(path.join(ROOT, 'demo')).filter((f) => f.endsWith('.ts'))) {
     for (const m of readFileSync(path.join(ROOT, 'demo', file), 'utf8').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
@@ -163,7 +163,7 @@ describe('docker-compose.yml', () => {
     const known = knownVariables();
     for (const [name, s] of Object.entries(doc.services)) {
       if (!buildOf(s)) continue;
-      for (const key of Object.keys(s.environment ?? {})) assert.ok(known.has(key), `${name}: ${key} is read by neither server/config.ts nor demo/`);
+      for (const key of Object.keys(s.environment ?? {})) assert.ok(known.has(key), `${name}: ${key} is read by neither server/infra/config.ts nor demo/`);
     }
   });
 

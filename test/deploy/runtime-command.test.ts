@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { chmod, readFile, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../server/database.ts';
+import { freePort } from '../../server/infra/database.ts';
 import pg from 'pg';
 import { ROOT, execForm, filesUnder, healthcheck, importClosure, ofKind, readDockerfile, stageEnv, type Stage } from './dockerfile-model.ts';
 

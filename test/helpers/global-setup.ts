@@ -6,7 +6,7 @@
 import { mkdtemp, chmod, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/database.ts';
+import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/infra/database.ts';
 import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
 let db: EmbeddedDatabase | undefined;

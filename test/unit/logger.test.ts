@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger, logDestination } from '../../server/logger.ts';
+import { createLogger, logDestination } from '../../server/infra/logger.ts';
 
 describe('log format', () => {
   it('JSON when asked or when not on a terminal; readable lines when asked or on a terminal', async () => {

@@ -7,7 +7,7 @@ import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { releaseStartupMemory } from '../../server/startup-memory.ts';
+import { releaseStartupMemory } from '../../server/infra/startup-memory.ts';
 
 const youngGeneration = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
 

@@ -5,9 +5,9 @@
  * that does not parse is AI_REQUEST_FAILED, and is charged: the provider spent tokens.
  */
 import type { z } from 'zod';
-import type { Logger } from '../../logger.ts';
-import { errorSummary } from '../../logger.ts';
-import type { Metrics } from '../../metrics.ts';
+import type { Logger } from '../../infra/logger.ts';
+import { errorSummary } from '../../infra/logger.ts';
+import type { Metrics } from '../../infra/metrics.ts';
 import type { AiProvider } from '../../providers/openai.ts';
 import { AppError } from '../errors.ts';
 import type { BudgetService } from './budget.service.ts';

@@ -4,9 +4,9 @@
  * in place of the container's.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../../config.ts';
-import type { Logger } from '../../logger.ts';
-import type { Metrics } from '../../metrics.ts';
+import type { Config } from '../../infra/config.ts';
+import type { Logger } from '../../infra/logger.ts';
+import type { Metrics } from '../../infra/metrics.ts';
 import { createOpenAiProvider, type AiProvider } from '../../providers/openai.ts';
 import { createAnalysisService, type AnalysisService } from './analysis.service.ts';
 import { createBudgetService, type BudgetService } from './budget.service.ts';

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, OAuthState, Session, SyncState } from '../../../db/entities/index.ts';
-import { errorSummary, type Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';
 import { sha256hex } from '../hash.ts';

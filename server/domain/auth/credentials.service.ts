@@ -10,7 +10,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { OAuth2Client } from 'google-auth-library';
 import { Account, Credential } from '../../../db/entities/index.ts';
-import { errorSummary, type Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { isInvalidGrant, type OAuthProvider, type ProviderTokens } from '../../providers/oauth.ts';
 import { AppError } from '../errors.ts';
 import type { TokenContext, TokenCrypto } from './token-crypto.ts';

@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { errorSummary, type Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../infra/logger.ts';
 import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';

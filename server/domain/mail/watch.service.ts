@@ -5,7 +5,7 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { SyncState } from '../../../db/entities/index.ts';
-import { errorSummary, type Logger } from '../../logger.ts';
+import { errorSummary, type Logger } from '../../infra/logger.ts';
 import type { MailWatchControl } from '../auth/auth.service.ts';
 
 /** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */

@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import { Incident } from '../../../db/entities/index.ts';
 import { FINAL_STATES, INCIDENT_STATES, type Incident as IncidentDto, type createIncidentInput, type updateIncidentInput } from '../../../shared/schemas/status.ts';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../infra/logger.ts';
 import { AppError } from '../errors.ts';
 
 export const FEED_SIZE = 100;

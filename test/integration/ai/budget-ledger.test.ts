@@ -9,7 +9,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { Account, AiUsage } from '../../../db/entities/index.ts';
 import { createBudgetService } from '../../../server/domain/ai/budget.service.ts';
 import { AppError } from '../../../server/domain/errors.ts';
-import { openDatabase } from '../../../server/database.ts';
+import { openDatabase } from '../../../server/infra/database.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { testClock } from '../../helpers/mail-fixtures.ts';
 

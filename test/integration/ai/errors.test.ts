@@ -7,7 +7,7 @@
 import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Analysis } from '../../../db/entities/index.ts';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { aiSetup, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
 

@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { openDatabase } from '../../../server/database.ts';
+import { openDatabase } from '../../../server/infra/database.ts';
 import { preparedRunner, type RunPrepared } from '../../../server/domain/prepared-sql.ts';
 import { createSessionStore } from '../../../server/http/sessions.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';

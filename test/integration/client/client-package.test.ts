@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 import { buildTestApp } from '../../helpers/app.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');

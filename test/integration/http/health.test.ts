@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERROR_CODES, ERROR_TABLE } from '../../../shared/errors.ts';
 import { cachedProbe, httpProbe } from '../../../server/providers/reachability.ts';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
 
 interface Provider {

@@ -37,7 +37,7 @@ import { createNotificationIntake, notificationAccounts, type NotificationIntake
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
 import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
-import { createLogger } from '../../../server/logger.ts';
+import { createLogger } from '../../../server/infra/logger.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { FaultEndpoint, GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { ModelQueue, TICK_MS, type QueueMethod } from './model-queue.ts';

@@ -55,7 +55,7 @@ import { createSyncService, type SyncOptions, type SyncService } from '../../../
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
 import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
-import { createLogger } from '../../../server/logger.ts';
+import { createLogger } from '../../../server/infra/logger.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { FaultEndpoint, GmailStandIn, RecordedRequest } from '../../../stand-ins/gmail.stand-in.ts';
 import { assertInboxMatches, checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';

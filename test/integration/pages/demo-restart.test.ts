@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 import { startDemo, DEMO_USER } from '../../../demo/start-demo.ts';
 import { JOURNAL_FILE } from '../../../demo/mailbox-journal.ts';
 import { Browser } from '../../helpers/browser.ts';

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 import { startDemo } from '../../../demo/start-demo.ts';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts';
 import { createTestDatabase } from '../../helpers/database.ts';

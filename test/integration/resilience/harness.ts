@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { freePort, openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/database.ts';
+import { freePort, openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/infra/database.ts';
 import { Browser } from '../../helpers/browser.ts';
 import { startGmailStandIn, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { startIdentityStandIn, type IdentityStandIn, type StandInUser } from '../../../stand-ins/identity.stand-in.ts';

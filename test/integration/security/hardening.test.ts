@@ -113,7 +113,7 @@ describe('/trpc batches', () => {
 describe('cookies over https', () => {
   it('carry the __Host- prefix (Secure, Path=/, no Domain) and still sign a user in', async (t) => {
     const providers = await startProviders(t);
-    const port = await import('../../../server/database.ts').then((m) => m.freePort());
+    const port = await import('../../../server/infra/database.ts').then((m) => m.freePort());
     const app = await buildTestApp(t, {
       env: { ...providers.env, PORT: String(port), PUBLIC_BASE_URL: `https://127.0.0.1:${port}`, GOOGLE_REDIRECT_URI: `http://127.0.0.1:${port}/auth/provider/callback` },
     });

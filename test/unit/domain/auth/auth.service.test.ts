@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, OAuthState, Session, SyncState } from '../../../../db/entities/index.ts';
 import { createAuthService, SignInFailure, type MailWatchControl } from '../../../../server/domain/auth/auth.service.ts';
 import type { CredentialsService } from '../../../../server/domain/auth/credentials.service.ts';
-import { createLogger } from '../../../../server/logger.ts';
+import { createLogger } from '../../../../server/infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider, type ProviderTokens } from '../../../../server/providers/oauth.ts';
 
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');

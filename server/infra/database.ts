@@ -8,7 +8,7 @@ import { chmod, mkdir, readFile, writeFile, access } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { ormOptions } from '../db/mikro-orm.config.ts';
+import { ormOptions } from '../../db/mikro-orm.config.ts';
 import { pgCtl } from './pg-ctl.ts';
 
 export interface EmbeddedDatabase {

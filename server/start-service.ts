@@ -5,14 +5,14 @@
  * finish in-flight requests, stop the workers, close the pools, stop the embedded cluster.
  */
 import type { AddressInfo } from 'node:net';
-import type { Config } from './config.ts';
+import type { Config } from './infra/config.ts';
 import { buildContainer, type Container, type ContainerOverrides } from './container.ts';
-import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './database.ts';
+import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './infra/database.ts';
 import { buildApp } from './http/app.ts';
 import type { AnswerObserver } from './http/observe.ts';
 import type { RouteInstaller } from './http/route-installer.ts';
-import { createLogger, errorSummary } from './logger.ts';
-import { listen, type RunningServer } from './server.ts';
+import { createLogger, errorSummary } from './infra/logger.ts';
+import { listen, type RunningServer } from './http/listen.ts';
 
 export interface ServiceOptions {
   config: Readonly<Config>;

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
-import { invalidInput } from './domain/errors.ts';
-import { renderEnvelope } from './http/envelope.ts';
+import { invalidInput } from '../domain/errors.ts';
+import { renderEnvelope } from './envelope.ts';
 
 /**
  * Requests Node refuses before Koa sees them (headers too large, malformed HTTP) still get
