@@ -1,7 +1,7 @@
 /**
  * The live-inbox world for integration tests: the stand-in providers, a Pub/Sub stand-in
  * with the notification topic and subscription, the real app (its job engine's workers
- * running, its notification intake reading that subscription when `poller` is on), and a
+ * running, its notification intake reading that subscription when `intake` is on), and a
  * signed-in user (whose sign-in queued the first sync). Notifications of the Gmail
  * stand-in are forwarded to the topic while `forward` is on, as the provider would publish
  * them; tests can also publish by hand (duplicates, stale history ids, garbage).
@@ -57,7 +57,7 @@ export interface LiveWorld {
   /** Runs the scheduled watch renewal and quiet-account sweep now, as their schedule would. */
   maintenance(): Promise<{ renewed: number; failed: string[]; queued: number; stale: string[] }>;
   /** Another instance of the service on the same database and subscription (its own job workers and intake). */
-  instance(opts?: { poller?: boolean; work?: boolean }): Promise<TestApp>;
+  instance(opts?: { intake?: boolean; work?: boolean }): Promise<TestApp>;
   /** Signs another user in with a fresh browser. */
   signInAs(user: { sub: string; email: string }): Promise<{ browser: Browser; csrfToken: string; accountId: string }>;
 }
@@ -75,20 +75,20 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
 
 export async function startLiveWorld(
   t: { after(fn: () => unknown): void },
-  opts: { poller?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean } = {},
+  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean } = {},
 ): Promise<LiveWorld> {
   const providers = await startProviders(t);
   const pubsub = await startPubSubStandIn({ projectId: 'test-project' });
   t.after(() => pubsub.close());
   pubsub.createTopic(TOPIC);
   pubsub.createSubscription(TOPIC, SUBSCRIPTION, { ackDeadlineSeconds: opts.ackDeadlineSeconds ?? 10 });
-  const pollerEnv: Record<string, string> =
-    opts.poller === false ? {} : { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
+  const intakeEnv: Record<string, string> =
+    opts.intake === false ? {} : { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
   // Secrets shared with any other instance of the world (sessions and tokens work on both).
   const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
-  const app = await buildTestApp(t, { env: { ...env, ...pollerEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY } } });
+  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY } } });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 
@@ -169,7 +169,7 @@ export async function startLiveWorld(
     async instance(o = {}) {
       return buildTestApp(t, {
         databaseUrl: app.databaseUrl,
-        env: { ...env, ...(o.poller === false ? {} : subscriptionEnv) },
+        env: { ...env, ...(o.intake === false ? {} : subscriptionEnv) },
         overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY } },
       });
     },

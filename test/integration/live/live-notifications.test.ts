@@ -292,13 +292,13 @@ describe('live inbox over Pub/Sub', () => {
     const bob = await w.signInAs(BOB); // the backfill job is stored; nobody works yet
     w.gmail.seed(BOB.email, 600, { sentReplies: false });
     w.gmail.setLatency(20);
-    const first = await w.instance({ poller: false });
+    const first = await w.instance({ intake: false });
     await waitFor(async () => (await w.stored(bob.accountId)).rows >= 100, 'the first instance to be under way', 20_000);
     await first.close(); // a graceful stop: the job in flight commits and queues its continuation
     const part = (await w.stored(bob.accountId)).rows;
     assert.ok(part < 600, `stopped half-way (${part} stored)`);
     assert.ok((await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry'], bob.accountId)) >= 1, 'a job waits for the account');
-    const second = await w.instance({ poller: false });
+    const second = await w.instance({ intake: false });
     await waitFor(async () => (await w.stored(bob.accountId)).rows === 600, 'the second instance to finish the backfill', 30_000);
     const s = await w.stored(bob.accountId);
     assert.equal(s.rows, s.distinct);
@@ -319,7 +319,7 @@ describe('live inbox over Pub/Sub', () => {
   });
 
   it('a waiting pull that ends at its deadline on an idle subscription is an empty pull, not an error', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     const config = { ...w.app.config, pubsub: { ...w.app.config.pubsub, subscription: SUBSCRIPTION, emulatorHost: w.pubsub.host, projectId: 'test-project' } };
     const queue = createNotificationQueue(config);
     t.after(() => queue.close());
@@ -333,7 +333,7 @@ describe('live inbox over Pub/Sub', () => {
   });
 
   it('with an emulator, start-up creates the topic and subscription when missing (and leaves existing ones alone)', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     const config = {
       ...w.app.config,
       pubsub: { projectId: 'test-project', topic: 'projects/test-project/topics/fresh', subscription: 'fresh-sub', emulatorHost: w.pubsub.host },

@@ -46,7 +46,7 @@ async function assertConverged(w: LiveWorld) {
 describe('mail watch and safety sweep', () => {
   it('registers the watch right after sign-in, on PUBSUB_TOPIC for INBOX, and stores its state', async (t) => {
     const before = Date.now();
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     assert.deepEqual(
       w.gmail.watches(ALICE).map(({ at: _at, ...r }) => r),
       [{ kind: 'watch', topicName: TOPIC_NAME, labelIds: ['INBOX'], labelFilterBehavior: 'include' }],
@@ -57,7 +57,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('renews every watch daily, well before its expiry, and not before it is due', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     let round = await w.maintenance();
     assert.equal(round.renewed, 0, 'renewed at sign-in: not due');
     assert.deepEqual(watchCalls(w), ['watch']);
@@ -79,7 +79,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('disconnect stops the watch at once (users.stop); the service stops syncing the account; a reconnect registers it again', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     const res = await w.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
     assert.equal(res.status, 204);
     assert.deepEqual(watchCalls(w), ['watch', 'stop'], 'stopped at disconnect, not left to expire');
@@ -107,7 +107,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('a renewal racing a disconnect leaves no watch behind: the watch it made is stopped again', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [w.accountId]);
     w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 800 });
     const renewal = w.maintenance(); // its watch call answers after the disconnect is done
@@ -124,7 +124,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('account deletion stops the watch at once', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     const res = await w.browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
     assert.equal(res.status, 204);
     assert.deepEqual(watchCalls(w), ['watch', 'stop']);
@@ -132,7 +132,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('an expired watch: the sweep syncs from the checkpoint (history, no listing), once, and the watch is renewed', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 12, { sentReplies: false });
     await w.syncAll();
     unnotifiedChanges(w);
@@ -154,7 +154,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('a quiet night on an inbox above any listing cap: the sweep costs one history call, not a re-walk', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 2_600, { sentReplies: false });
     await w.idle(60_000); // the sign-in backfill
     assert.equal((await w.stored()).rows, 2_600);
@@ -167,7 +167,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('history gone when the sweep comes: the listing resumes from its stored page and never restarts from the top', async (t) => {
-    const w = await startLiveWorld(t, { poller: false, work: false });
+    const w = await startLiveWorld(t, { intake: false, work: false });
     w.gmail.seed(ALICE, 300, { sentReplies: false });
     await w.syncAll(); // by the route: 300 stored, checkpoint set
     unnotifiedChanges(w);
@@ -178,7 +178,7 @@ describe('mail watch and safety sweep', () => {
     assert.equal((await res.json()).hasMore, true);
     const [cursor] = await w.sql<{ full_sync_active: boolean; full_sync_page_token: string | null }>('select full_sync_active, full_sync_page_token from sync_states where account_id = ?', [w.accountId]);
     assert.equal(cursor!.full_sync_active, true);
-    const other = await w.instance({ poller: false }); // workers on: the sweep's job resumes the listing
+    const other = await w.instance({ intake: false }); // workers on: the sweep's job resumes the listing
     w.gmail.resetCounters();
     await w.sql(`update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = null, watch_expires_at = now() - interval '1 minute' where account_id = ?`, [w.accountId]);
     await other.container.liveInbox.scheduled['quiet-sweep']();
@@ -191,7 +191,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('a listing the sync route began and the client left is resumed by the sweep once no job has moved it for 10 minutes', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 120, { sentReplies: false });
     await w.idle(); // the sign-in's backfill
     unnotifiedChanges(w);
@@ -214,7 +214,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('a renewal that fails is logged and retried next round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 6, { sentReplies: false });
     await w.syncAll();
     await w.sql(`update sync_states set watch_renewed_at = now() - interval '8 days', watch_expires_at = now() - interval '1 day' where account_id = ?`, [w.accountId]);
@@ -232,7 +232,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('no notification for longer than the threshold: the sweep resyncs that account, not the others', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     const bob = await w.signInAs({ sub: 'user-bob', email: 'bob@example.com' });
     w.gmail.seed(ALICE, 6, { sentReplies: false });
     await w.syncAll();
@@ -248,7 +248,7 @@ describe('mail watch and safety sweep', () => {
   });
 
   it('an account never synced whose notifications were all lost is covered by the sweep too', async (t) => {
-    const w = await startLiveWorld(t, { poller: false });
+    const w = await startLiveWorld(t, { intake: false });
     await w.idle(); // the sign-in's job ran on an empty mailbox
     await w.sql('update sync_states set history_id = null, last_synced_at = null where account_id = ?', [w.accountId]);
     w.gmail.seed(ALICE, 5, { sentReplies: false });

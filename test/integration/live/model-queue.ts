@@ -4,7 +4,7 @@
  * acks of expired leases ignored, modifyAckDeadline as "deliverable again after N s",
  * delivery order chosen by the schedule, messages published late (delayed) or never
  * (dropped), and injected call failures. It implements the service's NotificationQueue,
- * so the real poller runs on it unchanged.
+ * so the real intake runs on it unchanged.
  */
 import type { NotificationQueue, ReceivedNotification } from '../../../server/providers/pubsub.ts';
 
