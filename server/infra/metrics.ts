@@ -18,8 +18,12 @@ const PROVIDER_CODES: Record<string, string> = {
 export interface ClusterReadings {
   /** Jobs waiting or running per queue. */
   queueDepth(): Promise<Record<string, number>>;
-  /** Over connected accounts: the longest time since a completed sync, accounts with news not yet synced, accounts whose sync is set aside. */
-  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; setAsideAccounts: number }>;
+  /**
+   * Over connected accounts: the longest time since a completed sync, accounts with news not
+   * yet synced, accounts whose sync is set aside, and accounts whose mail watch lapses within
+   * 48 h (or has lapsed) without a renewal in the last 24 h.
+   */
+  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; setAsideAccounts: number; watchesExpiringAccounts: number }>;
 }
 
 export interface Metrics {
@@ -85,13 +89,15 @@ export function createMetrics(): Metrics {
     },
     readCluster(readings) {
       let sync: Promise<Awaited<ReturnType<ClusterReadings['syncState']>>> | undefined;
-      // One query per scrape for the three sync gauges.
+      // One query per scrape for the sync gauges.
       const syncOnce = () => (sync ??= readings.syncState().finally(() => setTimeout(() => (sync = undefined), 1_000).unref()));
       const gauge = (name: string, help: string, pick: (s: Awaited<ReturnType<ClusterReadings['syncState']>>) => number) =>
         new Gauge({ name, help, registers: [registry], async collect() { this.set(pick(await syncOnce())); } });
       gauge('mia_sync_lag_max_seconds', 'Longest time since a connected account last completed a sync.', (s) => s.maxLagSeconds);
       gauge('mia_sync_backlog_accounts', 'Connected accounts with notified changes not yet synced.', (s) => s.backlogAccounts);
       gauge('mia_sync_set_aside_accounts', 'Accounts whose sync failed past its retries and waits for the quiet sweep.', (s) => s.setAsideAccounts);
+      // Renewal runs daily; a watch this close to its end without one means renewal stopped, and push with it.
+      gauge('mia_sync_watches_expiring_accounts', 'Connected accounts whose mail watch lapses within 48 h (or has lapsed) and was not renewed in the last 24 h.', (s) => s.watchesExpiringAccounts);
       new Gauge({
         name: 'mia_jobs_queued',
         help: 'Background jobs waiting or running, by queue.',

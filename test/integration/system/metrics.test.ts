@@ -1,12 +1,14 @@
 /**
  * GET /metrics: Prometheus text for the status-admin credential only; requests by route
  * template (ids folded, unknown paths one label), provider errors by code, AI tokens, the
- * live inbox's queues and lag, and Node's event-loop delay.
+ * live inbox's queues, lag and unrenewed watches, and Node's event-loop delay.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN } from '../../helpers/app.ts';
-import { seedThread, sharedAiSetup } from '../../helpers/mail-fixtures.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { accountId, seedThread, sharedAiSetup } from '../../helpers/mail-fixtures.ts';
+import { liveInboxReadings } from '../../../server/jobs/readings.ts';
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -53,8 +55,46 @@ describe('GET /metrics', () => {
   it("reports the live inbox's queues and sync state, and Node's event-loop delay", async () => {
     const text = await (await scrape()).text();
     for (const queue of ['mail-sync', 'mail-sync-set-aside', 'quiet-sweep']) assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
-    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_set_aside_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_set_aside_accounts', 'mia_sync_watches_expiring_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
       assert.ok(Number.isFinite(sample(text, name)), name);
+    }
+  });
+
+  it('counts connected accounts whose watch lapses within 48 h without a renewal in the last 24 h', async () => {
+    const { app } = setup();
+    const sql = (query: string, params: unknown[] = []) => app.container.orm.em.getConnection().execute(query, params);
+    const alice = await accountId(app);
+    const watch = async (expires: string | null, renewed: string | null) => {
+      const rows = (await sql(
+        `update sync_states set watch_expires_at = now() + ?::interval, watch_renewed_at = now() + ?::interval where account_id = ? returning 1`,
+        [expires, renewed, alice],
+      )) as unknown[];
+      assert.equal(rows.length, 1, "alice's sync state");
+    };
+    const readings = liveInboxReadings(app.container.orm, { count: async () => 0 });
+    const expiring = async () => (await readings.syncState()).watchesExpiringAccounts;
+    try {
+      await watch('6 days', '-1 hour');
+      assert.equal(await expiring(), 0, 'renewed an hour ago, a week to go');
+      await watch('47 hours', '-25 hours');
+      assert.equal(await expiring(), 1, 'lapses within 48 h, last renewed over a day ago');
+      await watch('-1 hour', null);
+      assert.equal(await expiring(), 1, 'lapsed, never renewed');
+      await watch('47 hours', '-23 hours');
+      assert.equal(await expiring(), 0, 'renewed within the day (the provider granted a short watch)');
+      await watch('49 hours', '-5 days');
+      assert.equal(await expiring(), 0, 'more than 48 h to go');
+      await watch(null, null);
+      assert.equal(await expiring(), 0, 'no watch (none registered, or no topic configured)');
+      await watch('1 hour', '-3 days');
+      await sql('update accounts set needs_reconnect = true where id = ?', [alice]);
+      assert.equal(await expiring(), 0, 'an account that must reconnect is not counted');
+      await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
+      await sleep(1_100); // the sync gauges share one reading per second
+      assert.equal(sample(await (await scrape()).text(), 'mia_sync_watches_expiring_accounts'), 1);
+    } finally {
+      await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
+      await watch(null, null);
     }
   });
 });
