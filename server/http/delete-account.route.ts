@@ -6,7 +6,7 @@
 import type Koa from 'koa';
 import { invalidInput, type AppError } from '../domain/errors.ts';
 import { appRouter } from '../trpc/routers/index.ts';
-import { toAppError } from './envelope.ts';
+import { toAppError } from '../errors/classify.ts';
 import { readJsonObject } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 

@@ -7,7 +7,8 @@ import type Koa from 'koa';
 import { AppError } from '../domain/errors.ts';
 import { errorSummary } from '../infra/logger.ts';
 import { trpcErrorShape } from '../trpc/error-shape.ts';
-import { errorHead, renderEnvelope, toAppError } from './envelope.ts';
+import { errorHead, toAppError } from '../errors/classify.ts';
+import { renderEnvelope } from './envelope.ts';
 
 export function errorEnvelope(): Koa.Middleware {
   return async (ctx, next) => {

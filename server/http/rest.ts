@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, invalidInput } from '../domain/errors.ts';
-import { toAppError } from './envelope.ts';
+import { toAppError } from '../errors/classify.ts';
 import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES, readJsonObject } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';

@@ -6,7 +6,7 @@ import type Koa from 'koa';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { AppError, retryAfterFor } from '../domain/errors.ts';
-import { toAppError } from './envelope.ts';
+import { toAppError } from '../errors/classify.ts';
 import type { AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';

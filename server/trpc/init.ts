@@ -10,7 +10,7 @@ import { ERROR_TABLE, type ErrorCode } from '../../shared/errors.ts';
 import type { SessionUser } from '../domain/auth/session-user.ts';
 import { AppError } from '../domain/errors.ts';
 import type { BucketName } from '../domain/rate-limit-buckets.ts';
-import { toAppError } from '../http/envelope.ts';
+import { toAppError } from '../errors/classify.ts';
 import { currentRequestId } from '../infra/request-scope.ts';
 import type { Context } from './context.ts';
 import { trpcErrorShape } from './error-shape.ts';

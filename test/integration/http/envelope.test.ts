@@ -12,7 +12,8 @@ import { ConnectionException } from '@mikro-orm/core';
 import { z } from 'zod';
 import { ERROR_CODES, ERROR_TABLE, type ErrorCode } from '../../../shared/errors.ts';
 import { AppError } from '../../../server/domain/errors.ts';
-import { renderEnvelope, toAppError } from '../../../server/http/envelope.ts';
+import { toAppError } from '../../../server/errors/classify.ts';
+import { renderEnvelope } from '../../../server/http/envelope.ts';
 import { ADMIN_TOKEN, sharedApp } from '../../helpers/app.ts';
 
 /** Every error code this file received, REST and tRPC alike, for the closed-set check. */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
 import { AppError } from '../../../server/domain/errors.ts';
-import { toAppError } from '../../../server/http/envelope.ts';
+import { toAppError } from '../../../server/errors/classify.ts';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import type { FaultSpec } from '../../../stand-ins/gmail.stand-in.ts';
