@@ -3,6 +3,7 @@
  * (the same live status as HTML). Both call the one health check.
  */
 import type Koa from 'koa';
+import { DEFAULT_RETRY_AFTER } from '../domain/errors.ts';
 import type { HealthReport } from '../domain/health/health.service.ts';
 
 const escapeHtml = (s: string) =>
@@ -54,7 +55,7 @@ export function healthRoute(check: () => Promise<HealthReport>): Koa.Middleware 
   return async (ctx) => {
     const report = await check();
     ctx.status = healthStatusCode(report);
-    if (ctx.status === 503) ctx.set('Retry-After', '5');
+    if (ctx.status === 503) ctx.set('Retry-After', String(DEFAULT_RETRY_AFTER[503]));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = report;
   };

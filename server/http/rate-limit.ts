@@ -13,7 +13,7 @@
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type Koa from 'koa';
 import type pg from 'pg';
-import { AppError } from '../domain/errors.ts';
+import { AppError, retryAfterFor } from '../domain/errors.ts';
 import { FIXED_BUCKETS, FIXED_WINDOW_SECONDS, type BucketName } from '../domain/rate-limit-buckets.ts';
 import { createCounterStore } from './rate-limit-store.ts';
 
@@ -130,7 +130,7 @@ export function createRateLimits(opts: { pool: pg.Pool; global: { max: number; w
         return { limit: entry.limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
       } catch (err) {
         if (err instanceof RateLimiterRes) {
-          throw new AppError('RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) });
+          throw new AppError('RATE_LIMITED', { retryAfter: err.msBeforeNext / 1000 });
         }
         throw err;
       }
@@ -157,7 +157,7 @@ export async function consumeFor(ctx: Koa.Context, limits: RateLimits, bucket: B
     ctx.set(rateLimitHeaders(await limits.consume(bucket, ctx.state.clientIp)));
   } catch (err) {
     if (err instanceof AppError && err.code === 'RATE_LIMITED') {
-      ctx.set({ 'RateLimit-Limit': String(limits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(err.retryAfter ?? 1) });
+      ctx.set({ 'RateLimit-Limit': String(limits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(retryAfterFor(err)) });
     }
     throw err;
   }

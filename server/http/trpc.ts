@@ -5,8 +5,8 @@
 import type Koa from 'koa';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
-import { AppError, retryAfterFor } from '../domain/errors.ts';
-import { toAppError } from '../errors/classify.ts';
+import { AppError } from '../domain/errors.ts';
+import { errorHead, toAppError } from '../errors/classify.ts';
 import type { AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
@@ -30,8 +30,7 @@ export function trpcMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       createContext: () => requestContext(ctx, deps),
       responseMeta: ({ errors }) => {
         const app = errors.map((e) => e.cause).find((c): c is AppError => c instanceof AppError);
-        const retryAfter = app && retryAfterFor(app);
-        return retryAfter ? { headers: { 'Retry-After': String(retryAfter) } } : {};
+        return app ? { headers: errorHead(app).headers } : {};
       },
       onError: ({ error }) => {
         // Only what the service answers with a 5xx is an error of the service: a caller's bad
