@@ -4,7 +4,7 @@
  * -> HTTP app -> listen -> workers. `stop()` undoes it in reverse: stop accepting and
  * finish in-flight requests, stop the workers, close the pools, stop the embedded cluster.
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Config } from './infra/config.ts';
 import { buildContainer, type Container, type ContainerOverrides } from './container.ts';
 import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from './infra/database.ts';
@@ -25,6 +25,11 @@ export interface ServiceOptions {
   routes?: RouteInstaller[];
   /** Called with every answer as sent: method, path, status, headers, body (tests). */
   observe?: AnswerObserver;
+  /**
+   * A socket already listening, taken over instead of binding `config.port` (tests bind port 0
+   * first so PUBLIC_BASE_URL can name the port, with no window for another process to take it).
+   */
+  listenOn?: NetServer;
   /** Grace for in-flight requests at stop (ms). */
   stopGraceMs?: number;
 }
@@ -51,7 +56,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   }
   const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
   const container = await buildContainer({ config, orm, databaseUrl, overrides: { ...opts.overrides, log } });
-  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host);
+  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host, opts.listenOn);
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   log.info({ url }, `listening on ${url}`);
   for (const w of container.workers) await w.start();

@@ -1,6 +1,7 @@
 /** Listening and graceful stop: refuse new connections, let in-flight requests finish. */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import type { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { invalidInput } from '../domain/errors.ts';
@@ -26,7 +27,8 @@ export interface RunningServer extends Server {
   stop(graceMs?: number): Promise<void>;
 }
 
-export function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
+/** `bound`: a socket already listening (its port known before the config was built) to take over instead of binding anew. */
+export function listen(app: Koa, port: number, host: string, bound?: NetServer): Promise<RunningServer> {
   const server = createServer(app.callback()) as RunningServer;
   server.keepAliveTimeout = 5_000;
   server.on('clientError', answerClientError);
@@ -45,6 +47,7 @@ export function listen(app: Koa, port: number, host: string): Promise<RunningSer
     });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
+    if (bound) server.listen(bound, () => resolve(server));
+    else server.listen(port, host, () => resolve(server));
   });
 }

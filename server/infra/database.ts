@@ -5,7 +5,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile, access } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ormOptions } from '../../db/mikro-orm.config.ts';
@@ -17,14 +17,37 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
+/**
+ * Ports handed out for a later bind come from below the kernel's ephemeral range (which
+ * starts at 32768 on Linux): a port picked with bind(0) and released can be taken by any
+ * outgoing connection before its user binds it, one from this range cannot. Random, so two
+ * processes picking at once rarely meet; each pick is checked by binding it.
+ */
+const PICK_FROM = 20_000;
+const PICK_SPAN = 12_000;
+
+function tryBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
 export async function freePort(): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    const port = PICK_FROM + Math.floor(Math.random() * PICK_SPAN);
+    if (await tryBind(port)) return port;
+  }
+  throw new Error(`no free port found between ${PICK_FROM} and ${PICK_FROM + PICK_SPAN}`);
+}
+
+/** A socket listening on an ephemeral port of 127.0.0.1, to be taken over by a server (`listen(bound)`). */
+export function bindEphemeral(): Promise<Server> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
+    srv.listen(0, '127.0.0.1', () => resolve(srv));
   });
 }
 

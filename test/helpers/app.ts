@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../server/infra/config.ts';
 import type { Container, ContainerOverrides } from '../../server/container.ts';
-import { freePort } from '../../server/infra/database.ts';
+import { bindEphemeral } from '../../server/infra/database.ts';
 import type { RouteInstaller } from '../../server/http/route-installer.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import type { RunningServer } from '../../server/http/listen.ts';
@@ -77,25 +77,36 @@ export interface TestAppOptions {
 export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.databaseUrl ? undefined : await createTestDatabase();
   const databaseUrl = opts.databaseUrl ?? db!.url;
-  // The redirect URI and cookie rules derive from PUBLIC_BASE_URL: know the port up front.
-  const port = await freePort();
-  const config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
+  // The redirect URI and cookie rules derive from PUBLIC_BASE_URL: know the port up front, by
+  // binding it now and handing the socket to the server (no window for another file to take it).
+  const socket = await bindEphemeral();
+  const port = (socket.address() as AddressInfo).port;
   const logs: Record<string, unknown>[] = [];
-  mkdirSync(LOG_DIR, { recursive: true });
-  const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      const text = chunk.toString();
-      appendFileSync(logFile, text);
-      for (const line of text.split('\n').filter(Boolean)) logs.push(JSON.parse(line));
-      cb();
-    },
-  });
-  const log = createLogger({ level: 'debug', destination });
-  // Background sync is off unless a test asks for it: route tests own their account's syncs.
-  const overrides = { liveInbox: { work: false }, ...opts.overrides, log };
-  const recorder = opts.conformance === false ? undefined : await answerRecorder(config.publicBaseUrl, t.name ?? 'an app shared by a describe block');
-  const service = await startService({ config, overrides, routes: opts.routes, observe: recorder?.observe, stopGraceMs: 1_000 });
+  let config: Readonly<Config>;
+  let recorder: AnswerRecorder | undefined;
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
+    mkdirSync(LOG_DIR, { recursive: true });
+    const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        const text = chunk.toString();
+        appendFileSync(logFile, text);
+        for (const line of text.split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+        cb();
+      },
+    });
+    const log = createLogger({ level: 'debug', destination });
+    // Background sync is off unless a test asks for it: route tests own their account's syncs.
+    const overrides = { liveInbox: { work: false }, ...opts.overrides, log };
+    recorder = opts.conformance === false ? undefined : await answerRecorder(config.publicBaseUrl, t.name ?? 'an app shared by a describe block');
+    service = await startService({ config, overrides, routes: opts.routes, observe: recorder?.observe, stopGraceMs: 1_000, listenOn: socket });
+  } catch (err) {
+    socket.close();
+    await db?.drop();
+    throw err;
+  }
   const { container, server } = service;
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let closed = false;
