@@ -98,11 +98,17 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   });
   boss.on('error', (err: unknown) => log.warn(errorSummary(err), 'job engine error'));
   await boss.start();
-  // Created once per database (a queue's policy is fixed at creation); later starts keep them.
+  // Created once per database; a later start brings an existing queue's options up to date
+  // (pg-boss applies createQueue's options at creation only; the policy cannot change).
   for (const [name, options] of Object.entries(queueOptions(deps.retry ?? { limit: MAIL_SYNC_RETRY_LIMIT, delaySeconds: 5 }))) {
-    if (!(await boss.getQueue(name))) await boss.createQueue(name, options).catch(async (err: unknown) => {
+    const created = (await boss.getQueue(name)) ? false : await boss.createQueue(name, options).then(() => true, async (err: unknown) => {
       if (!(await boss.getQueue(name))) throw err; // another instance created it meanwhile: fine
+      return false;
     });
+    if (!created) {
+      const { policy: _fixed, ...changeable } = options;
+      await boss.updateQueue(name, changeable);
+    }
   }
   if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
 

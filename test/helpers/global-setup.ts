@@ -1,12 +1,15 @@
 /**
- * One embedded PostgreSQL per test run (node --test-global-setup). Migrations are applied
- * once to a template database; each test file clones its own database from it. The
+ * One embedded PostgreSQL per test run (node --test-global-setup). Migrations and the job
+ * engine's schema and queues are applied once to a template database; each test file clones
+ * its own database from it. The
  * teardown prints the run's OpenAPI conformance tally in one line (conformance-tally.ts).
  */
 import { mkdtemp, chmod, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/infra/database.ts';
+import { createLogger } from '../../server/infra/logger.ts';
+import { startJobEngine } from '../../server/jobs/engine.ts';
 import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
 let db: EmbeddedDatabase | undefined;
@@ -19,6 +22,8 @@ export async function globalSetup() {
   db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
   const orm = await openDatabase(db.url);
   await orm.close(true);
+  const engine = await startJobEngine({ databaseUrl: db.url, log: createLogger({ level: 'silent' }) });
+  await engine.stop();
   process.env.MIA_TEST_TEMPLATE_URL = db.url;
 }
 
