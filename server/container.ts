@@ -14,7 +14,8 @@ import { createCredentialsService, type CredentialsService } from './domain/auth
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
 import { createHealthService } from './domain/health/health.service.ts';
 import { createSyncService } from './domain/mail/sync.service.ts';
-import { createThreadBodies, createThreadReads, type ThreadBodies } from './domain/mail/thread.service.ts';
+import { createThreadBodies, type ThreadBodies } from './domain/mail/thread-bodies.service.ts';
+import { createThreadReads } from './domain/mail/thread.service.ts';
 import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createSettingsService } from './domain/settings/settings.service.ts';
 import { createIncidentService } from './domain/status/incident.service.ts';

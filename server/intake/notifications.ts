@@ -10,35 +10,18 @@
  * earlier sync took their change along).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { noteNotification, resolveNotifiedAccount, type NotifiedAccount } from '../domain/mail/sync-states.ts';
 import type { JobEngine } from '../jobs/engine.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { NotificationQueue, ReceivedNotification } from '../providers/pubsub.ts';
 import { covered, groupByMailbox } from './notification-message.ts';
 
-export interface NotifiedAccount {
-  id: string;
-  /** The history id up to which the stored copy is complete (null: never synced, or a listing is in progress). */
-  syncedThrough: string | null;
-}
-
 /** How the intake finds a notification's account, and records that its notifications arrive (for the quiet sweep). */
 export function notificationAccounts(orm: MikroORM) {
+  const db = () => orm.em.getConnection();
   return {
-    async resolveAccount(emailAddress: string): Promise<NotifiedAccount | null> {
-      const rows = (await orm.em.getConnection().execute(
-        `select a.id, s.history_id::text as history_id, coalesce(s.full_sync_active, false) as full_sync_active
-           from accounts a join credentials c on c.account_id = a.id left join sync_states s on s.account_id = a.id
-          where lower(a.email) = ? and not a.needs_reconnect order by a.updated_at desc limit 1`,
-        [emailAddress.toLowerCase()],
-      )) as { id: string; history_id: string | null; full_sync_active: boolean }[];
-      const row = rows[0];
-      if (!row) return null;
-      // During a listing the checkpoint is where the listing started, not how far the store is complete.
-      return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
-    },
-    async noteNotification(accountId: string): Promise<void> {
-      await orm.em.getConnection().execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId], 'run');
-    },
+    resolveAccount: (emailAddress: string): Promise<NotifiedAccount | null> => resolveNotifiedAccount(db(), emailAddress),
+    noteNotification: (accountId: string): Promise<void> => noteNotification(db(), accountId),
   };
 }
 

@@ -15,6 +15,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
+import { recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
@@ -40,7 +41,6 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
   /** Set at shutdown: jobs in flight commit the call they are in and queue the rest for whichever instance is up. */
   let stopping = false;
-  const sql = (query: string, params: unknown[]) => deps.orm.em.getConnection().execute(query, params, 'run');
 
   async function connected(accountId: string): Promise<boolean> {
     const rows = (await deps.orm.em.getConnection().execute(
@@ -50,15 +50,11 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
     return rows.length > 0;
   }
 
-  const recordSuccess = (accountId: string) =>
-    sql('update sync_states set last_error_code = null, failing_since = null, set_aside_at = null where account_id = ? and last_error_code is not null', [accountId]);
+  const recordSuccess = (accountId: string) => recordSyncSuccess(deps.orm.em.getConnection(), accountId);
 
   async function recordFailure(job: JobWithMetadata<SyncRequest>, code: string) {
     const final = job.retryCount >= job.retryLimit;
-    await sql(
-      `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${final ? ', set_aside_at = now()' : ''} where account_id = ?`,
-      [code, job.data.accountId],
-    ).catch(() => undefined);
+    await recordSyncFailure(deps.orm.em.getConnection(), job.data.accountId, code, final).catch(() => undefined);
     const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1 };
     if (final) log.error(line, 'mail sync job set aside after its retries; the quiet sweep will ask again');
     else log.warn(line, 'mail sync job failed; retrying with backoff');

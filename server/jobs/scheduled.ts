@@ -9,6 +9,7 @@
  * - purge: expired sessions and OAuth states (finished jobs are pg-boss's own retention).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { lapsedWatches, staleAccounts } from '../domain/mail/sync-states.ts';
 import type { WatchService } from '../domain/mail/watch.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
@@ -34,42 +35,17 @@ export function createScheduledJobs(deps: {
   const log = deps.log.child({ component: 'scheduled' });
   const staleAfterMs = deps.staleAfterMs ?? STALE_AFTER_MS;
 
-  /**
-   * Accounts whose notifications cannot be trusted: the watch expired, or nothing was heard
-   * and nothing synced for too long (an account never synced counts from its row's last
-   * change, so one whose every notification was lost is still covered); and accounts whose
-   * listing was left half-done.
-   */
-  async function staleAccounts(): Promise<string[]> {
-    const rows = (await deps.orm.em.getConnection().execute(
-      `select s.account_id from sync_states s
-         join credentials c on c.account_id = s.account_id
-         join accounts a on a.id = s.account_id
-        where not a.needs_reconnect
-          and ((s.watch_expires_at is not null and s.watch_expires_at < now())
-            or coalesce(greatest(s.last_notification_at, s.last_synced_at), s.updated_at) < now() - make_interval(secs => ?)
-            or (s.full_sync_active and coalesce(s.last_synced_at, s.updated_at) < now() - make_interval(secs => ?))
-            or exists (select 1 from mail_set_aside x where x.account_id = s.account_id and x.retry_after <= now()))
-        order by s.last_synced_at nulls first limit ?`,
-      [staleAfterMs / 1000, LISTING_LEFT_AFTER_MS / 1000, SWEEP_BATCH],
-    )) as { account_id: string }[];
-    return rows.map((r) => r.account_id);
-  }
-
   const handlers = {
     async [QUEUES.watchRenewal]() {
       // A watch that lapsed left a gap no notification covers: its account syncs once it is renewed.
-      const lapsed = (await deps.orm.em.getConnection().execute(
-        'select account_id from sync_states where watch_expires_at < now() order by watch_expires_at limit ?',
-        [SWEEP_BATCH],
-      )) as { account_id: string }[];
+      const lapsed = await lapsedWatches(deps.orm.em.getConnection(), SWEEP_BATCH);
       const renewal = await deps.watch.renewDue();
-      for (const { account_id } of lapsed) if (!renewal.failed.includes(account_id)) await deps.engine.enqueueSync({ accountId: account_id, reason: 'sweep' });
+      for (const accountId of lapsed) if (!renewal.failed.includes(accountId)) await deps.engine.enqueueSync({ accountId, reason: 'sweep' });
       log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length }, 'watch renewal');
       return renewal;
     },
     async [QUEUES.quietSweep]() {
-      const stale = await staleAccounts();
+      const stale = await staleAccounts(deps.orm.em.getConnection(), staleAfterMs / 1000, LISTING_LEFT_AFTER_MS / 1000, SWEEP_BATCH);
       let queued = 0;
       for (const accountId of stale) if (await deps.engine.enqueueSync({ accountId, reason: 'sweep' })) queued++;
       log.info({ stale: stale.length, queued }, 'quiet-account sweep');

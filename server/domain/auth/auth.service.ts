@@ -5,7 +5,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Account, OAuthState, Session, SyncState } from '../../../db/entities/index.ts';
+import { Account, OAuthState, Session } from '../../../db/entities/index.ts';
+import { clearWatch, createSyncState } from '../mail/sync-states.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';
@@ -113,7 +114,7 @@ export function createAuthService(deps: {
         const account = await tx.upsert(Account, { sub: identity.sub, email: identity.email, needsReconnect: false, updatedAt: clock() }, { onConflictFields: ['sub'], onConflictExcludeFields: ['id', 'createdAt', 'signature', 'responseStyle'] });
         if (!tokens.refreshToken && !(await credentials.refreshToken(tx, account.id))) throw new SignInFailure('no refresh token granted');
         await credentials.store(tx, account.id, tokens);
-        await tx.upsert(SyncState, { account: account.id }, { onConflictFields: ['account'], onConflictAction: 'ignore' });
+        await createSyncState(tx, account.id);
         return account.id;
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
@@ -133,7 +134,7 @@ export function createAuthService(deps: {
           await tx.nativeDelete(Session, { account: accountId });
           // Sessions signed in before now may never be saved again (a request in flight elsewhere).
           await tx.nativeUpdate(Account, { id: accountId }, { sessionsRevokedAt: clock() });
-          await tx.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null });
+          await clearWatch(tx, accountId);
         });
       }
     },

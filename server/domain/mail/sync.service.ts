@@ -16,7 +16,7 @@ import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { applyChanges, recordFailures } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, keepAlive, readLastSyncedAt, releaseLease, type LeasedState } from './sync-lease.ts';
+import { acquireLease, commitCheckpoint, extendLease, keepAlive, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
 

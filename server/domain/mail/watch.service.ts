@@ -4,9 +4,9 @@
  * and deletion. Its state (expiry, last renewal) lives in sync_states.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { SyncState } from '../../../db/entities/index.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import type { MailWatchControl } from '../auth/auth.service.ts';
+import { clearWatch, readWatchExpiry, recordWatch, watchesDue } from './sync-states.ts';
 
 /** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */
 export interface MailWatchApi {
@@ -17,6 +17,8 @@ export interface MailWatchApi {
 }
 
 export const RENEW_AFTER_MS = 24 * 3600 * 1000;
+/** Watches one renewal run takes (oldest renewal first); the next run takes the next ones. */
+const RENEWAL_BATCH = 500;
 
 export function createWatchService(deps: {
   orm: MikroORM;
@@ -37,13 +39,7 @@ export function createWatchService(deps: {
     if (!deps.topic) return;
     const api = await deps.api.open(accountId);
     const { expiration } = await api.watch({ topicName: deps.topic, labelIds: ['INBOX'] });
-    const kept = (await deps.orm.em.getConnection().execute(
-      `update sync_states s set watch_expires_at = ?, watch_renewed_at = ?
-        where s.account_id = ? and exists (select 1 from credentials c join accounts a on a.id = c.account_id where c.account_id = s.account_id and not a.needs_reconnect)
-        returning s.account_id`,
-      [expiration, clock(), accountId],
-    )) as unknown[];
-    if (!kept.length) {
+    if (!(await recordWatch(deps.orm.em.getConnection(), accountId, expiration, clock()))) {
       // Where the grant is already revoked the provider refuses the stop, and stops the watch itself.
       await api.stop().then(
         () => log.info({ accountId }, 'mail watch made during a disconnect was stopped again'),
@@ -58,10 +54,9 @@ export function createWatchService(deps: {
     register,
     async stop(em: EntityManager, accountId: string) {
       if (!deps.topic) return;
-      const state = await em.findOne(SyncState, { account: accountId });
-      if (!state?.watchExpiresAt) return;
+      if (!(await readWatchExpiry(em, accountId))) return;
       await (await deps.api.open(accountId)).stop();
-      await em.nativeUpdate(SyncState, { account: accountId }, { watchExpiresAt: null, watchRenewedAt: null });
+      await clearWatch(em, accountId);
       log.info({ accountId }, 'mail watch stopped');
     },
     /**
@@ -71,21 +66,15 @@ export function createWatchService(deps: {
     async renewDue() {
       if (!deps.topic) return { renewed: 0, failed: [] };
       const now = clock().getTime();
-      const rows = (await deps.orm.em.getConnection().execute(
-        `select s.account_id from sync_states s join credentials c on c.account_id = s.account_id
-          join accounts a on a.id = s.account_id
-         where not a.needs_reconnect and (s.watch_renewed_at is null or s.watch_renewed_at < ? or s.watch_expires_at < ?)
-         order by s.watch_renewed_at nulls first limit 500`,
-        [new Date(now - RENEW_AFTER_MS), new Date(now + RENEW_AFTER_MS)],
-      )) as { account_id: string }[];
+      const due = await watchesDue(deps.orm.em.getConnection(), new Date(now - RENEW_AFTER_MS), new Date(now + RENEW_AFTER_MS), RENEWAL_BATCH);
       const failed: string[] = [];
-      for (const { account_id } of rows) {
-        await register(account_id).catch((err: unknown) => {
-          failed.push(account_id);
-          log.warn({ accountId: account_id, ...errorSummary(err) }, 'mail watch renewal failed');
+      for (const accountId of due) {
+        await register(accountId).catch((err: unknown) => {
+          failed.push(accountId);
+          log.warn({ accountId, ...errorSummary(err) }, 'mail watch renewal failed');
         });
       }
-      return { renewed: rows.length - failed.length, failed };
+      return { renewed: due.length - failed.length, failed };
     },
   };
 }
