@@ -7,11 +7,8 @@ import type Koa from 'koa';
 import { invalidInput, type AppError } from '../domain/errors.ts';
 import { appRouter } from '../trpc/routers/index.ts';
 import { toAppError } from '../errors/classify.ts';
-import { readJsonObject } from './json-body.ts';
+import { readJsonObject, UNREADABLE_BODY } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
-
-/** Stands in for a body that could not be read: never valid input, so the procedure's own checks run first. */
-const UNREADABLE_BODY = Symbol('unreadable body');
 
 export function deleteAccountRoute(deps: RequestContextDeps): Koa.Middleware {
   return async (ctx) => {

@@ -9,6 +9,14 @@ import { invalidInput } from '../domain/errors.ts';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/**
+ * The input a route passes on when the request's body could not be read: an object with a
+ * key no input has, so every procedure refuses it at input validation — after its rate
+ * limit, session and CSRF checks. The route then reports the body's own problem in place of
+ * that refusal, so an unauthenticated caller gets 401 whatever its body.
+ */
+export const UNREADABLE_BODY: Readonly<Record<string, unknown>> = Object.freeze({ '(unreadable body)': true });
+
 /** Deepest nesting a body may have: the API's bodies are a few levels deep at most. */
 export const MAX_BODY_DEPTH = 32;
 

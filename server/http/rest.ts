@@ -10,7 +10,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, invalidInput } from '../domain/errors.ts';
 import { toAppError } from '../errors/classify.ts';
 import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
-import { BODY_LIMIT_BYTES, readJsonObject } from './json-body.ts';
+import { BODY_LIMIT_BYTES, readJsonObject, UNREADABLE_BODY } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 
 /** What the handler writes: status, headers and body, kept for Koa to send. */
@@ -92,13 +92,6 @@ function readQuery(req: IncomingMessage & { query?: unknown }, url: URL): void {
   req.query = query;
 }
 
-/**
- * The input a request gets when its body could not be read: an object with a key no input
- * has, so every procedure refuses it at input validation — after its rate limit, session
- * and CSRF checks. The body's own problem is then reported in place of that refusal, so an
- * unauthenticated caller gets 401 whatever its body.
- */
-const UNREADABLE_BODY = Object.freeze({ '(unreadable body)': true });
 /** The methods whose body trpc-to-openapi reads as input. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
