@@ -5,19 +5,8 @@
  */
 import type http from 'node:http';
 import type { OpenAIState } from './openai.state.ts';
-import type { FaultKind, FaultSpec, FaultTarget, StandInEndpoint } from './openai.types.ts';
+import type { FaultSpec, QueuedFault, StandInEndpoint } from './openai.types.ts';
 import type { ErrorBody } from './response.wire.ts';
-
-export interface QueuedFault {
-  target: FaultTarget;
-  kind: FaultKind;
-  status: number | undefined;
-  remaining: number;
-  retryAfterSeconds: number | undefined;
-  message: string | undefined;
-  type: string | undefined;
-  code: string | null | undefined;
-}
 
 /** Checks a fault spec (throws on nonsense) and returns its queue entry. */
 export function queuedFault(fault: FaultSpec): QueuedFault {

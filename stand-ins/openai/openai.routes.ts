@@ -4,10 +4,10 @@
  */
 import type http from 'node:http';
 import { corruptSample, hashString, sampleFromSchema } from '../json-schema-sample.ts';
-import { answerTransportFault, takeFault, type QueuedFault } from './fault.queue.ts';
+import { answerTransportFault, takeFault } from './fault.queue.ts';
 import { sleep } from './hold.gate.ts';
 import type { OpenAIState } from './openai.state.ts';
-import type { StandInEndpoint } from './openai.types.ts';
+import type { QueuedFault, StandInEndpoint } from './openai.types.ts';
 import { outputSpec, validate, type OutputSpec } from './request.validate.ts';
 import { chatBody, maskKey, modelObject, responsesBody, usageFor } from './response.wire.ts';
 

@@ -4,9 +4,8 @@
  * the hold gate, and the sending of answers (which numbers them with `x-request-id`).
  */
 import type http from 'node:http';
-import type { QueuedFault } from './fault.queue.ts';
 import { HoldGate } from './hold.gate.ts';
-import type { CallCounters, FixedUsage, RecordedRequest, Responder } from './openai.types.ts';
+import type { CallCounters, FixedUsage, QueuedFault, RecordedRequest, Responder } from './openai.types.ts';
 import { defaultError, type ErrorBody } from './response.wire.ts';
 
 export const newCounters = (): CallCounters => ({ chat: 0, responses: 0, models: 0, other: 0, unauthorized: 0, total: 0 });

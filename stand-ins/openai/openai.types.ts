@@ -1,6 +1,7 @@
 /**
- * The OpenAI stand-in's public types: fault specs, recorded requests and counters, the responder
- * hook, and the control API a test drives it with.
+ * The OpenAI stand-in's types: the public ones (fault specs, recorded requests and counters,
+ * the responder hook, the control API a test drives it with) and the fault queue's entry,
+ * which the state and the fault queue share.
  */
 export type StandInEndpoint = 'chat' | 'responses' | 'models';
 
@@ -28,6 +29,18 @@ export interface FaultSpec {
   message?: string;
   type?: string;
   code?: string | null;
+}
+
+/** A checked fault spec waiting in the queue (fault.queue.ts), with the requests it has left. */
+export interface QueuedFault {
+  target: FaultTarget;
+  kind: FaultKind;
+  status: number | undefined;
+  remaining: number;
+  retryAfterSeconds: number | undefined;
+  message: string | undefined;
+  type: string | undefined;
+  code: string | null | undefined;
 }
 
 export interface RecordedRequest {
