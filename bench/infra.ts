@@ -9,7 +9,7 @@ import { cpus, totalmem, release } from 'node:os';
 import type pg from 'pg';
 import { freePort } from '../server/infra/database.ts';
 import type { IdentityStandIn } from '../stand-ins/identity.stand-in.ts';
-import { Browser } from '../test/helpers/browser.ts';
+import { Browser } from '../harness/browser.ts';
 import { ROOT } from './infra/process.infra.ts';
 
 export * from './infra/database.infra.ts';

@@ -5,8 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request, type Agent } from 'node:http';
-import type { Browser } from '../../test/helpers/browser.ts';
-import { csrf, signIn, type ServiceProcess, type StandIns, type user } from '../../test/integration/resilience/harness.ts';
+import type { Browser } from '../../harness/browser.ts';
+import { csrf, signIn } from '../../harness/client.ts';
+import type { ServiceProcess } from '../../harness/service-process.ts';
+import type { StandIns, user } from '../../harness/stand-ins.ts';
 import { MIX, ROUTES, shuffled, type Account, type Route, type Sample } from './mixed-load.model.ts';
 
 export interface Client {

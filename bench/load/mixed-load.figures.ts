@@ -4,7 +4,7 @@
  * heap trends, and what the service logged.
  */
 import os from 'node:os';
-import type { ServiceProcess } from '../../test/integration/resilience/harness.ts';
+import type { ServiceProcess } from '../../harness/service-process.ts';
 import { isBusy, isError, isOk, percentile, ROUTES, slope, type LoadResult, type MemorySample, type RestartTimes, type Route, type RouteStats, type Sample } from './mixed-load.model.ts';
 import type { Writes } from './mixed-load.verify.ts';
 

@@ -3,7 +3,10 @@
  * a final drain of every account, upstream inbox messages missing from the store or stored twice.
  */
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
-import { csrf, sleep, sql, type ServiceProcess } from '../../test/integration/resilience/harness.ts';
+import { csrf } from '../../harness/client.ts';
+import { sql } from '../../harness/pg-cluster.ts';
+import type { ServiceProcess } from '../../harness/service-process.ts';
+import { sleep } from '../../harness/wait.ts';
 import type { Account, Sample } from './mixed-load.model.ts';
 
 export interface Writes {

@@ -33,7 +33,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { eventually, REPO_ROOT, sharedSecrets, sleep, startCluster, startService, startStandIns, user, type Cluster, type ServiceProcess, type StandIns } from '../../test/integration/resilience/harness.ts';
+import { type Cluster, startCluster } from '../../harness/pg-cluster.ts';
+import { REPO_ROOT, type ServiceProcess, sharedSecrets, startServiceProcess } from '../../harness/service-process.ts';
+import { type StandIns, startStandIns, user } from '../../harness/stand-ins.ts';
+import { eventually, sleep } from '../../harness/wait.ts';
 import { createSender, makeClients, signInAccounts } from './mixed-load.client.ts';
 import { summarize } from './mixed-load.figures.ts';
 import { isError, type LoadOptions, type LoadResult, type MemorySample, type RestartTimes, type Sample } from './mixed-load.model.ts';
@@ -73,7 +76,7 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     // a leak: RSS alone also moves with how far V8 has let the heap grow.
     const heapAfterGc: { t: number; mb: number }[] = [];
     let loadStart: number | undefined;
-    svc = await startService(null, {
+    svc = await startServiceProcess(null, {
       nodeArgs: ['--expose-gc', '--import', './bench/load/heap-probe.ts'],
       onOutput: (line) => {
         if (!line.startsWith('heap-probe ') || loadStart === undefined) return;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { appRouter } from '../../server/trpc/routers/index.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../helpers/app.ts';
-import { Browser } from '../helpers/browser.ts';
+import { Browser } from '../../harness/browser.ts';
 import { startProviders, type Providers } from '../helpers/providers.ts';
 import { inputSchemas, type InputSchemas } from './fuzz-kit.ts';
 

@@ -17,7 +17,7 @@ import type { RouteInstaller } from '../../server/http/route-installer.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import type { RunningServer } from '../../server/http/listen.ts';
 import { startService } from '../../server/start-service.ts';
-import { Browser } from './browser.ts';
+import { Browser } from '../../harness/browser.ts';
 import { createTestDatabase } from './database.ts';
 import { answerRecorder, type AnswerRecorder } from './openapi-recorder.ts';
 

@@ -6,7 +6,7 @@
 import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
 import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
-import type { Browser } from './browser.ts';
+import type { Browser } from '../../harness/browser.ts';
 import { identityEnv } from '../../stand-ins/stand-in-env.ts';
 
 export interface Providers {

@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { signIn } from '../../helpers/providers.ts';
 import { accountBySub, authWorld, expectEnvelope, expectTrpcError, JSON_TYPE, type AuthWorld } from './auth-fixtures.ts';
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { startProviders, type Providers } from '../../helpers/providers.ts';
 import type { MailWatchControl } from '../../../server/domain/auth/auth.service.ts';
 

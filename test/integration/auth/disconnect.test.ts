@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { accountBySub, authWorld, JSON_TYPE, sessionOf, type AuthWorld } from './auth-fixtures.ts';
 

@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { authWorld, expectEnvelope, expectTrpcError, JSON_TYPE, OAUTH_FAILED_URL } from './auth-fixtures.ts';
 

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders } from '../../helpers/providers.ts';
 import { authWorld, CONNECTED_URL, expectEnvelope, expectTrpcError, JSON_TYPE, PREAUTH_COOKIE, SESSION_COOKIE, sessionOf, sha256hex } from './auth-fixtures.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ApiError, createClient, isApiError } from '../../../shared/client.ts';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { signIn, startProviders } from '../../helpers/providers.ts';
 
 /** The client as a web app on WEB_ORIGIN uses it: the browser's cookies, its Origin. */

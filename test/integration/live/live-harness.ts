@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../../../server/infra/database.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';

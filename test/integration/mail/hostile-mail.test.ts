@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { startLiveWorld, SUBSCRIPTION, waitFor } from '../live/live-harness.ts';
 import { ALICE, startMailApp } from './mail-app.ts';
 import { htmlProblems, textProblems } from './mail-invariants.ts';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 
 export const ALICE = 'alice@example.com';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { freePort } from '../../../server/infra/database.ts';
 import { startDemo, DEMO_USER } from '../../../demo/start-demo.ts';
 import { JOURNAL_FILE } from '../../../demo/mailbox-journal.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { signIn } from '../../helpers/providers.ts';
 

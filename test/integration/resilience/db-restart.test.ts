@@ -9,8 +9,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
-import type { Browser } from '../../helpers/browser.ts';
-import { csrf, eventually, sharedSecrets, signIn, sleep, sql, startCluster, startService, startStandIns, syncToEnd, user, waitSyncIdle, WEB_ORIGIN, type Cluster, type ServiceProcess, type StandIns } from './harness.ts';
+import type { Browser } from '../../../harness/browser.ts';
+import { csrf, signIn, syncToEnd, waitSyncIdle } from '../../../harness/client.ts';
+import { type Cluster, sql, startCluster } from '../../../harness/pg-cluster.ts';
+import { type ServiceProcess, sharedSecrets, startServiceProcess, WEB_ORIGIN } from '../../../harness/service-process.ts';
+import { type StandIns, startStandIns, user } from '../../../harness/stand-ins.ts';
+import { eventually, sleep } from '../../../harness/wait.ts';
 import { mixedCalls, startTraffic, summarise, type Outcome } from './traffic.ts';
 
 const ALICE = user('alice');
@@ -37,7 +41,7 @@ describe('database stopped and restarted under traffic (service as a child proce
     cluster = await startCluster();
     providers = await startStandIns({ users: [ALICE, BOB], ackDeadlineSeconds: 2 });
     dbUrl = cluster.url();
-    svc = await startService(null, { databaseUrl: dbUrl, env: { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true' } });
+    svc = await startServiceProcess(null, { databaseUrl: dbUrl, env: { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true' } });
     alice = svc.browser();
     aliceCsrf = (await signIn(alice)).csrfToken;
     providers.identity.setCurrentUser(BOB.email);

@@ -15,7 +15,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import { csrf, eventually, sharedSecrets, signIn, sleep, sql, startService, startStandIns, SUBSCRIPTION, user, type ServiceProcess, type StandIns } from './harness.ts';
+import { csrf, signIn } from '../../../harness/client.ts';
+import { sql } from '../../../harness/pg-cluster.ts';
+import { type ServiceProcess, sharedSecrets, startServiceProcess } from '../../../harness/service-process.ts';
+import { type StandIns, startStandIns, SUBSCRIPTION, user } from '../../../harness/stand-ins.ts';
+import { eventually, sleep } from '../../../harness/wait.ts';
 
 const ALICE = user('alice');
 
@@ -97,7 +101,7 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
     // Without PUBSUB_SUBSCRIPTION nor workers: only the route syncs.
     const { PUBSUB_SUBSCRIPTION: _, ...rest } = ctx.env;
     const env = { ...rest, BACKGROUND_WORKERS: 'false' };
-    first = await startService(null, { databaseUrl: ctx.db.url, env, name: 'first' });
+    first = await startServiceProcess(null, { databaseUrl: ctx.db.url, env, name: 'first' });
     browser = first.browser();
     token = (await signIn(browser)).csrfToken;
     ctx.providers.gmail.seed(ALICE.email, 130, { sentReplies: false });
@@ -127,7 +131,7 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
 
   it('after a restart the session still works, and the dead lease refuses a second sync until it expires', async () => {
     const env = { ...Object.fromEntries(Object.entries(ctx.env).filter(([k]) => k !== 'PUBSUB_SUBSCRIPTION')), BACKGROUND_WORKERS: 'false' };
-    second = await startService(null, { databaseUrl: ctx.db.url, env, name: 'second', port: first.port });
+    second = await startServiceProcess(null, { databaseUrl: ctx.db.url, env, name: 'second', port: first.port });
     const session = await (await browser.fetch('/auth/session')).json();
     assert.equal(session.authenticated, true, 'sessions live in the database: they survive the crash');
     const refused = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token) });
@@ -186,7 +190,7 @@ describe('SIGKILL in the middle of a background sync job', { concurrency: false 
   scenario((c) => (ctx = c), () => [first, second]);
 
   it('kills the process while a job is between two committed batches of new mail', async () => {
-    first = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
+    first = await startServiceProcess(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
     const browser = first.browser();
     await signIn(browser);
     ctx.providers.gmail.seed(ALICE.email, 10, { sentReplies: false });
@@ -214,7 +218,7 @@ describe('SIGKILL in the middle of a background sync job', { concurrency: false 
   });
 
   it('after a restart nothing overlaps the dead sync; once its lease lapses the jobs complete the inbox without duplicates', async () => {
-    second = await startService(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'second' });
+    second = await startServiceProcess(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'second' });
     const late = ctx.providers.gmail.addMessage(ALICE.email, { subject: 'after the restart' });
     total += 1;
     const done = await eventually(async () => (await stored(ctx.db.url)).length === total, 60_000, 250);

@@ -16,12 +16,14 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
+import { csrf, signIn } from '../../../harness/client.ts';
+import { sql } from '../../../harness/pg-cluster.ts';
+import { type ServiceProcess, sharedSecrets, startServiceProcess, WEB_ORIGIN } from '../../../harness/service-process.ts';
+import { type StandIns, startStandIns, SUBSCRIPTION, TOPIC, user } from '../../../harness/stand-ins.ts';
+import { startTcpProxy, type TcpProxy } from '../../../harness/tcp-proxy.ts';
+import { eventually, sleep } from '../../../harness/wait.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import {
-  csrf, eventually, sharedSecrets, signIn, sleep, sql, startService, startStandIns, startTcpProxy, SUBSCRIPTION, TOPIC, user, WEB_ORIGIN,
-  type ServiceProcess, type StandIns, type TcpProxy,
-} from './harness.ts';
 import { randomIp } from './traffic.ts';
 
 const ALICE = user('alice');
@@ -94,7 +96,7 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE] });
       const { PUBSUB_SUBSCRIPTION: _, ...env } = providers.env;
       // HTTP-only: the route's answers to provider faults are under test, not the background sync's.
-      svc = await startService(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
+      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
       browser = svc.browser();
       token = (await signIn(browser, { headers: ip() })).csrfToken;
       providers.gmail.seed(ALICE.email, 12, { sentReplies: false });
@@ -297,7 +299,7 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE], ackDeadlineSeconds: 2 });
       const [host, port] = providers.pubsub.host.split(':');
       proxy = await startTcpProxy({ host: host!, port: Number(port) });
-      svc = await startService(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets() }, name: 'queue' });
+      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets() }, name: 'queue' });
       browser = svc.browser();
       await signIn(browser); // its first sync runs in the background
       assert.ok(await eventually(async () => providers.gmail.watches(ALICE.email).length > 0, 5_000));

@@ -3,7 +3,7 @@
  * a list of requests until stopped, recording every outcome with the phase it started in.
  */
 import { randomUUID } from 'node:crypto';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 
 export interface Outcome {
   route: string;

@@ -7,9 +7,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
+import { csrf, signIn, waitSyncIdle } from '../../../harness/client.ts';
+import { sql } from '../../../harness/pg-cluster.ts';
+import { type ServiceProcess, sharedSecrets, startServiceProcess } from '../../../harness/service-process.ts';
+import { type StandIns, startStandIns, SUBSCRIPTION, user } from '../../../harness/stand-ins.ts';
+import { eventually } from '../../../harness/wait.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
-import { csrf, eventually, sharedSecrets, signIn, sql, startService, startStandIns, SUBSCRIPTION, user, waitSyncIdle, type ServiceProcess, type StandIns } from './harness.ts';
 
 const USERS = [user('alice'), user('bob'), user('carol')];
 
@@ -34,8 +38,8 @@ describe('two instances on one database and one subscription', () => {
     providers = await startStandIns({ users: USERS, ackDeadlineSeconds: 3 });
     const env = { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true', RATE_LIMIT_MAX: '30' };
     [a, b] = await Promise.all([
-      startService(null, { databaseUrl: db.url, env, name: 'A' }),
-      startService(null, { databaseUrl: db.url, env, name: 'B' }),
+      startServiceProcess(null, { databaseUrl: db.url, env, name: 'A' }),
+      startServiceProcess(null, { databaseUrl: db.url, env, name: 'B' }),
     ]);
   });
 

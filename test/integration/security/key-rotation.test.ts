@@ -11,7 +11,7 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createTokenCrypto } from '../../../server/domain/auth/token-crypto.ts';
 import { buildTestApp, testEnv, WEB_ORIGIN } from '../../helpers/app.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders } from '../../helpers/providers.ts';
 
 const run = promisify(execFile);

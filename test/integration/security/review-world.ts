@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { startProviders, type Providers } from '../../helpers/providers.ts';
 
 export interface User {

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { createTokenCrypto } from '../../../server/domain/auth/token-crypto.ts';
 import { errorSummary } from '../../../server/infra/logger.ts';
 import { ADMIN_TOKEN, buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import { Browser } from '../../helpers/browser.ts';
+import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, startProviders, type Providers } from '../../helpers/providers.ts';
 import { describeFindings, LOG_DIR, logFiles, scanLogFile, scanPatterns, scanValues, SECRET_PATTERNS, type Finding } from './secret-scan.ts';
 

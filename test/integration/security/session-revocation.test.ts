@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createSessionStore, SESSION_IDLE_MS } from '../../../server/http/sessions.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
-import type { Browser } from '../../helpers/browser.ts';
+import type { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { authWorld, sessionOf, SESSION_COOKIE, type AuthWorld } from '../auth/auth-fixtures.ts';
 
