@@ -1,9 +1,10 @@
 /**
- * The layout rules of CONTRIBUTING.md, checked on every run: no import cycles, `domain/`
- * free of HTTP and tRPC (Koa, @trpc, http/, trpc/, the container), and no source file
- * past the size where it becomes two ideas.
+ * The layout rules of CONTRIBUTING.md, checked on every run: no import cycles, each folder
+ * importing only from the layers below it (`domain/` free of HTTP, tRPC, background work and
+ * the wiring; the benchmark free of the tests), and no source file past the size where it
+ * becomes two ideas.
  */
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,8 +12,34 @@ import madge from 'madge';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Every folder of source (tests excluded: a test file may be long). */
-const SOURCE_DIRS = ['server', 'shared', 'db/entities', 'stand-ins', 'demo', 'bench'];
+const SOURCE_DIRS = ['server', 'shared', 'db/entities', 'stand-ins', 'harness', 'demo', 'bench'];
+/** The folders whose imports are checked for cycles and layers. */
+const GRAPH_DIRS = ['server', 'shared', 'db', 'stand-ins', 'harness', 'demo', 'bench'];
 const MAX_LINES = 250;
+
+/**
+ * Who imports whom: no file under `from` imports a file under any of `not` (paths from the
+ * repository root, type-only imports included) nor a package named in `packages`.
+ */
+const LAYERS: { from: string; not: string[]; packages?: RegExp }[] = [
+  {
+    from: 'server/domain/',
+    not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts', 'server/start-service.ts', 'server/main.ts'],
+    packages: /^(koa|@koa\/|@trpc\/|trpc-to-openapi)/,
+  },
+  { from: 'server/providers/', not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts'] },
+  // The error classifier sits below both transports.
+  { from: 'server/errors/', not: ['server/http/', 'server/trpc/'] },
+  { from: 'server/trpc/', not: ['server/http/'] },
+  // The leaves: configuration, database, logging, metrics.
+  { from: 'server/infra/', not: ['server/domain/', 'server/providers/', 'server/errors/', 'server/http/', 'server/trpc/', 'server/jobs/', 'server/intake/'] },
+  { from: 'server/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
+  { from: 'shared/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
+  { from: 'stand-ins/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
+  { from: 'harness/', not: ['test/', 'bench/', 'demo/'] },
+  { from: 'demo/', not: ['test/', 'harness/', 'bench/'] },
+  { from: 'bench/', not: ['test/'] },
+];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -33,20 +60,38 @@ async function sourceFiles(dir: string): Promise<string[]> {
   return out;
 }
 
+/** The packages a file imports (static, dynamic and re-exports), by the name it uses. */
+function packagesOf(text: string): string[] {
+  return [...text.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"]([^'"./][^'"]*)['"]/g)].map((m) => m[1]!);
+}
+
 describe('code layout', () => {
-  it('has no import cycles', async () => {
-    const graph = await madge(['server', 'shared', 'db'].map((d) => path.join(ROOT, d)), { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json'), baseDir: ROOT });
-    assert.deepEqual(graph.circular(), []);
+  let graph: Record<string, string[]>;
+  let cycles: string[][];
+  before(async () => {
+    const result = await madge(GRAPH_DIRS.map((d) => path.join(ROOT, d)), { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json'), baseDir: ROOT });
+    graph = result.obj();
+    cycles = result.circular();
   });
 
-  it('keeps domain/ free of Koa, tRPC, the HTTP layer and the container', async () => {
-    const files = await sourceFiles('server/domain');
-    assert.ok(files.length > 20, 'the domain files were found');
-    const forbidden = [/from ['"]koa['"]/, /from ['"]@koa\//, /from ['"]@trpc\//, /from ['"](\.\.\/)+http\//, /from ['"](\.\.\/)+trpc\//, /from ['"](\.\.\/)+container\.ts['"]/, /from ['"](\.\.\/)+poller\//];
+  it('has no import cycles', () => {
+    for (const dir of GRAPH_DIRS) assert.ok(Object.keys(graph).some((f) => f.startsWith(`${dir}/`)), `${dir}/ is in the graph`);
+    assert.deepEqual(cycles, []);
+  });
+
+  it('imports only from the layers below', async () => {
+    assert.ok(Object.keys(graph).filter((f) => f.startsWith('server/domain/')).length > 20, 'the domain files were found');
+    assert.ok(Object.entries(graph).some(([f, deps]) => f.startsWith('bench/') && deps.some((d) => d.startsWith('stand-ins/'))), 'imports across folders were resolved');
     const offenders: string[] = [];
-    for (const file of files) {
-      const text = await readFile(file, 'utf8');
-      for (const rule of forbidden) if (rule.test(text)) offenders.push(`${path.relative(ROOT, file)} ${rule}`);
+    for (const [file, imports] of Object.entries(graph)) {
+      for (const layer of LAYERS) {
+        if (!file.startsWith(layer.from)) continue;
+        for (const target of imports) if (layer.not.some((n) => target.startsWith(n))) offenders.push(`${file} -> ${target}`);
+        if (layer.packages) {
+          const text = await readFile(path.join(ROOT, file), 'utf8');
+          for (const name of packagesOf(text)) if (layer.packages.test(name)) offenders.push(`${file} -> ${name}`);
+        }
+      }
     }
     assert.deepEqual(offenders, []);
   });
