@@ -7,7 +7,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from './infra/config.ts';
-import { createAiFeature, type AiFeatureOptions } from './domain/ai/index.ts';
+import { createAiFeature } from './domain/ai/index.ts';
 import { createAnalyticsService } from './domain/analytics/analytics.service.ts';
 import { createAuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
 import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
@@ -29,6 +29,7 @@ import { createMetrics, type Metrics } from './infra/metrics.ts';
 import { createGmailFactory } from './providers/gmail.ts';
 import { createBodyParser } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
+import { createOpenAiProvider, type AiProvider } from './providers/openai.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
 import type { Services } from './services.ts';
 
@@ -65,8 +66,8 @@ export interface ContainerOverrides {
   oauth?: OAuthProvider;
   /** The watch control sign-in, disconnect and deletion use (the maintenance keeps the real watch). */
   mailWatch?: MailWatchControl;
-  /** Options of the AI feature: an injected clock, a shorter timeout, a provider. */
-  ai?: Partial<Pick<AiFeatureOptions, 'now' | 'timeoutMs' | 'provider'>>;
+  /** The AI feature's clock, and its provider or the real provider's request timeout. */
+  ai?: { now?: () => Date; provider?: AiProvider; timeoutMs?: number };
   /** The live inbox's workers: `{ work: false }` stores jobs without running them (route tests). */
   liveInbox?: LiveInboxOptions;
 }
@@ -86,6 +87,12 @@ export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Prob
       ? cachedProbe(httpProbe(`${aiBase}/models`, { headers: { Authorization: `Bearer ${config.openai.apiKey}` } }))
       : notConfigured,
   };
+}
+
+/** The real AI provider, configured from the config (a shorter `timeoutMs` for tests). */
+export function defaultAiProvider(config: Readonly<Config>, log: Logger, timeoutMs?: number): AiProvider {
+  const { apiKey, baseUrl, model } = config.openai;
+  return createOpenAiProvider({ apiKey, baseUrl, model, log, timeoutMs });
 }
 
 /** The rate limiter's pool. A connection PostgreSQL drops (restart, 57P01) must never crash the process. */
@@ -121,6 +128,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
   const bodies = createBodyParser();
   const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
+  const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
@@ -134,7 +142,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies }),
-    ai: createAiFeature({ config, orm, log, metrics, ensureBodies: threadBodies.ensure, ...overrides.ai }),
+    ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),
     analytics: createAnalyticsService(),
     incidents: createIncidentService({ log }),

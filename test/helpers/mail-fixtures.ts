@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before } from 'node:test';
 import { Account, MailMessage, MailThread } from '../../db/entities/index.ts';
 import { createAiFeature, type AiFeature, type AiFeatureOptions } from '../../server/domain/ai/index.ts';
-import type { ContainerOverrides } from '../../server/container.ts';
+import { defaultAiProvider, type ContainerOverrides } from '../../server/container.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from './app.ts';
 import { csrfHeaders, signIn, startProviders } from './providers.ts';
 
@@ -103,9 +103,10 @@ export function testClock(start: Date) {
 export type AiOverrides = NonNullable<ContainerOverrides['ai']>;
 
 /** A second AI feature over the app's database, as another instance of the service would have. */
-export function anotherAiFeature(app: TestApp, opts: Partial<Omit<AiFeatureOptions, 'config' | 'orm' | 'log'>> = {}): AiFeature {
+export function anotherAiFeature(app: TestApp, opts: Partial<Omit<AiFeatureOptions, 'limits' | 'orm' | 'log'>> = {}): AiFeature {
   const c = app.container;
-  return createAiFeature({ config: c.config, orm: c.orm, log: c.log, ensureBodies: c.threadBodies.ensure, ...opts });
+  const provider = opts.provider ?? defaultAiProvider(c.config, c.log);
+  return createAiFeature({ limits: c.config.aiBudget, orm: c.orm, log: c.log, ensureBodies: c.threadBodies.ensure, ...opts, provider });
 }
 
 /**
