@@ -1,5 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, PollerResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
+import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, NotificationBurstResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -12,7 +12,7 @@ export interface BenchReport {
   list: { threads: number; service: LoadResult; serviceMany?: LoadResult; serviceModerate?: LoadResult; bareModerate?: LoadResult; bare: LoadResult; ratio: number | null }[];
   explain: ({ threads: number } & Explained)[];
   sync: { threads: number; kind: 'listing' | 'incremental'; wallMsMedian: number; runs: SyncRun[] }[];
-  poller: PollerResult | null;
+  notifications: NotificationBurstResult | null;
   freshness: FreshnessResult | null;
   backfill: BackfillResult | null;
   corpus?: CorpusResult | null;
@@ -97,9 +97,9 @@ export function renderMarkdown(r: BenchReport): string {
     out.push('');
   }
 
-  if (r.poller) {
-    const p = r.poller;
-    out.push(`## 3. Poller — ${p.notifications} notifications for ${p.accounts} accounts (${p.newMessages} new messages, ${p.latencyMs} ms provider latency)`);
+  if (r.notifications) {
+    const p = r.notifications;
+    out.push(`## 3. Notifications — ${p.notifications} notifications for ${p.accounts} accounts (${p.newMessages} new messages, ${p.latencyMs} ms provider latency)`);
     out.push('');
     out.push('| all messages stored | subscription drained | syncs | provider requests | history.list | messages.get | notifications per sync |');
     out.push('|---:|---:|---:|---:|---:|---:|---:|');

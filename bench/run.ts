@@ -7,7 +7,7 @@
  *      in the same tables) under autocannon load, next to a bare Koa handler serving the
  *      same SQL with the same driver (the floor); EXPLAIN ANALYZE of the statement.
  *   2. One 50-message sync against the Gmail stand-in with 50 ms latency per request.
- *   3. The notification poller draining 1,000 notifications for 100 accounts.
+ *   3. 1,000 notifications for 100 accounts taken in and synced by the live inbox.
  *   4. Items 1 and 2 at 1k, 10k and 100k stored threads.
  *   5. Resident memory of the server, idle and under the load of item 1.
  *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
@@ -25,7 +25,7 @@
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,poller,freshness,backfill,corpus,two
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,notifications,freshness,backfill,corpus,two
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
 import { measureCorpus } from './run/corpus.phase.ts';
 import { measureBackfill, measureFreshness, measureTwoInstances } from './run/live.phase.ts';
-import { measurePoller, measureSync } from './run/sync-poller.phase.ts';
+import { measureNotificationBurst, measureSync } from './run/sync-notifications.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
 async function main() {
@@ -91,7 +91,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     list: [],
     explain: [],
     sync: [],
-    poller: null,
+    notifications: null,
     freshness: null,
     backfill: null,
     twoInstances: null,
@@ -101,7 +101,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
 
   if (only.has('list')) await measureList(world, report, listAccounts);
   if (only.has('sync')) await measureSync(world, report, listAccounts);
-  if (only.has('poller')) await measurePoller(world, report);
+  if (only.has('notifications')) await measureNotificationBurst(world, report);
   if (only.has('freshness')) await measureFreshness(world, report);
   if (only.has('backfill')) await measureBackfill(world, report);
   if (only.has('corpus')) await measureCorpus(world, report);

@@ -1,10 +1,10 @@
 /**
  * The measurements: the thread list under load (autocannon, service and bare floor), its
- * query plans, one sync call against the slow mail stand-in, and the notification poller
- * draining a burst of notifications.
+ * query plans, one sync call against the slow mail stand-in, and a burst of notifications
+ * taken in and synced by the live inbox.
  */
 export * from './scenarios/list.scenario.ts';
-export * from './scenarios/poller.scenario.ts';
+export * from './scenarios/notification-burst.scenario.ts';
 export * from './scenarios/freshness.scenario.ts';
 export * from './scenarios/backfill.scenario.ts';
 export * from './scenarios/mail-corpus.scenario.ts';

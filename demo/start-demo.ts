@@ -2,7 +2,7 @@
  * The demo: the real service wired to local stand-ins of the identity, mail, queue and AI
  * providers, with a seeded mailbox of a few hundred messages and a new message arriving
  * every so often (its notification goes through the Pub/Sub stand-in to the service's
- * poller), plus a small web client built with the typed client on the web origin.
+ * intake), plus a small web client built with the typed client on the web origin.
  *
  * Restarts: the database is kept in the data directory, and so is the mailbox (see
  * mailbox-journal.ts): the stand-in is re-seeded with the first start's parameters and

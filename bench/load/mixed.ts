@@ -12,7 +12,7 @@
  * sync their seeded mailboxes; then `clients` virtual clients (one IP address each, each
  * using one account's session) send an open-loop (fixed arrival rate, not closed-loop)
  * mix of list, detail, session, health, analytics, sync and analyze requests, while new
- * mail keeps arriving upstream (and so notifications for the poller). At `restart-at`
+ * mail keeps arriving upstream (and so notifications for the intake). At `restart-at`
  * the cluster is stopped, left down `restart-down` seconds, and started again.
  *
  * Each client cycles through a fixed 50-request schedule at rate/clients requests per
@@ -133,7 +133,7 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     await sampleMemory();
     const memTimer = setInterval(() => void sampleMemory(), 5_000);
 
-    // Upstream mail keeps arriving (notifications for the poller, work for the syncs).
+    // Upstream mail keeps arriving (notifications for the intake, work for the syncs).
     let upstream = 0;
     const mailTimer = cfg.mailEveryMs > 0
       ? setInterval(() => {

@@ -42,9 +42,11 @@ export const settings = {
   warmupSeconds: smoke ? 0 : 3,
   providerLatencyMs: smoke ? 5 : 50,
   syncRepeats: smoke ? 1 : 3,
-  pollerAccounts: smoke ? 4 : 100,
-  pollerPerAccount: smoke ? 2 : 10,
-  pollerTimeoutMs: smoke ? 20_000 : 300_000,
+  /** Item 3: accounts and new messages (one notification each) per account in the burst. */
+  burstAccounts: smoke ? 4 : 100,
+  burstPerAccount: smoke ? 2 : 10,
+  /** How long items 3, 6 and 7 wait for the live inbox to store everything. */
+  drainTimeoutMs: smoke ? 20_000 : 300_000,
   freshnessAccounts: smoke ? 5 : 1_000,
   freshnessPerSecond: smoke ? 5 : 20,
   freshnessSeconds: smoke ? 2 : 20,
@@ -65,7 +67,7 @@ export const settings = {
   logLevel: 'info',
   nodeEnv: 'production',
 };
-export const only = new Set((args.only ?? 'list,sync,poller,freshness,backfill,corpus,two').split(','));
+export const only = new Set((args.only ?? 'list,sync,notifications,freshness,backfill,corpus,two').split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 
 export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

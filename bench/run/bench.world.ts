@@ -1,6 +1,6 @@
 /**
  * What a bench run measures against: its PostgreSQL, the identity, Gmail and Pub/Sub stand-ins
- * (Gmail's watch notifications forwarded into Pub/Sub while the poller phase asks for it), the
+ * (Gmail's watch notifications forwarded into Pub/Sub while the notification phase asks for it), the
  * server and the bare handler as their own processes, and the list statement the floor runs.
  */
 import { randomBytes } from 'node:crypto';

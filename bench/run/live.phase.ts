@@ -46,7 +46,7 @@ export async function measureFreshness(world: BenchWorld, report: BenchReport): 
     steadyPerSecond: settings.freshnessPerSecond,
     steadySeconds: settings.freshnessSeconds,
     burst: settings.freshnessBurst,
-    timeoutMs: settings.pollerTimeoutMs,
+    timeoutMs: settings.drainTimeoutMs,
     cpu: cumulativeCpu(server.pid, db),
   });
   world.setForwarding(false);
@@ -88,7 +88,7 @@ export async function measureTwoInstances(world: BenchWorld, report: BenchReport
     perSecond: settings.twoPerSecond,
     minSeconds: settings.twoSeconds,
     untilPeriods: settings.twoUntilPeriods,
-    timeoutMs: settings.pollerTimeoutMs,
+    timeoutMs: settings.drainTimeoutMs,
   });
   gmail.setLatency(0);
   world.setForwarding(false);

@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(md && json, `result files written: ${files.join(', ')}`);
     const markdown = await readFile(path.join(out, md), 'utf8');
     assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
-    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Poller', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## 9. Two instances', '## Query plans']) {
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Notifications', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## 9. Two instances', '## Query plans']) {
       assert.ok(markdown.includes(heading), `${heading} in the table`);
     }
 
@@ -54,8 +54,8 @@ describe('npm run bench -- --smoke', () => {
     }
     assert.ok(report.sync.length > 0);
     for (const s of report.sync) for (const run of s.runs) assert.equal(run.status, 200, `${s.kind} sync answered 200`);
-    assert.ok(report.poller.allStoredMs !== null, 'every notified message was stored');
-    assert.ok(report.poller.syncs > 0);
+    assert.ok(report.notifications.allStoredMs !== null, 'every notified message was stored');
+    assert.ok(report.notifications.syncs > 0);
     for (const p of report.freshness.phases) assert.equal(p.visible, p.changes, `freshness ${p.name}: every change became visible`);
     assert.equal(report.backfill.stored, report.backfill.messages, 'the backfill stored the whole inbox');
     assert.equal(report.backfill.refused, 0, 'no call refused by the provider quota');

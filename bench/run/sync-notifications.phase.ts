@@ -1,12 +1,12 @@
 /**
  * Bench items 2, 3 and 4 for syncing: one 50-message sync (first listing page and incremental)
- * at each size against the latency of the Gmail stand-in, and the poller draining a burst of
- * notifications for many accounts.
+ * at each size against the latency of the Gmail stand-in, and the live inbox (intake and sync
+ * workers) taking in a burst of notifications for many accounts.
  */
 import { readFileSync } from 'node:fs';
 import { signIn, type SignedIn } from '../infra.ts';
 import type { BenchReport } from '../report.ts';
-import { checkpointAt, pollerBurst, resetToListing, syncOnce, type SyncRun } from '../scenarios.ts';
+import { checkpointAt, notificationBurst, resetToListing, syncOnce, type SyncRun } from '../scenarios.ts';
 import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
@@ -39,11 +39,11 @@ export async function measureSync(world: BenchWorld, report: BenchReport, listAc
   gmail.setLatency(0);
 }
 
-export async function measurePoller(world: BenchWorld, report: BenchReport): Promise<void> {
+export async function measureNotificationBurst(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, pubsub, server, serverLog, subscription } = world;
-  step(`poller: signing in ${settings.pollerAccounts} accounts and syncing them once`);
+  step(`notifications: signing in ${settings.burstAccounts} accounts and syncing them once`);
   const accounts: SignedIn[] = [];
-  for (let i = 0; i < settings.pollerAccounts; i++) {
+  for (let i = 0; i < settings.burstAccounts; i++) {
     const email = `poll${i}@bench.example`;
     gmail.seed(email, 5, { sentReplies: false });
     accounts.push(await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-poll-${i}`, email }, db.pool));
@@ -57,10 +57,10 @@ export async function measurePoller(world: BenchWorld, report: BenchReport): Pro
   };
   await watched();
   // Each sign-in's background sync stored its inbox (signIn waits for it).
-  step(`poller: ${settings.pollerAccounts * settings.pollerPerAccount} new messages and notifications (provider latency ${settings.providerLatencyMs} ms)`);
-  report.poller = await pollerBurst({
+  step(`notifications: ${settings.burstAccounts * settings.burstPerAccount} new messages and notifications (provider latency ${settings.providerLatencyMs} ms)`);
+  report.notifications = await notificationBurst({
     accounts,
-    perAccount: settings.pollerPerAccount,
+    perAccount: settings.burstPerAccount,
     gmail,
     pubsub,
     subscription,
@@ -68,10 +68,10 @@ export async function measurePoller(world: BenchWorld, report: BenchReport): Pro
     latencyMs: settings.providerLatencyMs,
     setForwarding: world.setForwarding,
     countSyncs: async (since) => countSyncLines(serverLog, since),
-    timeoutMs: settings.pollerTimeoutMs,
+    timeoutMs: settings.drainTimeoutMs,
   });
   gmail.setLatency(0);
-  step(`poller: all stored after ${report.poller.allStoredMs?.toFixed(0) ?? 'timeout'} ms, drained after ${report.poller.drainedMs?.toFixed(0) ?? 'timeout'} ms, ${report.poller.syncs} syncs, ${report.poller.providerRequests} provider requests`);
+  step(`notifications: all stored after ${report.notifications.allStoredMs?.toFixed(0) ?? 'timeout'} ms, drained after ${report.notifications.drainedMs?.toFixed(0) ?? 'timeout'} ms, ${report.notifications.syncs} syncs, ${report.notifications.providerRequests} provider requests`);
 }
 
 /** Sync calls the server logged ('mail sync' and 'mail sync failed') since a time. */

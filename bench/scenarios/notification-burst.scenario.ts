@@ -1,13 +1,13 @@
 /**
- * Bench item 3: the server's notification poller draining a burst of Gmail notifications
- * published into the Pub/Sub stand-in for many accounts.
+ * Bench item 3: a burst of Gmail notifications for many accounts, published into the Pub/Sub
+ * stand-in, taken in by the server's intake as sync jobs and run by its sync workers.
  */
 import type pg from 'pg';
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 import type { PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
 import type { SignedIn } from '../infra.ts';
 
-export interface PollerResult {
+export interface NotificationBurstResult {
   accounts: number;
   notifications: number;
   newMessages: number;
@@ -22,7 +22,7 @@ export interface PollerResult {
   pubsub: { deliveries: number; acked: number };
 }
 
-export async function pollerBurst(opts: {
+export async function notificationBurst(opts: {
   accounts: SignedIn[];
   perAccount: number;
   gmail: GmailStandIn;
@@ -33,7 +33,7 @@ export async function pollerBurst(opts: {
   setForwarding(on: boolean): () => number;
   countSyncs(sinceMs: number): Promise<number>;
   timeoutMs: number;
-}): Promise<PollerResult> {
+}): Promise<NotificationBurstResult> {
   const { gmail, pubsub, pool } = opts;
   const ids = opts.accounts.map((a) => a.accountId);
   const stored = async () =>
