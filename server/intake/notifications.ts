@@ -13,6 +13,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { noteNotification, resolveNotifiedAccount, type NotifiedAccount } from '../domain/mail/sync-states.ts';
 import type { JobEngine } from '../jobs/engine.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
+import { inSpan } from '../infra/trace-hooks.ts';
 import type { NotificationQueue, ReceivedNotification } from '../providers/pubsub.ts';
 import { covered, groupByMailbox } from './notification-message.ts';
 
@@ -64,6 +65,12 @@ export function createNotificationIntake(deps: IntakeDeps) {
   async function runOnce(): Promise<number> {
     const messages = await deps.queue.pull(batchSize);
     if (!messages.length) return 0;
+    // When tracing runs, a batch is one span: the jobs it stores carry it (the sync jobs link to it).
+    return inSpan('mail notifications', { 'messaging.system': 'gcp_pubsub', 'messaging.batch.message_count': messages.length }, () => takeIn(messages), { kind: 'consumer' });
+  }
+
+  /** A pulled batch: its mailboxes' jobs stored, then the batch acknowledged (or handed back). */
+  async function takeIn(messages: ReceivedNotification[]): Promise<number> {
     const { byEmail, undecodable } = groupByMailbox(messages);
     const ack: string[] = [...undecodable];
     const back: ReceivedNotification[] = [];

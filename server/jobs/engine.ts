@@ -13,6 +13,7 @@
  */
 import { PgBoss, type JobWithMetadata, type Queue, type WorkOptions } from 'pg-boss';
 import { errorSummary, type Logger } from '../infra/logger.ts';
+import { currentTraceparent } from '../infra/trace-hooks.ts';
 
 export const QUEUES = {
   mailSync: 'mail-sync',
@@ -63,6 +64,8 @@ export interface SyncRequest {
   accountId: string;
   /** Why the sync was asked for (logs only). */
   reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep';
+  /** When tracing runs: the W3C traceparent of the span that asked (set by enqueueSync), which the job's span links to. */
+  trace?: string;
 }
 
 export interface EnqueueOptions {
@@ -115,7 +118,8 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   return {
     boss,
     async enqueueSync(request, opts = {}) {
-      const id = await boss.send(QUEUES.mailSync, request, {
+      const trace = currentTraceparent();
+      const id = await boss.send(QUEUES.mailSync, trace ? { ...request, trace } : request, {
         singletonKey: request.accountId,
         ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
       });

@@ -19,6 +19,7 @@ import { recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
+import { inSpan } from '../infra/trace-hooks.ts';
 import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
 
 /** Sync calls (≤ 50 messages each) a job makes before it looks whether other accounts wait. */
@@ -117,7 +118,8 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
         Promise.all(
           jobs.map(async (job) => {
             try {
-              const outcome = await run(job);
+              // When tracing runs: one span per job, linked to the span that queued it (job.data.trace).
+              const outcome = await inSpan('mail-sync job', { 'messaging.message.id': job.id, 'mail.sync.reason': job.data.reason, 'mail.sync.attempt': job.retryCount + 1 }, () => run(job), { kind: 'consumer', linkTo: job.data.trace });
               deps.metrics?.syncJob(outcome, outcome === 'quota' ? 'MAIL_RATE_LIMITED' : undefined);
               log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
               return { id: job.id, status: 'completed' as const };

@@ -1,0 +1,49 @@
+/**
+ * The service's side of tracing, free of OpenTelemetry: what the logger, the request metrics,
+ * the job engine, the sync worker and the intake call. Until `installTraceHooks` runs (only
+ * when tracing is configured: infra/tracing.ts, loaded by main.ts) every function here is a
+ * no-op that loads nothing, so an instance without tracing pays one `undefined` check.
+ *
+ * Process-wide on purpose: OpenTelemetry's own registry (one tracer provider, one context
+ * manager per process) is, and this mirrors it without importing it.
+ */
+
+export type SpanAttributes = Record<string, string | number | boolean>;
+
+export interface SpanOptions {
+  kind?: 'internal' | 'consumer' | 'producer';
+  /** A W3C traceparent this span follows from (a job's enqueuer), recorded as a link. */
+  linkTo?: string;
+}
+
+export interface TraceHooks {
+  /** The active span's ids for a log line, if a span is active. */
+  logFields(): { trace_id: string; span_id: string } | undefined;
+  /** Names the request's server span after its route template and tRPC procedure. */
+  nameRequest(method: string, route: string | undefined, procedure: string | undefined): void;
+  /** Runs `fn` in a new span, a child of the active one. */
+  inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, opts?: SpanOptions): Promise<T>;
+  /** The active span as a W3C traceparent (for a job to carry), if one is active. */
+  traceparent(): string | undefined;
+}
+
+let hooks: TraceHooks | undefined;
+
+export function installTraceHooks(h: TraceHooks | undefined): void {
+  hooks = h;
+}
+
+/** Whether tracing runs in this process. */
+export const tracing = (): boolean => hooks !== undefined;
+
+export const traceLogFields = (): { trace_id: string; span_id: string } | undefined => hooks?.logFields();
+
+export function nameRequestSpan(method: string, route: string | undefined, procedure: string | undefined): void {
+  hooks?.nameRequest(method, route, procedure);
+}
+
+export function inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, opts?: SpanOptions): Promise<T> {
+  return hooks ? hooks.inSpan(name, attributes, fn, opts) : fn();
+}
+
+export const currentTraceparent = (): string | undefined => hooks?.traceparent();
