@@ -1,6 +1,6 @@
 /**
- * `npm run bench` — the service's benchmark (issue 8), in one run against the real server
- * (spawned as its own process, `node --import tsx server/main.ts`) and a real PostgreSQL
+ * `npm run bench` — the service's benchmark, in one run against the real server (spawned as
+ * its own process as npm start runs it) and a real PostgreSQL
  * (an embedded cluster of its own, durable default settings, pg_stat_statements loaded):
  *
  *   1. GET /api/mail/threads?limit=50 for an account with 100k threads (1,000 other accounts
@@ -11,14 +11,14 @@
  *   4. Items 1 and 2 at 1k, 10k and 100k stored threads.
  *   5. Resident memory of the server, idle and under the load of item 1.
  *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
- *      20 changes/s and a burst of 2,000, 50 ms provider latency (issue 16).
+ *      20 changes/s and a burst of 2,000, 50 ms provider latency.
  *   7. Backfill: a 10,000-message inbox from sign-in to fully listed under the provider's
- *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum (issue 16).
+ *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum.
  *   8. Mail anyone can send: analysis prompt tokens (o200k_base) on the whole SpamAssassin
  *      corpus and on generated hostile mail; the server's event-loop delay while it backfills
- *      and opens such an inbox, next to idle (issue 17).
+ *      and opens such an inbox, next to idle.
  *   9. Two instances on one database and subscription: how the syncs split, no message
- *      fetched twice, each scheduled job once per cron period (issue 16).
+ *      fetched twice, each scheduled job once per cron period.
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *

@@ -1,5 +1,6 @@
 /**
- * Mixed-workload load run with a PostgreSQL restart in the middle (issue 9, part 3).
+ * Mixed-workload load run with a PostgreSQL restart in the middle: does the service keep
+ * answering, answer 503 with Retry-After while the database is away, and lose no write?
  *
  *   npx tsx bench/load/mixed.ts --duration 300 --rate 200
  *     [--restart-at <s>=duration/2] [--restart-down <s>=5] [--accounts 20] [--clients <n>=rate]
@@ -7,8 +8,8 @@
  *
  * What runs: a PostgreSQL cluster of its own (PostgreSQL's durable defaults unless --fast),
  * the stand-in providers (identity, mail, AI, Pub/Sub) in this process, and the service as
- * a child process (`node --import tsx server/main.ts`, TRUST_PROXY=true), exactly as in
- * test/integration/resilience. `accounts` users sign in through the real OAuth flow and
+ * a child process (`node server/main.ts` through harness/service-process.ts, TRUST_PROXY=true),
+ * as the resilience tests run it. `accounts` users sign in through the real OAuth flow and
  * sync their seeded mailboxes; then `clients` virtual clients (one IP address each, each
  * using one account's session) send an open-loop (fixed arrival rate, not closed-loop)
  * mix of list, detail, session, health, analytics, sync and analyze requests, while new

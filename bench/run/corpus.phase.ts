@@ -1,4 +1,4 @@
-/** Bench item 8 (issue 17): prompt tokens on the mail corpus, and the event loop under hostile mail. */
+/** Bench item 8: prompt tokens on the mail corpus, and the event loop under hostile mail. */
 import type { BenchReport } from '../report.ts';
 import { corpusFiles, eventLoopUnderMail, hostileMail, promptTokens } from '../scenarios.ts';
 import { settings, step, WEB_ORIGIN } from './bench.settings.ts';

@@ -1,5 +1,5 @@
 /**
- * Bench items 6 and 7 (issue 16): freshness of the live inbox — provider change to visible
+ * Bench items 6, 7 and 9: freshness of the live inbox — provider change to visible
  * in the list — for many signed-in accounts, at a steady rate and in a burst, through the
  * server's own intake, job engine and sync workers; and a sign-in's backfill under the
  * provider's quota.

@@ -1,5 +1,5 @@
 /**
- * Backfill (issue 16): a new user's whole inbox, from sign-in to fully listed, against a
+ * Backfill: a new user's whole inbox, from sign-in to fully listed, against a
  * Gmail stand-in that enforces the provider's per-user quota (units per moving second:
  * messages.list 5, messages.get 5, history.list 2, ...). The figure is the ratio to the
  * quota-limited optimum (the units the listing needs, spent at exactly the quota), and no

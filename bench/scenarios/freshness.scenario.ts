@@ -1,5 +1,5 @@
 /**
- * Freshness (issue 16): how long a change at the provider takes to be visible in the list —
+ * Freshness: how long a change at the provider takes to be visible in the list —
  * from the moment the stand-in stores a new message (and its watch publishes the notification)
  * until the service's own intake, job and sync have committed its row (mail_messages.created_at,
  * the database clock on the same machine). A steady rate of changes over many accounts, then

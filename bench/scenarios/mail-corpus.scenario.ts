@@ -1,5 +1,5 @@
 /**
- * Mail anyone can send (issue 17), measured two ways:
+ * Mail anyone can send, measured two ways:
  *
  * - Prompt tokens per analysis on the SpamAssassin public corpus: each raw message as the
  *   Gmail stand-in serves it, normalised by the service's own provider code (metadata and

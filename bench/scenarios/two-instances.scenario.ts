@@ -1,5 +1,5 @@
 /**
- * Two instances (issue 16): two server processes on one database and one Pub/Sub
+ * Two instances: two server processes on one database and one Pub/Sub
  * subscription share the live inbox's work. A steady stream of changes over many accounts;
  * both intakes pull, both instances' workers sync. Measured: how the syncs split between
  * the instances (their own /metrics counters), whether any message was fetched twice (a

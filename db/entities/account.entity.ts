@@ -16,7 +16,7 @@ export const AccountSchema = defineEntity({
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },
-  // The notification poller finds an account by lower(email).
+  // The notification intake finds an account by lower(email).
   indexes: [{ name: 'accounts_email_lower_idx', expression: 'create index "accounts_email_lower_idx" on "accounts" (lower("email"))' }],
 });
 export class Account extends AccountSchema.class {}

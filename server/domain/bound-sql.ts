@@ -1,8 +1,8 @@
 /**
  * Statements whose values travel as bind parameters. The ORM's `execute` writes every value
  * into the SQL text, escaping it character by character in JavaScript: for a sync batch's rows
- * (one JSON parameter, up to megabytes with bodies) that held the event loop for 330 ms in
- * one measured case. Here the values go to PostgreSQL as they are, on the transaction's
+ * (one JSON parameter, up to megabytes with bodies) that holds the event loop long enough to
+ * stall every other request. Here the values go to PostgreSQL as they are, on the transaction's
  * connection when there is one (the ORM's Kysely transaction), else on the ORM's pool. The
  * SQL is written with the ORM's `?` placeholders and has no other question mark.
  */

@@ -34,7 +34,8 @@ const SESSIONLESS_PATHS = new Set(['/', '/health', '/metrics', '/openapi.json', 
 
 /**
  * Helmet's security headers. They depend on the configuration only, so helmet computes them
- * once, here, and every response gets the same set (its twelve middlewares ran per request).
+ * once, here, and every response gets the same set (helmet's own middleware would run its
+ * twelve header middlewares on every request).
  */
 export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {};

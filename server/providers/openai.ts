@@ -12,8 +12,8 @@
  * after a short pause, only a connection that failed before any answer (not a timeout),
  * where the model cannot have run.
  *
- * The client library is loaded on the first call, not at start-up: its modules are about
- * 4 MiB of heap that a server which has not called the model yet does not need (issue 20).
+ * The client library is loaded on the first call, not at start-up: its modules take heap
+ * that a server which has not called the model yet does not need.
  */
 import type { OpenAI } from 'openai';
 import { AppError } from '../domain/errors.ts';

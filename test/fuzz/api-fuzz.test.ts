@@ -1,5 +1,5 @@
 /**
- * Hostile-input fuzzing (issue 9, part 1) of every REST route and the /trpc endpoint, with
+ * Hostile-input fuzzing of every REST route and the /trpc endpoint, with
  * fast-check: inputs generated from each procedure's own Zod schema (valid, near-valid and
  * mutated), plus hand-made hostile values (wrong types, huge strings and arrays, deep
  * nesting, unicode, NUL bytes, prototype keys, numbers at and past every bound, malformed

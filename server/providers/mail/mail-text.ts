@@ -25,8 +25,9 @@ export const MAIL_LIMITS = {
   /**
    * The text and the sanitised HTML of one message as stored and answered. Every copy of a body
    * (the parse's result, the statement storing it, the row read back, the JSON answer) is work
-   * on the event loop that grows with it: at 1 MiB, opening one such thread held the loop for
-   * up to 67 ms; at 256 KiB, 23-39 ms (bench item 8). Gmail's own web client clips at 102 KB.
+   * on the event loop that grows with it, so this bound is what keeps one hostile message from
+   * holding the loop while its thread is opened (bench item 8 measures it). Gmail's own web
+   * client clips at 102 KB.
    */
   body: 256 * 1024,
 } as const;

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI conformance check itself can fail (issue 19): fabricated answers off the
+ * The OpenAPI conformance check itself can fail: fabricated answers off the
  * document are reported (undocumented status, body against the schema, missing required
  * header, undocumented content type), answers on undocumented operations are left alone, and
  * a real server's off-document answers are recorded with a readable report that keeps

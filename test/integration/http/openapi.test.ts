@@ -29,7 +29,7 @@ describe('GET /openapi.json', () => {
     );
     for (const op of SPEC_OPERATIONS) assert.ok(operations.includes(op), `${op} is documented`);
 
-    // How a client shows images on request is part of the document (issue 17).
+    // How a client shows images on request is part of the document.
     const text = JSON.stringify(doc);
     assert.match(text, /"bodyHtml":\{[^}]*"description":"Sanitised HTML[^"]*data-remote-src[^"]*data-remote-srcset/);
     assert.match(text, /"fromName":\{[^}]*"description":"Display name of the sender of the latest message/);

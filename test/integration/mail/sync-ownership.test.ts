@@ -1,5 +1,5 @@
 /**
- * What the sync owns and nothing else may undo (issue 16, parts 3 to 5): a thread opened
+ * What the sync owns and nothing else may undo: a thread opened
  * while a sync commits only fills bodies; a full resync reconciles deletions and labels of
  * every stored message; a message the provider will not return fails the route's sync every
  * time (SYNC_FAILED), and a background sync sets it aside once it failed before, while the

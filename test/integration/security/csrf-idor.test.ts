@@ -1,5 +1,5 @@
 /**
- * Security review (issue 9, part 6): CSRF and cross-account access.
+ * Security: CSRF and cross-account access.
  *
  * CSRF: every state-changing route, REST and /trpc (sync, analyze, draft, settings update,
  * and, for the cases test/integration/auth does not cover, disconnect and account deletion),

@@ -1,5 +1,6 @@
 /**
- * Secrets and data (issue 9, part 5).
+ * Secrets and data: no secret in a log line, an error body or an answer that does not hand
+ * it out on purpose, and none stored in the clear.
  *
  * One heavy end-to-end run through the real routes (two users sign in, sync, open threads,
  * analyze, draft, change settings, send events, get tokens refreshed, hit provider faults,

@@ -1,7 +1,7 @@
 /**
- * Security review (issue 9, part 6): session fixation, open redirects on the OAuth routes,
- * and the security headers of the routes added since test/integration/http (mail, AI,
- * settings), success and error, REST and /trpc.
+ * Security: session fixation, open redirects on the OAuth routes, and the security headers
+ * of the mail, AI and settings routes (test/integration/http covers the others), success and
+ * error, REST and /trpc.
  *
  * Fixation beyond test/integration/auth/sessions.test.ts: a cookie value chosen by an
  * attacker (unsigned, signed with a guessed key, an expired session's) is never adopted at

@@ -1,5 +1,5 @@
 /**
- * Opened threads' provider answers (issue 17): a threads.get answer holds every body of the
+ * Opened threads' provider answers: a threads.get answer holds every body of the
  * thread, base64 encoded, so one big message is megabytes of JSON. It is read as it streams
  * in and parsed on the event loop only when small, else on the body worker thread. The
  * structural check: opening a thread with a multi-megabyte message parses no JSON text longer
