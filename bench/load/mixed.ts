@@ -1,6 +1,5 @@
 /**
- * Mixed-workload load run with a PostgreSQL restart in the middle: does the service keep
- * answering, answer 503 with Retry-After while the database is away, and lose no write?
+ * Mixed-workload load run with a PostgreSQL restart in the middle (does the service recover?).
  *
  *   npx tsx bench/load/mixed.ts --duration 300 --rate 200
  *     [--restart-at <s>=duration/2] [--restart-down <s>=5] [--accounts 20] [--clients <n>=rate]
