@@ -1,11 +1,12 @@
 /**
  * Sessions: koa-session with a PostgreSQL store. The cookie carries only a random key
- * (signed with SESSION_SECRET, newest key first for rotation); the table stores its
- * sha256, so a database leak yields no usable cookie. A session lives 2 days without use
- * (renewed once past half of that) and at most 30 days after sign-in.
+ * (signed with SESSION_SECRET by Keygrip, as Koa does, newest key first for rotation); the
+ * table stores its sha256, so a database leak yields no usable cookie. A session lives 2
+ * days without use (renewed once past half of that) and at most 30 days after sign-in.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
+import Keygrip from 'keygrip';
 import session from 'koa-session';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../infra/config.ts';
@@ -40,34 +41,30 @@ const sameString = (a: string, b: string) => {
 const VERIFIED_COOKIES_MAX = 10_000;
 
 /**
- * The cookie signing keys as Koa takes them (Keygrip's contract, and Keygrip's signatures:
- * HMAC-SHA1, base64url, newest key first, so existing cookies stay valid). Keygrip spends
- * three HMACs on every verification (its constant-time compare hashes both sides again);
- * here a signature is compared with timingSafeEqual, and a cookie found signed with the
- * newest key is remembered (bounded, oldest forgotten first), so the later requests of a
- * session verify it without any HMAC. Only valid signatures are remembered: forged cookies
- * cannot fill the memory. A cookie signed with an older key is never remembered, so the
- * cookies library keeps re-signing it with the newest one.
+ * Koa's cookie signer, Keygrip (HMAC-SHA1, base64url, newest key first): it signs, and checks
+ * every signature not remembered. A cookie it found signed with the newest key is remembered
+ * (bounded, oldest forgotten first), so the later requests of a session only compare their
+ * signature with the remembered one, in constant time: Keygrip's check is three HMACs, two of
+ * them keyed by a Buffer, which Node 24 validates slowly, and on every request it was a share
+ * of the server's CPU the bench sees (bench/results/HISTORY.md). Only what Keygrip accepted is
+ * remembered, so forged cookies cannot fill the memory; a cookie signed with an older key is
+ * not, so the cookies library keeps re-signing it with the newest one.
  */
-export function cookieKeys(keys: readonly string[]) {
-  if (!keys.length) throw new Error('no cookie signing keys');
-  const sign = (data: string, key: string) => createHmac('sha1', key).update(data).digest('base64url');
+export function cookieKeys(keys: readonly string[]): Keygrip {
+  const keygrip = new Keygrip(keys);
   const verified = new Map<string, string>();
   const index = (data: string, digest: string): number => {
     const known = verified.get(data);
     if (known !== undefined && sameString(known, digest)) return 0;
-    for (let i = 0; i < keys.length; i++) {
-      if (!sameString(sign(data, keys[i]!), digest)) continue;
-      if (i === 0) {
-        if (verified.size >= VERIFIED_COOKIES_MAX) verified.delete(verified.keys().next().value!);
-        verified.set(data, digest);
-      }
-      return i;
+    const at = keygrip.index(data, digest);
+    if (at === 0) {
+      if (verified.size >= VERIFIED_COOKIES_MAX) verified.delete(verified.keys().next().value!);
+      verified.set(data, digest);
     }
-    return -1;
+    return at;
   };
   return {
-    sign: (data: string) => sign(String(data), keys[0]!),
+    sign: (data: string) => keygrip.sign(data),
     index: (data: string, digest: string) => index(String(data), String(digest)),
     verify: (data: string, digest: string) => index(String(data), String(digest)) > -1,
   };
