@@ -25,7 +25,9 @@ async function main() {
   }
   const log = createLogger({ level: config.logLevel, destination: await logDestination(config.logFormat) });
   const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });
-  log.info({ ms: Math.round(releaseStartupMemory()) }, 'start-up memory released');
+  const released = releaseStartupMemory();
+  if (released === null) log.info('start-up memory kept: node was started without --expose-gc');
+  else log.info({ ms: Math.round(released) }, 'start-up memory released');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
