@@ -11,7 +11,7 @@ import helmet, { type HelmetOptions } from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container } from '../container.ts';
 import { AppError } from '../domain/errors.ts';
-import { appRouter, procedureMeta } from '../trpc/routers/index.ts';
+import { buildAppRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
 import { oauthRoutes } from './oauth.routes.ts';
@@ -58,6 +58,7 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
  */
 export function buildApp(container: Container, opts: { routes?: RouteInstaller[]; observe?: AnswerObserver } = {}): Koa {
   const { config, services } = container;
+  const appRouter = buildAppRouter();
   const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
   // Behind proxies, the client is the X-Forwarded-For entry TRUST_PROXY_HOPS from the right.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustProxyHops });
@@ -79,7 +80,7 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   });
   routes.get('/metrics', limit('global'), metricsRoute(container.metrics, services.statusAdmin));
   routes.all('/trpc/{*path}', trpcMiddleware(appRouter, contextDeps));
-  routes.delete('/auth/account', deleteAccountRoute(contextDeps));
+  routes.delete('/auth/account', deleteAccountRoute(appRouter, contextDeps));
   staticRoutes(routes, { limit });
   oauthRoutes({ config, auth: services.auth, sessions: container.sessions, orm: container.orm })(routes, { limit });
   for (const extra of opts.routes ?? []) extra(routes, { limit });

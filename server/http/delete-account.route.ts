@@ -5,12 +5,12 @@
  */
 import type Koa from 'koa';
 import { invalidInput, type AppError } from '../domain/errors.ts';
-import { appRouter } from '../trpc/routers/index.ts';
+import type { AppRouter } from '../trpc/routers/index.ts';
 import { toAppError } from '../errors/classify.ts';
 import { readJsonObject, UNREADABLE_BODY } from './json-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 
-export function deleteAccountRoute(deps: RequestContextDeps): Koa.Middleware {
+export function deleteAccountRoute(appRouter: AppRouter, deps: RequestContextDeps): Koa.Middleware {
   return async (ctx) => {
     let body: unknown;
     // A body problem is reported only where input validation would be: after the rate limit

@@ -32,7 +32,7 @@ export interface Meta extends OpenApiMeta {
   trustedOutput?: true;
 }
 
-/** The app's procedure names, registered by the app router (routers/index.ts). */
+/** The app's procedure names, registered by buildAppRouter (routers/index.ts) at start-up. */
 const procedurePaths = new Set<string>();
 export function registerProcedurePaths(paths: Iterable<string>): void {
   for (const p of paths) procedurePaths.add(p);

@@ -1,4 +1,8 @@
-/** The whole API as one router; `AppRouter` is the type the client package imports. */
+/**
+ * The whole API as one router; `AppRouter` is the type the client package imports.
+ * Importing this module only builds the router: what the service changes on it is done once,
+ * at start-up, by `buildAppRouter()`.
+ */
 import { registerProcedurePaths, router, skipTrustedOutputValidation, type Meta } from '../init.ts';
 import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
@@ -8,6 +12,7 @@ import { settingsRouter } from './settings.router.ts';
 import { statusRouter } from './status.router.ts';
 import { systemRouter } from './system.router.ts';
 
+/** The procedures as declared: every output schema still checked on every answer. */
 export const appRouter = router({
   system: systemRouter,
   auth: authRouter,
@@ -17,10 +22,25 @@ export const appRouter = router({
   settings: settingsRouter,
 });
 
-registerProcedurePaths(Object.keys(appRouter._def.procedures));
-skipTrustedOutputValidation(appRouter._def.procedures);
-
 export type AppRouter = typeof appRouter;
+
+let prepared = false;
+
+/**
+ * The router as the service serves it (buildApp calls this once per app): the procedure names
+ * registered for the error formatter, and tRPC's output validator removed from the procedures
+ * whose meta says `trustedOutput` (`skipTrustedOutputValidation`, which throws if a tRPC upgrade
+ * changed how outputs are validated). The procedures are this module's own objects, shared by
+ * every app in the process, so the change is made on the first call only.
+ */
+export function buildAppRouter(): AppRouter {
+  if (!prepared) {
+    registerProcedurePaths(Object.keys(appRouter._def.procedures));
+    skipTrustedOutputValidation(appRouter._def.procedures);
+    prepared = true;
+  }
+  return appRouter;
+}
 
 const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>;
 

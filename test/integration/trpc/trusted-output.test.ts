@@ -3,19 +3,24 @@
  * tRPC's output validator, every other procedure with an output schema keeps it, the served
  * document still describes their answers (no undocumented property), and the test suite's
  * conformance check, which sees every answer of every test, catches what the validator would
- * have: an extra field, a malformed id or time.
+ * have: an extra field, a malformed id or time. The switch is a step of building the app
+ * (`buildAppRouter`, called by buildApp), not a side effect of importing the router.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { initTRPC } from '@trpc/server';
 import { z } from 'zod';
 import { skipTrustedOutputValidation, type Meta } from '../../../server/trpc/init.ts';
-import { appRouter } from '../../../server/trpc/routers/index.ts';
+import { appRouter, buildAppRouter } from '../../../server/trpc/routers/index.ts';
 import { servedDocumentChecker } from '../../helpers/openapi-recorder.ts';
 
 type Def = { meta?: Meta; output?: unknown; middlewares: { _type?: string }[] };
-const defs = Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: Def }>).map(([path, p]) => ({ path, def: p._def }));
 const validatesOutput = (def: Def) => def.middlewares.some((m) => m._type === 'output');
+const definitions = (router: typeof appRouter) => Object.entries(router._def.procedures as unknown as Record<string, { _def: Def }>).map(([path, p]) => ({ path, def: p._def }));
+// Read before anything builds the app: importing the router changed none of its procedures.
+const validatedOnImport = definitions(appRouter).filter((d) => validatesOutput(d.def)).map((d) => d.path);
+const served = buildAppRouter();
+const defs = definitions(served);
 
 const thread = {
   id: '3f1c9a2e-0000-4000-8000-000000000001',
@@ -32,6 +37,8 @@ describe('trusted outputs', () => {
   it('skips the output validator of the flagged hot reads only', () => {
     const trusted = defs.filter((d) => d.def.meta?.trustedOutput).map((d) => d.path);
     assert.deepEqual(trusted.sort(), ['mail.thread', 'mail.threads']);
+    assert.deepEqual(validatedOnImport, defs.map((d) => d.path), 'every output validated until the app router is built');
+    assert.equal(buildAppRouter(), served, 'built once: a second app gets the same router');
     for (const { path, def } of defs) {
       assert.notEqual(def.output, undefined, `${path} has an output schema`);
       assert.equal(validatesOutput(def), !def.meta?.trustedOutput, `${path}: output validated unless trusted`);
