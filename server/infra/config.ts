@@ -23,6 +23,8 @@ const key32 = z.string().refine((v) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buf
   message: 'must be 32 bytes, base64-encoded',
 });
 
+const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc'], { error: 'must be http/protobuf, http/json or grpc' });
+
 const envSchema = z.object({
   PORT: opt(intIn(0, 65535)),
   HOST: opt(z.string()),
@@ -60,6 +62,14 @@ const envSchema = z.object({
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
   LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   LOG_FORMAT: opt(z.enum(['json', 'pretty'])),
+  // OpenTelemetry's own variables, as far as they decide whether tracing runs (and are worth
+  // refusing when mistyped); the SDK and the exporter read the rest themselves (infra/tracing.ts).
+  OTEL_SDK_DISABLED: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
+  OTEL_TRACES_EXPORTER: opt(z.enum(['otlp', 'console', 'none'], { error: 'must be otlp, console or none' })),
+  OTEL_EXPORTER_OTLP_ENDPOINT: opt(httpUrl),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: opt(httpUrl),
+  OTEL_EXPORTER_OTLP_PROTOCOL: opt(otlpProtocol),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: opt(otlpProtocol),
 });
 
 export interface Config {
@@ -102,6 +112,11 @@ export interface Config {
   logLevel: string;
   /** Log lines as JSON, or readable ('pretty'); unset: readable on a terminal, JSON otherwise. */
   logFormat?: 'json' | 'pretty';
+  /**
+   * OpenTelemetry tracing runs (and its packages load) only when an OTLP endpoint or an exporter
+   * is named, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+   */
+  tracing: { enabled: boolean };
 }
 
 const originOf = (url: string) => new URL(url).origin;
@@ -176,6 +191,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     statusAdminToken: e.STATUS_ADMIN_TOKEN,
     logLevel: e.LOG_LEVEL ?? 'info',
     logFormat: e.LOG_FORMAT,
+    tracing: {
+      enabled:
+        e.OTEL_SDK_DISABLED !== 'true' &&
+        e.OTEL_TRACES_EXPORTER !== 'none' &&
+        Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
+    },
   };
   return Object.freeze(config);
 }

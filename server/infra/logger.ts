@@ -4,6 +4,7 @@
  */
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { currentRequestId } from './request-scope.ts';
+import { traceLogFields } from './trace-hooks.ts';
 
 export type { Logger };
 
@@ -21,9 +22,12 @@ export function createLogger(opts: { level?: string; destination?: DestinationSt
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      // Every line logged while handling a request carries its id, whichever logger wrote it.
+      // Every line logged while handling a request carries its id, whichever logger wrote it,
+      // and, when tracing runs, the ids of the span it was written in (trace_id, span_id).
       mixin: () => {
         const requestId = currentRequestId();
+        const span = traceLogFields();
+        if (span) return requestId ? { requestId, ...span } : span;
         return requestId ? { requestId } : {};
       },
     },

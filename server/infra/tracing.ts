@@ -1,0 +1,157 @@
+/**
+ * OpenTelemetry tracing, imported by main.ts only when the OTEL_* variables ask for it (config's
+ * `tracing.enabled`), and before the rest of the service: its instrumentations patch `http`,
+ * `pg` and `@grpc/grpc-js` as those modules load (undici's `fetch` is traced through its
+ * diagnostics channel). An instance without tracing loads none of this.
+ *
+ * Spans: each request (the server span, named after its route template, with its tRPC
+ * procedure; not the /health and /metrics probes) with the SQL statements and provider calls
+ * made for it (fetch: OAuth, Gmail, OpenAI; gRPC: Pub/Sub), pg-boss's own spans, the intake's
+ * notification batches and each sync job (trace-hooks.ts). Work without a parent span (the
+ * engine's and the intake's polling) is not traced. Every span is scrubbed as it ends
+ * (trace-scrub.ts); headers, bodies and SQL parameter values are never recorded.
+ *
+ * Configured by the standard variables: OTEL_TRACES_EXPORTER (otlp | console),
+ * OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL (http/protobuf | http/json | grpc), ..._ENDPOINT,
+ * ..._HEADERS, ..._TIMEOUT (read by the exporter), OTEL_BSP_*, OTEL_TRACES_SAMPLER[_ARG],
+ * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES (read by the SDK). Traces only: metrics stay on
+ * GET /metrics and logs on stdout.
+ */
+import { context, defaultTextMapSetter, SpanKind, SpanStatusCode, trace, type Link } from '@opentelemetry/api';
+import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
+import { installTraceHooks, type SpanOptions } from './trace-hooks.ts';
+import { scrubSpan } from './trace-scrub.ts';
+
+export interface Tracing {
+  /** What the log line about it says: exporter and protocol. */
+  readonly exporter: string;
+  /** Flushes the spans still buffered and stops exporting. */
+  stop(): Promise<void>;
+}
+
+/** Answers nobody needs a trace of, asked every few seconds by probes and scrapers. */
+const PROBES = new Set(['/health', '/metrics']);
+const KINDS = { internal: SpanKind.INTERNAL, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER } as const;
+const w3c = new W3CTraceContextPropagator();
+
+const numberFrom = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
+
+/** The span exporter the variables name, and how it is described in the start-up log line. */
+async function exporterFromEnv(env: NodeJS.ProcessEnv): Promise<{ exporter: SpanExporter; batch: boolean; name: string }> {
+  const { ConsoleSpanExporter } = await import('@opentelemetry/sdk-trace');
+  if (env.OTEL_TRACES_EXPORTER?.trim() === 'console') return { exporter: new ConsoleSpanExporter(), batch: false, name: 'console' };
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || 'http/protobuf';
+  // Only the chosen one is loaded (the gRPC exporter brings @grpc/grpc-js with it).
+  const { OTLPTraceExporter } =
+    protocol === 'grpc' ? await import('@opentelemetry/exporter-trace-otlp-grpc')
+    : protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http')
+    : await import('@opentelemetry/exporter-trace-otlp-proto');
+  return { exporter: new OTLPTraceExporter(), batch: true, name: `otlp ${protocol}` };
+}
+
+/** Intercepts the ESM imports of the instrumented modules only (CommonJS ones are patched through require). */
+async function hookModules(names: string[]): Promise<void> {
+  const iitm = await import('import-in-the-middle/register-hooks.mjs');
+  if (iitm.supportsSyncHooks()) {
+    iitm.register({ include: names });
+    return;
+  }
+  const { register } = await import('node:module');
+  register('import-in-the-middle/hook.mjs', import.meta.url, { data: { include: names } });
+}
+
+function linksTo(traceparent: string | undefined): Link[] | undefined {
+  if (!traceparent) return undefined;
+  const parent = trace.getSpanContext(w3c.extract(context.active(), { traceparent }, { get: (c, k) => c[k], keys: (c) => Object.keys(c) }));
+  return parent && trace.isSpanContextValid(parent) ? [{ context: parent }] : undefined;
+}
+
+const errorType = (err: unknown) => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
+};
+
+export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
+  const [{ HttpInstrumentation }, { UndiciInstrumentation }, { PgInstrumentation }, { GrpcInstrumentation }] = await Promise.all([
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-undici'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-grpc'),
+  ]);
+  const instrumentations = [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => PROBES.has((req.url ?? '').split('?', 1)[0]!),
+      requireParentforOutgoingSpans: true,
+    }),
+    new UndiciInstrumentation({ requireParentforSpans: true }),
+    new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true, enhancedDatabaseReporting: false }),
+    // The intake's pull waits for notifications (a span per idle wait would bury the rest); acks are traced.
+    new GrpcInstrumentation({ ignoreGrpcMethods: ['Pull'] }),
+  ];
+  await hookModules([...new Set(instrumentations.flatMap((i) => i.getModuleDefinitions().map((d) => d.name)))]);
+
+  const [{ NodeSDK }, { BatchSpanProcessor, SimpleSpanProcessor }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/sdk-trace')]);
+  const { exporter, batch, name } = await exporterFromEnv(env);
+  const scrubber: SpanProcessor = { onStart() {}, onEnding: scrubSpan, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
+  const exporting = batch
+    ? new BatchSpanProcessor({
+        exporter,
+        maxQueueSize: numberFrom(env.OTEL_BSP_MAX_QUEUE_SIZE),
+        maxExportBatchSize: numberFrom(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE),
+        scheduledDelayMillis: numberFrom(env.OTEL_BSP_SCHEDULE_DELAY),
+        exportTimeoutMillis: numberFrom(env.OTEL_BSP_EXPORT_TIMEOUT),
+      })
+    : new SimpleSpanProcessor({ exporter });
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ? undefined : 'mail-inbox-assistant',
+    instrumentations,
+    spanProcessors: [scrubber, exporting],
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+
+  const tracer = trace.getTracer('mail-inbox-assistant');
+  installTraceHooks({
+    logFields() {
+      const span = trace.getActiveSpan();
+      if (!span) return undefined;
+      const { traceId, spanId } = span.spanContext();
+      return { trace_id: traceId, span_id: spanId };
+    },
+    nameRequest(method, route, procedure) {
+      const rpc = getRPCMetadata(context.active());
+      if (rpc?.type !== RPCType.HTTP) return;
+      // The http instrumentation names the span `METHOD route` and sets http.route from this when the answer is sent.
+      if (route) rpc.route = route;
+      if (procedure) rpc.span.setAttributes({ 'rpc.system': 'trpc', 'rpc.method': procedure });
+    },
+    inSpan<T>(spanName: string, attributes: Record<string, string | number | boolean>, fn: () => Promise<T>, opts?: SpanOptions) {
+      return tracer.startActiveSpan(spanName, { kind: KINDS[opts?.kind ?? 'internal'], attributes, links: linksTo(opts?.linkTo) }, async (span) => {
+        try {
+          return await fn();
+        } catch (err) {
+          span.setAttribute('error.type', errorType(err));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
+    },
+    traceparent() {
+      const carrier: Record<string, string> = {};
+      w3c.inject(context.active(), carrier, defaultTextMapSetter);
+      return carrier.traceparent;
+    },
+  });
+
+  return {
+    exporter: name,
+    async stop() {
+      installTraceHooks(undefined);
+      await sdk.shutdown();
+    },
+  };
+}
