@@ -42,12 +42,12 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port found between ${PICK_FROM} and ${PICK_FROM + PICK_SPAN}`);
 }
 
-/** A socket listening on an ephemeral port of 127.0.0.1, to be taken over by a server (`listen(bound)`). */
-export function bindEphemeral(): Promise<Server> {
+/** A socket listening on 127.0.0.1 (port 0: an ephemeral one), to be taken over by a server (`listen(bound)`). */
+export function bindLocal(port = 0): Promise<Server> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => resolve(srv));
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
   });
 }
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../server/infra/config.ts';
 import type { Container, ContainerOverrides } from '../../server/container.ts';
-import { bindEphemeral } from '../../server/infra/database.ts';
+import { bindLocal } from '../../server/infra/database.ts';
 import type { RouteInstaller } from '../../server/http/route-installer.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import type { RunningServer } from '../../server/http/listen.ts';
@@ -79,7 +79,8 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   const databaseUrl = opts.databaseUrl ?? db!.url;
   // The redirect URI and cookie rules derive from PUBLIC_BASE_URL: know the port up front, by
   // binding it now and handing the socket to the server (no window for another file to take it).
-  const socket = await bindEphemeral();
+  // A test that names its PORT (the https-cookie test) gets that one, bound the same way.
+  const socket = await bindLocal(Number(opts.env?.PORT ?? 0));
   const port = (socket.address() as AddressInfo).port;
   const logs: Record<string, unknown>[] = [];
   let config: Readonly<Config>;
