@@ -110,11 +110,13 @@ export async function assertInboxMatches(w: ModelWorld, accountId: string, email
   assert.equal(dups!.threads, dups!.distinct_threads, `${when}: no duplicate thread rows`);
   assert.equal(dups!.empty_threads, 0, `${when}: no thread row without messages`);
   const list = await listThreads(app.container.prepared, accountId, { limit: 5_000, offset: 0 });
-  const expectedThreads = [...new Set(gmail.inbox(email).map((m) => m.threadId))].sort();
+  const inbox = gmail.inbox(email);
+  const expectedThreads = [...new Set(inbox.map((m) => m.threadId))].sort();
   assert.deepEqual(list.threads.map((t) => t.mailThreadId).sort(), expectedThreads, `${when}: the thread list shows the provider's inbox threads`);
   assert.equal(list.total, expectedThreads.length, `${when}: thread list total`);
+  const unreadThreads = new Set(inbox.filter((m) => m.unread).map((m) => m.threadId));
   for (const t of list.threads) {
-    const unreadInInbox = gmail.inbox(email).some((m) => m.threadId === t.mailThreadId && m.unread);
+    const unreadInInbox = unreadThreads.has(t.mailThreadId);
     if (unreadInInbox) assert.equal(t.isUnread, true, `${when}: thread ${t.mailThreadId} with an unread inbox message is unread`);
   }
 }
