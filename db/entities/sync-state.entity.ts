@@ -23,8 +23,8 @@ export const SyncStateSchema = defineEntity({
     /** The code of the last background sync failure, cleared by a sync that succeeds. */
     lastErrorCode: p.string().length(64).nullable(),
     failingSince: p.datetime().nullable(),
-    /** When the account's sync job ran out of retries and was set aside (kept in the job engine's dead-letter queue). */
-    setAsideAt: p.datetime().nullable(),
+    /** When the account's sync job ran out of retries (kept in the job engine's dead-letter queue). */
+    deadLetteredAt: p.datetime().nullable(),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },
   indexes: [{ name: 'sync_states_watch_expires_idx', properties: ['watchExpiresAt'] }],

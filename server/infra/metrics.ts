@@ -18,12 +18,8 @@ const PROVIDER_CODES: Record<string, string> = {
 export interface ClusterReadings {
   /** Jobs waiting or running per queue. */
   queueDepth(): Promise<Record<string, number>>;
-  /**
-   * Over connected accounts: the longest time since a completed sync, accounts with news not
-   * yet synced, accounts whose sync is set aside, and accounts whose mail watch lapses within
-   * 48 h (or has lapsed) without a renewal in the last 24 h.
-   */
-  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; setAsideAccounts: number; watchesExpiringAccounts: number }>;
+  /** Over connected accounts: sync lag, backlog, dead-lettered jobs, watches not renewed, set-aside messages (sync-states.ts). */
+  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; deadLetteredAccounts: number; watchesExpiringAccounts: number; setAsideMessages: number; setAsideOldestSeconds: number }>;
 }
 
 export interface Metrics {
@@ -95,7 +91,9 @@ export function createMetrics(): Metrics {
         new Gauge({ name, help, registers: [registry], async collect() { this.set(pick(await syncOnce())); } });
       gauge('mia_sync_lag_max_seconds', 'Longest time since a connected account last completed a sync.', (s) => s.maxLagSeconds);
       gauge('mia_sync_backlog_accounts', 'Connected accounts with notified changes not yet synced.', (s) => s.backlogAccounts);
-      gauge('mia_sync_set_aside_accounts', 'Accounts whose sync failed past its retries and waits for the quiet sweep.', (s) => s.setAsideAccounts);
+      gauge('mia_sync_dead_lettered_accounts', 'Connected accounts whose sync job ran out of retries (dead-lettered) and waits for the quiet sweep.', (s) => s.deadLetteredAccounts);
+      gauge('mia_mail_set_aside_messages', 'Messages of connected accounts the provider would not return or that did not parse, set aside and retried on their own.', (s) => s.setAsideMessages);
+      gauge('mia_mail_set_aside_oldest_seconds', 'Age of the oldest set-aside message of a connected account (0 when there is none).', (s) => s.setAsideOldestSeconds);
       // Renewal runs daily; a watch this close to its end without one means renewal stopped, and push with it.
       gauge('mia_sync_watches_expiring_accounts', 'Connected accounts whose mail watch lapses within 48 h (or has lapsed) and was not renewed in the last 24 h.', (s) => s.watchesExpiringAccounts);
       new Gauge({

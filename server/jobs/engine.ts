@@ -6,7 +6,7 @@
  * Queues:
  * - `mail-sync` (policy `stately`, keyed by account): at most one job waiting and one running
  *   per account, however many notifications or sign-ins ask; retried with backoff; a job past
- *   its retries goes to `mail-sync-set-aside` (kept, with its payload) instead of vanishing.
+ *   its retries is dead-lettered to `mail-sync-dead-letter` (kept, with its payload) instead of vanishing.
  *   The job's heartbeat lets the engine hand a dead instance's job on within seconds.
  * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
  *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
@@ -17,18 +17,18 @@ import { currentTraceparent } from '../infra/trace-hooks.ts';
 
 export const QUEUES = {
   mailSync: 'mail-sync',
-  mailSyncSetAside: 'mail-sync-set-aside',
+  mailSyncDeadLetter: 'mail-sync-dead-letter',
   watchRenewal: 'watch-renewal',
   quietSweep: 'quiet-sweep',
   purgeExpired: 'purge-expired',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-/** Retries of a mail-sync job before it is set aside (exponential backoff from 5 s, at most 10 min apart: ~45 min in all). */
+/** Retries of a mail-sync job before it is dead-lettered (exponential backoff from 5 s, at most 10 min apart: ~45 min in all). */
 export const MAIL_SYNC_RETRY_LIMIT = 10;
 
 const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue, 'name'>> => ({
-  [QUEUES.mailSyncSetAside]: { policy: 'standard', retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 },
+  [QUEUES.mailSyncDeadLetter]: { policy: 'standard', retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 },
   [QUEUES.mailSync]: {
     policy: 'stately',
     notify: true,
@@ -39,14 +39,14 @@ const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue, 'name
     expireInSeconds: 900,
     heartbeatSeconds: 10,
     deleteAfterSeconds: 3600,
-    deadLetter: QUEUES.mailSyncSetAside,
+    deadLetter: QUEUES.mailSyncDeadLetter,
   },
   [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
 });
 
-/** How a failing mail-sync job is retried before it is set aside. */
+/** How a failing mail-sync job is retried before it is dead-lettered. */
 export interface MailSyncRetry {
   limit: number;
   /** The first delay; it doubles (with jitter) up to 10 minutes. */
@@ -78,6 +78,8 @@ export interface JobEngine {
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
   /** Registers a handler; with `perJobResults` it answers each job's outcome (pg-boss settles them one by one). */
   work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>): Promise<void>;
+  /** Jobs waiting (ready or deferred) or running in a queue, from the engine's queue statistics (GET /metrics). */
+  depth(name: QueueName): Promise<number>;
   /** Jobs of a queue in one state (tests, the status of an account). */
   count(name: QueueName, states?: string[], singletonKey?: string): Promise<number>;
   readonly boss: PgBoss;
@@ -127,6 +129,11 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     },
     async work(name, options, handler) {
       await boss.work(name, { ...options, includeMetadata: true }, handler as never);
+    },
+    async depth(name) {
+      // The counts pg-boss's monitor keeps on the queue (refreshed every monitor interval), not job rows.
+      const [stats] = await boss.getQueueStats(name);
+      return stats ? stats.queuedCount + stats.activeCount : 0;
     },
     async count(name, states = ['created', 'retry', 'active'], singletonKey) {
       const jobs = await boss.findJobs(name, singletonKey ? { key: singletonKey } : {});

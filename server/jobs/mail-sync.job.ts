@@ -9,8 +9,8 @@
  * - Provider quota: wait the provider's Retry-After, without counting as a failure.
  * - Disconnected, or the grant is gone: nothing to do until a reconnect enqueues again.
  * - Anything else fails the job: the engine retries with backoff; the account's row keeps the
- *   code and since when, and a job past its retries is set aside visibly (dead-letter queue,
- *   `set_aside_at`, an error line). The quiet sweep asks again later.
+ *   code and since when, and a job past its retries is dead-lettered visibly (dead-letter
+ *   queue, `dead_lettered_at`, an error line). The quiet sweep asks again later.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
@@ -57,7 +57,7 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
     const final = job.retryCount >= job.retryLimit;
     await recordSyncFailure(deps.orm.em.getConnection(), job.data.accountId, code, final).catch(() => undefined);
     const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1 };
-    if (final) log.error(line, 'mail sync job set aside after its retries; the quiet sweep will ask again');
+    if (final) log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 

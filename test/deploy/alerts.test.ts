@@ -101,7 +101,7 @@ describe('deploy/prometheus/alerts.yml', () => {
 
     it('uses only metrics and labels the service exports', () => {
       for (const r of rules) assert.deepEqual(checkPromql(r.expr, exported), [], `${r.alert ?? r.record}: ${r.expr}`);
-      for (const name of ['mia_sync_watches_expiring_accounts', 'mia_sync_lag_max_seconds', 'mia_sync_set_aside_accounts', 'nodejs_eventloop_lag_p99_seconds']) {
+      for (const name of ['mia_sync_watches_expiring_accounts', 'mia_sync_lag_max_seconds', 'mia_sync_dead_lettered_accounts', 'nodejs_eventloop_lag_p99_seconds']) {
         assert.ok(alerts.some((a) => readPromql(a.expr).names.includes(name)), `an alert reads ${name}`);
       }
     });

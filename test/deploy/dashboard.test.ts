@@ -71,7 +71,7 @@ describe('deploy/grafana/mail-inbox-assistant.json', () => {
   it('shows request rate, latency and 5xx, sync lag, backlog, queues, set-aside, watches, providers, event loop and memory', () => {
     const read = exprs.flatMap(({ expr }) => readPromql(expr).names);
     for (const name of ['mia_http_request_duration_seconds_count', 'mia_http_request_duration_seconds_bucket', 'mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts',
-      'mia_jobs_queued', 'mia_sync_set_aside_accounts', 'mia_sync_watches_expiring_accounts', 'mia_provider_errors_total', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+      'mia_jobs_queued', 'mia_sync_dead_lettered_accounts', 'mia_sync_watches_expiring_accounts', 'mia_provider_errors_total', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
       assert.ok(read.includes(name), `a panel reads ${name}`);
     }
     assert.ok(exprs.some(({ expr }) => /status=~"5\.\."/.test(expr)), 'a panel shows the 5xx');

@@ -8,9 +8,8 @@
  * open transaction while the provider is called (a session advisory lock through the
  * pool would leak). The checkpoint is written only by the lease holder (fencing): a sync
  * that outlived its lease cannot overwrite the work of the one that took over.
- *
- * The lease is short and kept alive by its holder (`keepAlive`, every third of it): a sync
- * may run as long as it needs, and a holder that died lets go within LEASE_SECONDS.
+ * The lease is short and kept alive by its holder: a sync may run as long as it needs, and a
+ * holder that died lets go within LEASE_SECONDS.
  */
 import { toIso } from '../time.ts';
 
@@ -40,7 +39,6 @@ export interface Checkpoint {
   fullSyncActive: boolean;
   lastSyncedAt: Date;
 }
-
 
 /** Takes the lease (creating the row on first use); null when another sync holds it. */
 export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
@@ -87,13 +85,6 @@ export async function extendLease(em: Sql, accountId: string, owner: string, sec
   return rows.length === 1;
 }
 
-/** Renews the lease every third of its length until stopped; a failed renewal is retried at the next beat. */
-export function keepAlive(renew: () => Promise<unknown>, seconds = LEASE_SECONDS): { stop(): void } {
-  const timer = setInterval(() => void renew().catch(() => undefined), (seconds * 1000) / 3);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
-}
-
 export async function releaseLease(em: Sql, accountId: string, owner: string): Promise<void> {
   await em.execute('update sync_states set lease_owner = null, lease_until = null where account_id = ? and lease_owner = ?', [accountId, owner], 'run');
 }
@@ -108,8 +99,6 @@ export async function readLastSyncedAt(em: Sql, accountId: string): Promise<stri
 export async function createSyncState(em: Sql, accountId: string): Promise<void> {
   await em.execute('insert into sync_states (account_id) values (?) on conflict (account_id) do nothing', [accountId], 'run');
 }
-
-// ---- the mail watch
 
 /** Records a registered watch only while the account is connected; false when it no longer is. */
 export async function recordWatch(em: Sql, accountId: string, expiresAt: Date, renewedAt: Date): Promise<boolean> {
@@ -153,8 +142,6 @@ export async function lapsedWatches(em: Sql, limit: number): Promise<string[]> {
   return rows.map((r) => r.account_id);
 }
 
-// ---- the quiet sweep
-
 /**
  * Accounts whose notifications cannot be trusted: the watch expired, or nothing was heard
  * and nothing synced for `staleSeconds` (an account never synced counts from its row's last
@@ -178,7 +165,6 @@ export async function staleAccounts(em: Sql, staleSeconds: number, listingLeftSe
   return rows.map((r) => r.account_id);
 }
 
-// ---- notifications
 
 export interface NotifiedAccount {
   id: string;
@@ -206,39 +192,56 @@ export async function noteNotification(em: Sql, accountId: string): Promise<void
   await em.execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId], 'run');
 }
 
-// ---- the background sync's outcome
-
 /** A background sync reached the provider's state: the failure it recorded is over. */
 export async function recordSyncSuccess(em: Sql, accountId: string): Promise<void> {
-  await em.execute('update sync_states set last_error_code = null, failing_since = null, set_aside_at = null where account_id = ? and last_error_code is not null', [accountId], 'run');
+  await em.execute('update sync_states set last_error_code = null, failing_since = null, dead_lettered_at = null where account_id = ? and last_error_code is not null', [accountId], 'run');
 }
 
 /** A background sync failed with `code`; `deadLettered`: its job ran out of retries. */
 export async function recordSyncFailure(em: Sql, accountId: string, code: string, deadLettered: boolean): Promise<void> {
   await em.execute(
-    `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${deadLettered ? ', set_aside_at = now()' : ''} where account_id = ?`,
+    `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${deadLettered ? ', dead_lettered_at = now()' : ''} where account_id = ?`,
     [code, accountId],
     'run',
   );
 }
 
-// ---- readings (GET /metrics)
 
 export interface SyncGauges {
   maxLagSeconds: number;
   backlogAccounts: number;
   deadLetteredAccounts: number;
+  watchesExpiringAccounts: number;
+  setAsideMessages: number;
+  setAsideOldestSeconds: number;
 }
 
-/** The connected accounts' worst sync lag, how many were notified since their last sync, how many were dead-lettered. */
+/**
+ * Over connected accounts, in one statement: the worst sync lag, accounts notified since their
+ * last sync, accounts dead-lettered, accounts whose watch lapses within 48 h (or has lapsed)
+ * without a renewal in the last 24 h (renewal runs daily: renewal stopped, and push with it),
+ * and the set-aside messages with the age of the oldest.
+ */
 export async function readSyncGauges(em: Sql): Promise<SyncGauges> {
-  const [row] = await select<{ lag: number; backlog: number; dead_lettered: number }>(
+  const [row] = await select<{ lag: number; backlog: number; dead_lettered: number; watches_expiring: number; set_aside: number; set_aside_oldest: number }>(
     em,
     `select coalesce(extract(epoch from max(now() - coalesce(s.last_synced_at, a.created_at))), 0)::float8 as lag,
             count(*) filter (where s.last_notification_at > coalesce(s.last_synced_at, '-infinity'))::int as backlog,
-            count(*) filter (where s.set_aside_at is not null)::int as dead_lettered
+            count(*) filter (where s.dead_lettered_at is not null)::int as dead_lettered,
+            count(*) filter (where s.watch_expires_at < now() + interval '48 hours'
+                               and coalesce(s.watch_renewed_at, '-infinity') < now() - interval '24 hours')::int as watches_expiring,
+            coalesce(sum(x.n), 0)::int as set_aside,
+            coalesce(extract(epoch from now() - min(x.oldest)), 0)::float8 as set_aside_oldest
        from accounts a join credentials c on c.account_id = a.id join sync_states s on s.account_id = a.id
+       left join lateral (select count(*) as n, min(m.first_seen_at) as oldest from mail_set_aside m where m.account_id = a.id) x on true
       where not a.needs_reconnect`,
   );
-  return { maxLagSeconds: Math.round(row?.lag ?? 0), backlogAccounts: row?.backlog ?? 0, deadLetteredAccounts: row?.dead_lettered ?? 0 };
+  return {
+    maxLagSeconds: Math.round(row?.lag ?? 0),
+    backlogAccounts: row?.backlog ?? 0,
+    deadLetteredAccounts: row?.dead_lettered ?? 0,
+    watchesExpiringAccounts: row?.watches_expiring ?? 0,
+    setAsideMessages: row?.set_aside ?? 0,
+    setAsideOldestSeconds: Math.round(row?.set_aside_oldest ?? 0),
+  };
 }

@@ -16,9 +16,16 @@ import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { applyChanges, recordFailures } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, keepAlive, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states.ts';
+import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
+
+/** Renews the lease every third of its length until stopped; a failed renewal is retried at the next beat. */
+function keepAlive(renew: () => Promise<unknown>, seconds = LEASE_SECONDS): { stop(): void } {
+  const timer = setInterval(() => void renew().catch(() => undefined), (seconds * 1000) / 3);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
 
 /** Most new messages one call handles (spec part 8). */
 export const SYNC_BATCH = 50;
@@ -130,6 +137,8 @@ export function createSyncService(deps: {
           { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },
           'mail sync',
         );
+        // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
+        for (const x of setAside ?? []) log.warn({ accountId, providerMessageId: x.providerMessageId, reason: x.reason }, 'message set aside');
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (err) {
         await releaseLease(em, accountId, owner).catch((e: unknown) => {

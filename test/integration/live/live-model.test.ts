@@ -457,7 +457,7 @@ async function runSchedule(s: Schedule): Promise<void> {
 
     // Without any sweep, the service's jobs alone converge when the last change was notified
     // (and no job of the account ran out of its retries: that one waits for the sweep).
-    const setAside = (await sql<{ set_aside_at: Date | null }>('select set_aside_at from sync_states where account_id = ?', [accountId]))[0]?.set_aside_at;
+    const setAside = (await sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [accountId]))[0]?.dead_lettered_at;
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
     const notifiedLast = lastMutation === 0 ? s.initialSync || s.seedCount === 0 : delivered.has(lastMutation);
     if (notifiedLast && !setAside && !messagesAside) await assertInboxMatches(accountId, email, 'after the notifications');
@@ -480,7 +480,7 @@ async function runSchedule(s: Schedule): Promise<void> {
     gmail.clearFaults();
     await sql('delete from accounts where id = ?', [accountId]);
     await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSync);
-    await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSyncSetAside);
+    await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSyncDeadLetter);
   }
 }
 

@@ -169,17 +169,17 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal((await w.stored()).rows, 1);
   });
 
-  it('a job that fails past its retries is set aside visibly, never dropped; the quiet sweep asks again later', async (t) => {
+  it('a job that fails past its retries is dead-lettered visibly, never dropped; the quiet sweep asks again later', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
     const lift = await w.refuseInserts('mail_messages');
     const added = w.gmail.addMessage(ALICE, { subject: 'Refused until the sweep' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job set aside after its retries; the quiet sweep will ask again'), 'the job to be set aside', 30_000);
-    const [state] = await w.sql<{ last_error_code: string; set_aside_at: Date | null }>('select last_error_code, set_aside_at from sync_states where account_id = ?', [w.accountId]);
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job dead-lettered after its retries; the quiet sweep will ask again'), 'the job to be dead-lettered', 30_000);
+    const [state] = await w.sql<{ last_error_code: string; dead_lettered_at: Date | null }>('select last_error_code, dead_lettered_at from sync_states where account_id = ?', [w.accountId]);
     assert.equal(state!.last_error_code, 'INTERNAL_ERROR');
-    assert.ok(state!.set_aside_at, "the account's state says so");
-    await waitFor(async () => (await w.app.container.liveInbox.engine.count('mail-sync-set-aside', ['created', 'active', 'retry', 'completed', 'failed'])) === 1, 'the job kept in the dead-letter queue');
+    assert.ok(state!.dead_lettered_at, "the account's state says so");
+    await waitFor(async () => (await w.app.container.liveInbox.engine.count('mail-sync-dead-letter', ['created', 'active', 'retry', 'completed', 'failed'])) === 1, 'the job kept in the dead-letter queue');
     assert.equal(await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry', 'active']), 0, 'not retried forever');
 
     await lift();
@@ -188,8 +188,8 @@ describe('live inbox over Pub/Sub', () => {
     assert.deepEqual(sweep.stale, [w.accountId]);
     await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the sweep job to store the message');
     await w.idle();
-    const [healed] = await w.sql<{ set_aside_at: Date | null }>('select set_aside_at from sync_states where account_id = ?', [w.accountId]);
-    assert.equal(healed!.set_aside_at, null);
+    const [healed] = await w.sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(healed!.dead_lettered_at, null);
   });
 
   it('a backlog of 1,000 records survives a quota answer and the route taking the lease half-way: completed with no further notification', async (t) => {

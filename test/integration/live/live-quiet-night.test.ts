@@ -493,9 +493,9 @@ async function runSchedule(n: Night): Promise<void> {
     // Without a notification or another sweep, the jobs alone converge when the provider's
     // last change came before the sync's last read (history, or a listing's checkpoint).
     const lastRead = Math.max(0, ...mine.filter((c) => c.method === 'listHistory' || c.method === 'profile').map((c) => c.seq));
-    const [state] = await sql<{ set_aside_at: Date | null; active: boolean }>('select set_aside_at, full_sync_active as active from sync_states where account_id = ?', [accountId]);
+    const [state] = await sql<{ dead_lettered_at: Date | null; active: boolean }>('select dead_lettered_at, full_sync_active as active from sync_states where account_id = ?', [accountId]);
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
-    if (lastMutation < lastRead && !state?.set_aside_at && !messagesAside) {
+    if (lastMutation < lastRead && !state?.dead_lettered_at && !messagesAside) {
       await assertInboxMatches(world(), accountId, email, 'after the sweep, its jobs alone');
       assert.equal(state?.active, false, 'no listing left half-done');
       stats.convergedUnaided++;
@@ -520,7 +520,7 @@ async function runSchedule(n: Night): Promise<void> {
     gmail.clearFaults();
     await sql('delete from accounts where id in (?, ?)', [accountId, neighbourId]);
     await engine.boss.deleteAllJobs(QUEUES.mailSync);
-    await engine.boss.deleteAllJobs(QUEUES.mailSyncSetAside);
+    await engine.boss.deleteAllJobs(QUEUES.mailSyncDeadLetter);
     apiCalls.length = 0;
     gmail.resetCounters();
   }

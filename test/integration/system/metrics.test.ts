@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADMIN_TOKEN } from '../../helpers/app.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../../../harness/wait.ts';
 import { accountId, seedThread, sharedAiSetup } from '../../helpers/mail-fixtures.ts';
 import { liveInboxReadings } from '../../../server/jobs/readings.ts';
 
@@ -54,8 +54,8 @@ describe('GET /metrics', () => {
 
   it("reports the live inbox's queues and sync state, and Node's event-loop delay", async () => {
     const text = await (await scrape()).text();
-    for (const queue of ['mail-sync', 'mail-sync-set-aside', 'quiet-sweep']) assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
-    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_set_aside_accounts', 'mia_sync_watches_expiring_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+    for (const queue of ['mail-sync', 'mail-sync-dead-letter', 'quiet-sweep']) assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
+    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_dead_lettered_accounts', 'mia_mail_set_aside_messages', 'mia_mail_set_aside_oldest_seconds', 'mia_sync_watches_expiring_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
       assert.ok(Number.isFinite(sample(text, name)), name);
     }
   });
@@ -71,7 +71,7 @@ describe('GET /metrics', () => {
       )) as unknown[];
       assert.equal(rows.length, 1, "alice's sync state");
     };
-    const readings = liveInboxReadings(app.container.orm, { count: async () => 0 });
+    const readings = liveInboxReadings(app.container.orm, { depth: async () => 0 });
     const expiring = async () => (await readings.syncState()).watchesExpiringAccounts;
     try {
       await watch('6 days', '-1 hour');
@@ -90,11 +90,39 @@ describe('GET /metrics', () => {
       await sql('update accounts set needs_reconnect = true where id = ?', [alice]);
       assert.equal(await expiring(), 0, 'an account that must reconnect is not counted');
       await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
-      await sleep(1_100); // the sync gauges share one reading per second
-      assert.equal(sample(await (await scrape()).text(), 'mia_sync_watches_expiring_accounts'), 1);
+      // The sync gauges share one reading per second: scrape until this change shows.
+      const scraped = await eventually(async () => sample(await (await scrape()).text(), 'mia_sync_watches_expiring_accounts') === 1, 5_000, 100);
+      assert.ok(scraped, 'the scrape reports the unrenewed watch');
     } finally {
       await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
       await watch(null, null);
+    }
+  });
+
+  it('counts set-aside messages with the age of the oldest, and dead-lettered accounts, over connected accounts', async () => {
+    const { app } = setup();
+    const sql = (query: string, params: unknown[] = []) => app.container.orm.em.getConnection().execute(query, params);
+    const alice = await accountId(app);
+    const readings = liveInboxReadings(app.container.orm, { depth: async () => 0 });
+    try {
+      assert.deepEqual(await readings.syncState().then((s) => [s.setAsideMessages, s.setAsideOldestSeconds, s.deadLetteredAccounts]), [0, 0, 0], 'none at first');
+      await sql(
+        `insert into mail_set_aside (account_id, provider_message_id, reason, first_seen_at, retry_after)
+         values (?, 'gone-1', 'SYNC_FAILED', now() - interval '2 hours', now()), (?, 'gone-2', 'SYNC_FAILED', now() - interval '5 minutes', now())`,
+        [alice, alice],
+      );
+      await sql('update sync_states set dead_lettered_at = now() where account_id = ?', [alice]);
+      const s = await readings.syncState();
+      assert.equal(s.setAsideMessages, 2);
+      assert.ok(s.setAsideOldestSeconds >= 7_200 && s.setAsideOldestSeconds < 7_300, `oldest ${s.setAsideOldestSeconds} s`);
+      assert.equal(s.deadLetteredAccounts, 1);
+      await sql('update accounts set needs_reconnect = true where id = ?', [alice]);
+      const gone = await readings.syncState();
+      assert.deepEqual([gone.setAsideMessages, gone.deadLetteredAccounts], [0, 0], 'an account that must reconnect is not counted');
+    } finally {
+      await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
+      await sql('delete from mail_set_aside where account_id = ?', [alice]);
+      await sql('update sync_states set dead_lettered_at = null where account_id = ?', [alice]);
     }
   });
 });

@@ -37,6 +37,15 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
     nativeDelete: async (entity: unknown, where: unknown) => void log.push(`delete ${entity === Session ? 'Session' : entity === Account ? 'Account' : entity === OAuthState ? 'OAuthState' : '?'} ${JSON.stringify(where)}`),
     nativeUpdate: async (entity: unknown, where: unknown, data: unknown) =>
       void log.push(`update ${entity === SyncState ? 'SyncState' : entity === Account ? 'Account' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`),
+    // The sync-state repository's statements, named by what they do.
+    execute: async (sql: string, params: unknown[]) => {
+      const what = /^insert into sync_states \(account_id\) values \(\?\) on conflict \(account_id\) do nothing$/.test(sql)
+        ? 'create SyncState'
+        : /^update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = \?$/.test(sql)
+          ? 'clear SyncState watch'
+          : `? ${sql}`;
+      log.push(`${what} ${JSON.stringify(params)}`);
+    },
   };
   const em = {
     ...tx,
@@ -137,7 +146,7 @@ describe('completeSignIn', () => {
     const user = await world.auth.completeSignIn(world.em, { state, code: 'c0de', browserNonce });
     assert.deepEqual(user, { accountId: 'acc-1', email: 'a@example.com' });
     assert.deepEqual(world.log.filter((l) => !l.startsWith('delete OAuthState')), [
-      'exchange c0de 43', 'userinfo', 'begin', 'upsert Account', 'store acc-1 rt', 'upsert SyncState', 'commit', 'watch register acc-1',
+      'exchange c0de 43', 'userinfo', 'begin', 'upsert Account', 'store acc-1 rt', 'create SyncState ["acc-1"]', 'commit', 'watch register acc-1',
     ]);
     await failure(world.auth.completeSignIn(world.em, { state, code: 'c0de', browserNonce }), 'unknown or reused state');
   });
@@ -195,7 +204,7 @@ describe('disconnect and deleteAccount', () => {
     assert.deepEqual(world.log, [
       'watch stop acc-1', 'revoke stored-rt', 'begin', 'remove credentials acc-1', 'delete Session {"account":"acc-1"}',
       `update Account {"id":"acc-1"} {"sessionsRevokedAt":${JSON.stringify(T0)}}`,
-      'update SyncState {"account":"acc-1"} {"watchExpiresAt":null}', 'commit',
+      'clear SyncState watch ["acc-1"]', 'commit',
     ]);
   });
 
