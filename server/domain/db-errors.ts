@@ -3,13 +3,18 @@
  * SERVICE_UNAVAILABLE instead of INTERNAL_ERROR. Classified by what the error carries:
  * the SQLSTATE (class 08 connection exception, 57P0x shutdown/crash, 53300 too many
  * connections, 57014 statement timeout), the socket's errno code, or MikroORM's
- * ConnectionException. node-postgres raises a few errors with no code at all (a socket
- * closed under a query, a pool checkout that timed out, a client used after it broke);
- * only those are recognised by their fixed text, listed one by one below.
+ * ConnectionException. Any other SQLSTATE means the server answered: a data error (class
+ * 22, e.g. 22P05, 22021), or 08P01, the protocol violation PostgreSQL answers to a text
+ * parameter holding U+0000, is a fault of what was sent, never an outage (no Retry-After
+ * inviting a retry that fails the same way). node-postgres raises a few errors with no code
+ * at all (a socket closed under a query, a pool checkout that timed out, a client used after
+ * it broke); only those are recognised by their fixed text, listed one by one below.
  */
 import { ConnectionException } from '@mikro-orm/core';
 
-const SQLSTATE_UNAVAILABLE = (code: string) => code.startsWith('08') || code.startsWith('57P0') || code === '53300' || code === '57014';
+const SQLSTATE_UNAVAILABLE = (code: string) =>
+  (code.startsWith('08') && code !== '08P01') || code.startsWith('57P0') || code === '53300' || code === '57014';
+const isSqlState = (code: string) => /^[0-9A-Z]{5}$/.test(code);
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
 
 /** node-postgres (pg, pg-pool) errors that carry no code: the start of their fixed message. */
@@ -26,7 +31,9 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (err instanceof ConnectionException) return true;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; previous?: unknown; errors?: unknown };
   if (typeof e.code === 'string') {
-    if (SOCKET_CODES.has(e.code) || (/^[0-9A-Z]{5}$/.test(e.code) && SQLSTATE_UNAVAILABLE(e.code))) return true;
+    if (SOCKET_CODES.has(e.code)) return true;
+    // The server answered with a SQLSTATE: that, and nothing it wraps, says whether it is down.
+    if (isSqlState(e.code)) return SQLSTATE_UNAVAILABLE(e.code);
   } else if (typeof e.message === 'string' && CODELESS_PG_ERRORS.some((m) => (e.message as string).startsWith(m))) return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
   return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.previous, depth + 1);

@@ -88,6 +88,27 @@ describe('AI provider errors', () => {
     assert.equal((await s.analyze(threadId)).status, 200, 'a later call succeeds');
   });
 
+  it('stores and answers model strings holding U+0000 and lone surrogates, cleaned', async () => {
+    const { threadId } = await seedThread(s.app);
+    s.openai.setResponder((_body, ctx) =>
+      ctx.schemaName === 'email_triage'
+        ? { priority: 'NORMAL', replyStatus: 'NEEDS_REPLY', confidence: 0.5, reason: 'a\u0000b\ud800c', suggestedAction: 'x\udc00\u0000' }
+        : { subject: 'S\u0000', body: 'b\ud83d', language: 'en\u0000' },
+    );
+    const analysis = await s.analyze(threadId);
+    assert.equal(analysis.status, 200, await analysis.clone().text());
+    const a = (await analysis.json()) as { reason: string; suggestedAction: string };
+    assert.equal(a.reason, 'ab\ufffdc');
+    assert.equal(a.suggestedAction, 'x\ufffd');
+    const draft = await s.draft(threadId);
+    assert.equal(draft.status, 200, await draft.clone().text());
+    const d = (await draft.json()) as { draft: { subject: string; body: string; language: string } };
+    assert.equal(d.draft.subject, 'S');
+    assert.ok(d.draft.body.startsWith('b\ufffd'));
+    assert.equal(d.draft.language, 'en');
+    s.openai.setResponder(null);
+  });
+
   it('maps a timeout to AI_REQUEST_FAILED', async () => {
     const { threadId } = await seedThread(s.app);
     s.openai.injectFault({ kind: 'hang' });

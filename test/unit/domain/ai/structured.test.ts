@@ -47,6 +47,14 @@ describe('parseAnswer', () => {
       assert.throws(() => parseAnswer(analysisModelOutput, text), (e: AppError) => e.code === 'AI_REQUEST_FAILED', String(text));
     }
   });
+  it('cleans its strings as strings from mail, and cuts them to the schema\'s bound', () => {
+    const dirty = { ...good, reason: 'a\u0000b\ud800c', suggestedAction: `${'x'.repeat(999)}\ud83d\ude00tail` };
+    const parsed = parseAnswer(analysisModelOutput, JSON.stringify(dirty));
+    assert.equal(parsed.reason, 'ab\ufffdc');
+    assert.equal(parsed.suggestedAction, 'x'.repeat(999), 'cut before the pair, never inside it');
+    const draft = parseAnswer(draftModelOutput, JSON.stringify({ subject: 's'.repeat(400), body: '\udc00', language: 'en\u0000' }));
+    assert.deepEqual(draft, { subject: 's'.repeat(300), body: '\ufffd', language: 'en' });
+  });
 });
 
 describe('provider errors', () => {
