@@ -73,12 +73,25 @@ export function cookieKeys(keys: readonly string[]): Keygrip {
 /** The live sessions among some ids, each row's data as JSON text. */
 const READ_SESSIONS = preparedStatement('mia_read_sessions', 'select id, data::text as data from sessions where id = any(?::text[]) and expires_at > now()');
 
+/** What koa-session hands the store besides the key: the request it serves. */
+interface StoreCall {
+  ctx?: object;
+}
+
+/** The revocation check of every save: the account still exists and has not ended its sessions since this one signed in. */
+const NOT_REVOKED = `(?::uuid is null
+  or exists (select 1 from accounts a where a.id = ?::uuid and (a.sessions_revoked_at is null or a.sessions_revoked_at < ?)))`;
+
 /**
  * The store koa-session calls. Reads of concurrent requests, of any sessions, are answered
  * together by one statement (oneInFlightLoader): a request arriving while a read is in
  * flight waits for the next one, so every request is answered by a statement that started
  * after it, and a change to a row (sign-out, expiry, deletion with the account, here or on
  * another instance) is seen by every request that starts after it.
+ *
+ * A save of the key the request read (a renewal, a changed CSRF token) only updates a live
+ * row: a session signed out, revoked or expired while the request ran stays gone. Only a key
+ * the request did not read (a new one from sign-in's regenerate) is inserted.
  */
 export function createSessionStore(orm: MikroORM, run: RunPrepared) {
   const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
@@ -87,10 +100,13 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
     const byId = new Map(rows.map((r) => [r.id, r.data]));
     return ids.map((id) => byId.get(id) ?? null);
   });
+  /** The key each request read a session under. */
+  const readBy = new WeakMap<object, string>();
   return {
-    async get(key: string) {
+    async get(key: string, _maxAge?: unknown, call?: StoreCall) {
       // The row's JSON as text: each request parses its own copy.
       const text = await reads.load(sha256hex(key));
+      if (text !== null && call?.ctx) readBy.set(call.ctx, key);
       return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
     },
     /**
@@ -98,17 +114,24 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
      * sets accounts.sessions_revoked_at) or is gone (deletion): a request still in flight
      * on another device when that happened would otherwise write its row back.
      */
-    async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined) {
-      const ttl = typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS;
+    async set(key: string, data: Record<string, unknown>, maxAge: number | 'session' | undefined, call?: StoreCall) {
+      const ttl = String(typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS);
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
       const signedInAt = typeof data.signedInAt === 'number' ? new Date(data.signedInAt) : new Date(0);
+      const id = sha256hex(key);
+      if (call?.ctx && readBy.get(call.ctx) === key) {
+        await sql(
+          `update sessions set account_id = ?::uuid, data = ?, expires_at = now() + (? || ' milliseconds')::interval
+            where id = ? and expires_at > now() and ${NOT_REVOKED}`,
+          [accountId, JSON.stringify(data), ttl, id, accountId, accountId, signedInAt],
+        );
+        return;
+      }
       await sql(
         `insert into sessions (id, account_id, data, expires_at)
-         select ?, ?::uuid, ?, now() + (? || ' milliseconds')::interval
-          where ?::uuid is null
-             or exists (select 1 from accounts a where a.id = ?::uuid and (a.sessions_revoked_at is null or a.sessions_revoked_at < ?))
+         select ?, ?::uuid, ?, now() + (? || ' milliseconds')::interval where ${NOT_REVOKED}
          on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
-        [sha256hex(key), accountId, JSON.stringify(data), String(ttl), accountId, accountId, signedInAt],
+        [id, accountId, JSON.stringify(data), ttl, accountId, accountId, signedInAt],
       );
     },
     async destroy(key: string) {

@@ -60,6 +60,31 @@ describe('a request racing the end of all sessions', () => {
   });
 });
 
+describe('a request racing its own sign-out', () => {
+  it('renews the session it read, but never writes back one signed out while it ran', async (t) => {
+    const world = await authWorld(t);
+    const phone = world.app.browser();
+    await signIn(phone);
+    const key = phone.cookies.get(SESSION_COOKIE)!;
+    const id = sha256hex(key);
+    const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
+    const expiry = async () => (await world.sql<{ e: Date }>('select expires_at as e from sessions where id = $1', [id]))[0]?.e;
+    const before = await expiry();
+    // A request past the renewal point saves the session it read (koa-session passes its ctx).
+    const renewing = {};
+    const data = (await store.get(key, SESSION_IDLE_MS, { ctx: renewing }))!;
+    await store.set(key, data, SESSION_IDLE_MS + 60_000, { ctx: renewing });
+    assert.ok((await expiry())!.getTime() > before!.getTime(), 'renewed');
+
+    const slow = {};
+    const held = (await store.get(key, SESSION_IDLE_MS, { ctx: slow }))!;
+    assert.equal((await phone.fetch('/auth/logout', { method: 'POST' })).status, 204);
+    await store.set(key, { ...held, csrfToken: 'changed-in-flight' }, SESSION_IDLE_MS, { ctx: slow });
+    assert.equal(await expiry(), undefined, 'the signed-out session is not re-created');
+    assert.equal((await sessionOf(phone)).authenticated, false);
+  });
+});
+
 describe('expired rows', () => {
   it('are purged by the scheduled purge job; live ones stay', async (t) => {
     const world = await authWorld(t);
