@@ -1,15 +1,19 @@
-/** Request id on every request: a caller's well-formed X-Request-Id is kept, else a new UUID. */
+/**
+ * Request id on every request: a caller's well-formed X-Request-Id is kept, else a new UUID.
+ * When tracing runs, the request (its access log line included) runs in its server span.
+ */
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import { accessLogger, type Logger } from '../infra/logger.ts';
 import { runWithRequestId } from '../infra/request-scope.ts';
+import { traceRequest, tracing } from '../infra/trace-hooks.ts';
 import { clientKey } from './client-address.ts';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
 export function requestId(log: Logger): Koa.Middleware {
   const access = accessLogger(log);
-  return async (ctx, next) => {
+  const handle: Koa.Middleware = async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
     const id = SAFE_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
@@ -28,4 +32,5 @@ export function requestId(log: Logger): Koa.Middleware {
       );
     }
   };
+  return (ctx, next) => (tracing() ? traceRequest(ctx, () => handle(ctx, next)) : handle(ctx, next));
 }

@@ -16,7 +16,19 @@ export interface SpanOptions {
   linkTo?: string;
 }
 
+/** What the server span of a request is made of (a Koa context is one). */
+export interface TracedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly querystring: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Read when the request is done. */
+  readonly status: number;
+}
+
 export interface TraceHooks {
+  /** Runs the handling of a request in its server span (a child of the caller's traceparent, when one is sent). */
+  serveRequest(req: TracedRequest, fn: () => Promise<void>): Promise<void>;
   /** The active span's ids for a log line, if a span is active. */
   logFields(): { trace_id: string; span_id: string } | undefined;
   /** Names the request's server span after its route template and tRPC procedure. */
@@ -35,6 +47,10 @@ export function installTraceHooks(h: TraceHooks | undefined): void {
 
 /** Whether tracing runs in this process. */
 export const tracing = (): boolean => hooks !== undefined;
+
+export function traceRequest(req: TracedRequest, fn: () => Promise<void>): Promise<void> {
+  return hooks ? hooks.serveRequest(req, fn) : fn();
+}
 
 export const traceLogFields = (): { trace_id: string; span_id: string } | undefined => hooks?.logFields();
 

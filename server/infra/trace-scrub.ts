@@ -37,10 +37,13 @@ export function redactUrl(url: string): string {
 }
 
 // Quoted literals of PostgreSQL: E'…' (backslash escapes), '…' ('' inside), $tag$…$tag$.
+const DOLLAR_QUOTE = /\$(?:[A-Za-z_]\w*)?\$/;
 const SQL_LITERAL = /\b[eE]'(?:[^'\\]|\\[\s\S]|'')*'|'(?:[^']|'')*'|\$([A-Za-z_]\w*)?\$[\s\S]*?\$\1\$/g;
 
 /** The statement with every quoted literal replaced by `'?'`; identifiers, placeholders and numbers stay. */
 export function maskSqlLiterals(sql: string): string {
+  // Most statements (the prepared ones) hold no literal: leave them without running the pattern.
+  if (!sql.includes("'") && !DOLLAR_QUOTE.test(sql)) return sql;
   return sql.replace(SQL_LITERAL, "'?'");
 }
 
