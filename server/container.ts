@@ -27,7 +27,7 @@ import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } f
 import { liveInboxReadings } from './jobs/readings.ts';
 import { createMetrics, type Metrics } from './infra/metrics.ts';
 import { createGmailFactory } from './providers/gmail.ts';
-import { createBodyParser } from './providers/mail/body-parser.ts';
+import { createBodyParser, type BodyParserOptions } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { createOpenAiProvider, type AiProvider } from './providers/openai.ts';
 import { cachedProbe, httpProbe, notConfigured, type Probe } from './providers/reachability.ts';
@@ -70,6 +70,8 @@ export interface ContainerOverrides {
   ai?: { now?: () => Date; provider?: AiProvider; timeoutMs?: number };
   /** The live inbox's workers: `{ work: false }` stores jobs without running them (route tests). */
   liveInbox?: LiveInboxOptions;
+  /** Opened threads' bodies: the parser's bounds (small ones in tests). */
+  mailBodies?: { parser?: BodyParserOptions };
 }
 
 export interface ContainerOptions {
@@ -126,7 +128,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const tokenCrypto = createTokenCrypto(config.tokenKeys);
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
-  const bodies = createBodyParser();
+  const bodies = createBodyParser(overrides.mailBodies?.parser);
   const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
   const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 

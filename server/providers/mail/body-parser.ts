@@ -10,7 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { normaliseThreadAnswer, readAnswer, type ThreadAnswer } from './thread-answer.ts';
+import { MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -27,11 +27,14 @@ export interface BodyParserOptions {
   /** Thread answers up to this size (bytes) are parsed inline. */
   inlineBytes?: number;
   timeoutMs?: number;
+  /** A bigger answer stops being read and is refused undecoded (default MAX_ANSWER_BYTES, 32 MiB). */
+  maxAnswerBytes?: number;
 }
 
 export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   const inlineBytes = opts.inlineBytes ?? 16 * 1024;
   const timeoutMs = opts.timeoutMs ?? 10_000;
+  const maxAnswerBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   let pool: Piscina | undefined;
   let offloaded = 0;
   const workers = () =>
@@ -47,7 +50,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       return offloaded;
     },
     async parseThread(body) {
-      const answer = await readAnswer(body);
+      const answer = await readAnswer(body, maxAnswerBytes);
       if (answer.byteLength <= inlineBytes) return normaliseThreadAnswer(answer);
       offloaded++;
       try {

@@ -20,8 +20,10 @@ export const MAIL_LIMITS = {
   filename: 255,
   mimeType: 127,
   attachments: 100,
-  /** A text or HTML leaf before it is decoded and sanitised (bytes). */
+  /** A message's text leaves, and its HTML leaves, together before they are decoded and sanitised (bytes). */
   part: 2 * 1024 * 1024,
+  /** Text and HTML leaves of one message decoded at most (postal-mime runs once per leaf). */
+  leaves: 64,
   /**
    * The text and the sanitised HTML of one message as stored and answered. Every copy of a body
    * (the parse's result, the statement storing it, the row read back, the JSON answer) is work

@@ -78,9 +78,12 @@ function isAttachment(part: WirePart): boolean {
   return Boolean(part.filename) || /^\s*attachment/i.test(disposition);
 }
 
-/** A leaf's bytes (base64url from the provider, cut to MAIL_LIMITS.part) as text in its own charset. */
-async function decodeLeaf(part: WirePart, data: string): Promise<string> {
-  const base64 = data.slice(0, Math.floor((MAIL_LIMITS.part * 4) / 3 / 4) * 4).replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
+/** Base64 characters that decode to at most `bytes` bytes (whole quads). */
+const base64For = (bytes: number) => Math.floor((bytes * 4) / 3 / 4) * 4;
+
+/** A leaf's bytes (base64url from the provider, cut to `maxChars` before postal-mime sees them) as text in its own charset. */
+async function decodeLeaf(part: WirePart, data: string, maxChars: number): Promise<string> {
+  const base64 = data.slice(0, maxChars).replace(/[-_]/g, (c) => (c === '-' ? '+' : '/'));
   const type = (headerValue(part.headers, 'Content-Type') ?? part.mimeType ?? 'text/plain').replace(/[\r\n]+/g, ' ');
   const parsed = await PostalMime.parse(`Content-Type: ${type}\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}`);
   return parsed.html ?? parsed.text ?? '';
@@ -109,12 +112,20 @@ export async function extractBodies(payload: WirePart | undefined): Promise<Mess
       return;
     }
     const data = part.body?.data;
-    if (data && (mime === 'text/plain' || mime === 'text/html')) leaves.push({ part, html: mime === 'text/html', data });
+    if (data && (mime === 'text/plain' || mime === 'text/html') && leaves.length < MAIL_LIMITS.leaves) leaves.push({ part, html: mime === 'text/html', data });
   };
   if (payload) walk(payload, 0);
   const plain: string[] = [];
   const html: string[] = [];
-  for (const leaf of leaves) (leaf.html ? html : plain).push(await decodeLeaf(leaf.part, leaf.data));
+  // The plain leaves together, and the HTML ones, are decoded up to MAIL_LIMITS.part each: many big leaves cost what one does.
+  const left = { plain: base64For(MAIL_LIMITS.part), html: base64For(MAIL_LIMITS.part) };
+  for (const leaf of leaves) {
+    const kind = leaf.html ? 'html' : 'plain';
+    if (left[kind] <= 0) continue;
+    const take = Math.min(left[kind], leaf.data.length); // the budget is whole quads, so a cut leaf still decodes
+    left[kind] -= take;
+    (leaf.html ? html : plain).push(await decodeLeaf(leaf.part, leaf.data, take));
+  }
   const rawHtml = cleanMailText(html.join('\n'), MAIL_LIMITS.part);
   const bodyHtml = rawHtml ? cleanMailText(sanitizeMailHtml(rawHtml), MAIL_LIMITS.body) : '';
   const text = plain.length ? plain.join('\n').replace(/\r\n/g, '\n') : rawHtml ? htmlToText(rawHtml) : '';

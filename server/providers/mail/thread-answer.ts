@@ -26,8 +26,23 @@ export interface ThreadAnswerOptions {
   htmlUpTo?: number;
 }
 
-/** The most an answer may hold: about V8's longest string (2^29 characters), the most gaxios could ever parse. */
-export const MAX_ANSWER_BYTES = 512 * 1024 * 1024;
+/**
+ * The most an answer may hold before it is decoded. Decoding and parsing one costs about three
+ * times its size in memory on the worker, so a thread answer of hundreds of megabytes would
+ * take the memory of every other user. 32 MiB holds a hundred messages of ordinary mail (tens of
+ * kilobytes each, base64) many times over; a bigger answer is the provider's failure, never parsed.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/** An answer over the cap: read no further, decoded never. */
+export class AnswerTooLargeError extends Error {
+  readonly max: number;
+  constructor(max: number) {
+    super(`an answer of over ${max} bytes`);
+    this.max = max;
+    this.name = 'AnswerTooLargeError';
+  }
+}
 
 /**
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
@@ -38,7 +53,7 @@ export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSW
   let length = 0;
   for await (const chunk of body) {
     const end = length + chunk.byteLength;
-    if (end > max) throw new Error(`an answer of over ${max} bytes`);
+    if (end > max) throw new AnswerTooLargeError(max);
     if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
     new Uint8Array(shared, length, chunk.byteLength).set(chunk);
     length = end;

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import type { Browser } from '../../../harness/browser.ts';
+import type { ContainerOverrides } from '../../../server/container.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 
 export const ALICE = 'alice@example.com';
@@ -28,10 +29,10 @@ export interface MailApp {
 
 export async function startMailApp(
   t: { after(fn: () => unknown): void },
-  opts: { env?: Record<string, string>; databaseUrl?: string; providers?: Providers } = {},
+  opts: { env?: Record<string, string>; databaseUrl?: string; providers?: Providers; overrides?: Pick<ContainerOverrides, 'mailBodies'> } = {},
 ): Promise<MailApp> {
   const providers = opts.providers ?? (await startProviders(t));
-  const app = await buildTestApp(t, { env: { ...providers.env, ...opts.env }, databaseUrl: opts.databaseUrl });
+  const app = await buildTestApp(t, { env: { ...providers.env, ...opts.env }, databaseUrl: opts.databaseUrl, overrides: opts.overrides });
   const browser = app.browser();
   const { csrfToken } = await signIn(browser);
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];

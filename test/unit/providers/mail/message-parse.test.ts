@@ -116,6 +116,17 @@ describe('bodies', () => {
     assert.equal(many.attachments[7]!.filename, 'a7.png');
   });
 
+  it('decodes at most MAIL_LIMITS.leaves text leaves, and their bytes up to MAIL_LIMITS.part together', async () => {
+    const leaves = await extractBodies({ mimeType: 'multipart/mixed', parts: Array.from({ length: 100 }, (_, i) => text('text/plain', `L${i}`)) });
+    assert.deepEqual(leaves.bodyText.split('\n'), Array.from({ length: MAIL_LIMITS.leaves }, (_, i) => `L${i}`));
+    // A first leaf of the whole byte budget (half as many characters, all sanitised away) leaves nothing for the next one.
+    const spent = `<script>${'é'.repeat(MAIL_LIMITS.part / 2)}</script>`;
+    const html = await extractBodies({ mimeType: 'multipart/mixed', parts: [text('text/html', spent), text('text/html', '<p>never decoded</p>')] });
+    assert.equal(html.bodyHtml, '');
+    const within = await extractBodies({ mimeType: 'multipart/mixed', parts: [text('text/html', '<script>é</script>'), text('text/html', '<p>decoded</p>')] });
+    assert.equal(within.bodyHtml, '<p>decoded</p>');
+  });
+
   it('keeps remote images unloadable (tracking pixels, srcset, CSS url()) in a form a client can restore; cid: stays', () => {
     const out = sanitizeMailHtml(
       '<img src="https://track.example/p.gif" width="1" height="1"><img srcset="https://e.com/a.png 1x, https://e.com/b.png 2x" alt="logo">' +

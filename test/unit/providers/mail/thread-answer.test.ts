@@ -12,7 +12,7 @@ import type { OAuth2Client } from 'google-auth-library';
 import { createGmailFactory, type GmailMessage, type WirePart } from '../../../../server/providers/gmail.ts';
 import { createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
 import { MAIL_LIMITS } from '../../../../server/providers/mail/mail-text.ts';
-import { normaliseThreadAnswer, readAnswer } from '../../../../server/providers/mail/thread-answer.ts';
+import { AnswerTooLargeError, normaliseThreadAnswer, readAnswer } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
 
 const leaf = (mimeType: string, content: string): WirePart => ({
@@ -46,6 +46,12 @@ describe('thread answers', () => {
     assert.deepEqual(Buffer.from(await readAnswer(chunks(bytes, 7_777))), bytes);
     assert.equal((await readAnswer(chunks(Buffer.alloc(0)))).byteLength, 0);
     await assert.rejects(readAnswer(chunks(bytes), 100_000), /over 100000 bytes/);
+    let read = 0;
+    async function* counted() {
+      for await (const c of chunks(bytes, 10_000)) (read++, yield c);
+    }
+    await assert.rejects(readAnswer(counted(), 25_000), AnswerTooLargeError);
+    assert.equal(read, 3, 'no chunk read past the cap');
   });
 
   it('parses a small answer inline and a big one on a worker thread, with the same result', async () => {
@@ -117,6 +123,16 @@ describe('thread answers', () => {
     assert.equal(messages[0]!.subject, 'big text');
     assert.equal(messages[0]!.bodyText.length, MAIL_LIMITS.body);
     assert.ok(text.startsWith(messages[0]!.bodyText));
+  });
+
+  it('an answer over the parser\'s cap is SYNC_FAILED, never decoded', async (t) => {
+    const standIn = await startGmailStandIn();
+    const bodies = createBodyParser({ maxAnswerBytes: 32 * 1024 });
+    t.after(() => Promise.all([standIn.close(), bodies.close()]));
+    const { threadId } = standIn.addMessage('alice@example.com', { subject: 'Big', bodyText: 'word '.repeat(20_000) });
+    const api = createGmailFactory({ rootUrl: standIn.url, bodies })(auth);
+    await assert.rejects(api.getThreadFull(threadId), (err: { code?: string; cause?: unknown }) => err.code === 'SYNC_FAILED' && err.cause instanceof AnswerTooLargeError);
+    assert.equal(bodies.offloaded, 0);
   });
 
   it('maps failures of the streamed answer as any other call', async (t) => {
