@@ -125,7 +125,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   };
 
   // Providers and credentials.
-  const tokenCrypto = createTokenCrypto(config.tokenKeys);
+  const tokenCrypto = createTokenCrypto(config.tokenKeys, { acceptV1: config.tokenAcceptV1 });
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
   const bodies = createBodyParser(overrides.mailBodies?.parser);

@@ -4,7 +4,8 @@
  * first and keep the old one after it, deploy, run this, then remove the old key. Reads the
  * same environment as `npm start` (DATABASE_URL, or the embedded PostgreSQL in .data/).
  * Exits 1 if any row could not be read with the configured keys (those rows are left as
- * they are; their accounts reconnect).
+ * they are; their accounts reconnect). It reads v1 ciphertexts whatever TOKEN_ACCEPT_V1 says:
+ * rewriting them as v2, bound to their account, is what lets production refuse them.
  */
 import path from 'node:path';
 import { loadConfig, ConfigError } from './infra/config.ts';
@@ -23,7 +24,7 @@ async function main(): Promise<number> {
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres') });
   const orm = await openDatabase(config.databaseUrl ?? embedded!.url);
   try {
-    const crypto = createTokenCrypto(config.tokenKeys!);
+    const crypto = createTokenCrypto(config.tokenKeys!, { acceptV1: true });
     const credentials = createCredentialsService({ orm, crypto, oauth: createOAuthProvider(config), log });
     const counts = await credentials.rotateAll(orm.em.fork());
     log.info({ ...counts, keyId: crypto.keyId }, 'provider tokens re-encrypted under the newest key');

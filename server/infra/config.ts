@@ -34,6 +34,7 @@ const envSchema = z.object({
   NODE_ENV: opt(z.string()),
   SESSION_SECRET: opt(z.string().refine((v) => v.split(',').every((k) => k.trim().length >= 16), 'every comma-separated key must be at least 16 characters')),
   TOKEN_ENCRYPTION_KEY: opt(z.string().refine((v) => v.split(',').every((k) => key32.safeParse(k.trim()).success), 'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)')),
+  TOKEN_ACCEPT_V1: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   TRUST_PROXY: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   TRUST_PROXY_HOPS: opt(intIn(1, 10)),
   BACKGROUND_WORKERS: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
@@ -83,6 +84,8 @@ export interface Config {
   sessionKeys?: string[];
   /** AES-256-GCM keys, newest first; the first encrypts, all decrypt. */
   tokenKeys?: Buffer[];
+  /** Decrypt provider tokens of the unbound v1 format (TOKEN_ACCEPT_V1; default: not in production). */
+  tokenAcceptV1: boolean;
   trustProxy: boolean;
   /** With trustProxy: how many trusted proxies append to X-Forwarded-For (the client is that many entries from the right). */
   trustProxyHops: number;
@@ -156,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     production,
     sessionKeys: e.SESSION_SECRET?.split(',').map((k) => k.trim()),
     tokenKeys: e.TOKEN_ENCRYPTION_KEY?.split(',').map((k) => Buffer.from(k.trim(), 'base64')),
+    tokenAcceptV1: e.TOKEN_ACCEPT_V1 ? e.TOKEN_ACCEPT_V1 === 'true' : !production,
     trustProxy: e.TRUST_PROXY === 'true',
     trustProxyHops: e.TRUST_PROXY_HOPS ?? 1,
     backgroundWorkers: e.BACKGROUND_WORKERS !== 'false',

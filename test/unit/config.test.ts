@@ -248,6 +248,14 @@ describe('loadConfig refuses bad configuration', () => {
     assert.deepEqual([...namesIn(configError({ TRUST_PROXY_HOPS: '0' }))], ['TRUST_PROXY_HOPS']);
   });
 
+  it('refuses unbound v1 token ciphertexts in production unless TOKEN_ACCEPT_V1=true', () => {
+    assert.equal(loadConfig(PROD()).tokenAcceptV1, false);
+    assert.equal(loadConfig({ ...PROD(), TOKEN_ACCEPT_V1: 'true' }).tokenAcceptV1, true);
+    assert.equal(loadConfig({}).tokenAcceptV1, true, 'outside production they still decrypt');
+    assert.equal(loadConfig({ TOKEN_ACCEPT_V1: 'false' }).tokenAcceptV1, false);
+    assert.deepEqual([...namesIn(configError({ TOKEN_ACCEPT_V1: 'yes' }))], ['TOKEN_ACCEPT_V1']);
+  });
+
   it('does not require the production secrets outside production', () => {
     const c = loadConfig({ NODE_ENV: 'development' });
     assert.equal(c.production, false);

@@ -5,8 +5,10 @@
  * refresh field into the access field, does not decrypt. The first key encrypts; every
  * configured key decrypts, found by the key id stored with the ciphertext, so keys rotate:
  * add the new key first, re-encrypt (`npm run rotate-keys`, and lazily on use), then drop
- * the old one. Ciphertexts of the first format (v1: additional data only the key id) still
- * decrypt, and count as stale so they are rewritten as v2.
+ * the old one. Ciphertexts of the first format (v1: additional data only the key id, so not
+ * bound to their account) decrypt only while `acceptV1` allows (TOKEN_ACCEPT_V1; off by
+ * default in production, where `npm run rotate-keys`, which always reads them, rewrites them
+ * as v2), and count as stale so they are rewritten on use.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
@@ -31,7 +33,13 @@ const TAG_BYTES = 16;
 const idOf = (key: Buffer) => createHash('sha256').update(key).digest('hex').slice(0, 12);
 const aad = (keyId: string, c: TokenContext) => Buffer.from(`v2|${keyId}|${c.accountId}|${c.field}`);
 
-export function createTokenCrypto(keys: Buffer[]): TokenCrypto {
+export interface TokenCryptoOptions {
+  /** Decrypt v1 ciphertexts, which any account's row could hold (default true). */
+  acceptV1?: boolean;
+}
+
+export function createTokenCrypto(keys: Buffer[], options: TokenCryptoOptions = {}): TokenCrypto {
+  const acceptV1 = options.acceptV1 ?? true;
   if (!keys.length || keys.some((k) => k.length !== 32)) throw new Error('token encryption needs 32-byte keys');
   const byId = new Map(keys.map((k) => [idOf(k), k]));
   const current = keys[0]!;
@@ -48,6 +56,7 @@ export function createTokenCrypto(keys: Buffer[]): TokenCrypto {
     decrypt(stored, context) {
       const [version, id = '', iv = '', tag = '', ct = ''] = stored.split('.');
       const key = byId.get(id);
+      if (version === 'v1' && !acceptV1) throw new Error('token is of the unbound v1 format, refused (TOKEN_ACCEPT_V1)');
       if ((version !== 'v1' && version !== 'v2') || !key) throw new Error('token was encrypted with an unknown key');
       const authTag = Buffer.from(tag, 'base64url');
       if (authTag.length !== TAG_BYTES) throw new Error('token has a malformed authentication tag');

@@ -83,6 +83,13 @@ describe('createTokenCrypto', () => {
     assert.equal(crypto.isStale(crypto.encrypt('x', ALICE)), false);
   });
 
+  it('refuses the unbound first format (v1) when told to, still reading v2', () => {
+    const k = key();
+    const strict = createTokenCrypto([k], { acceptV1: false });
+    assert.throws(() => strict.decrypt(v1(k, strict.keyId, 'legacy-token'), ALICE), /v1 format, refused/);
+    assert.equal(strict.decrypt(strict.encrypt('current', ALICE), ALICE), 'current');
+  });
+
   it('rotation: the first key encrypts, every key decrypts, older keys are stale', () => {
     const oldKey = key();
     const newKey = key();
