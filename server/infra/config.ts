@@ -124,10 +124,16 @@ export interface Config {
 
 const originOf = (url: string) => new URL(url).origin;
 
+/** Variables naming a provider's or the web app's address: production speaks to each over TLS only. */
+const TLS_ONLY = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL'] as const;
+
 /**
  * What production refuses (runtime contract part 2): missing secrets and database, an http
  * PUBLIC_BASE_URL (no Secure cookie, no HSTS), a WEB_ORIGIN left to its development default,
- * and session keys too short to resist guessing.
+ * session keys too short to resist guessing, an http web origin or provider URL (tokens,
+ * codes and mail would cross the network in the clear; no loopback exception: nothing that
+ * runs in production needs one) and PUBSUB_EMULATOR_HOST (plaintext gRPC, no credentials:
+ * anyone who reaches it can forge change notifications).
  */
 function productionProblems(env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
@@ -136,6 +142,11 @@ function productionProblems(env: NodeJS.ProcessEnv): string[] {
   }
   if (!env.PUBLIC_BASE_URL?.trim()?.startsWith('https://')) problems.push('PUBLIC_BASE_URL: must be an https URL when NODE_ENV=production');
   if (!env.WEB_ORIGIN?.trim()) problems.push('WEB_ORIGIN: required when NODE_ENV=production (the development default is http://localhost:5173)');
+  for (const k of TLS_ONLY) {
+    const v = env[k]?.trim();
+    if (v && !v.toLowerCase().startsWith('https://')) problems.push(`${k}: must be an https URL when NODE_ENV=production`);
+  }
+  if (env.PUBSUB_EMULATOR_HOST?.trim()) problems.push('PUBSUB_EMULATOR_HOST: not allowed when NODE_ENV=production (the emulator is unauthenticated plaintext)');
   const short = (env.SESSION_SECRET ?? '').split(',').some((k) => k.trim() && k.trim().length < 32);
   if (short) problems.push('SESSION_SECRET: every key must be at least 32 characters when NODE_ENV=production');
   return problems;

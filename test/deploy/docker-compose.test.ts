@@ -167,7 +167,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('the demo profile runs the demo target on published ports equal to the ones it listens on, bound to 0.0.0.0', () => {
+  it('the demo profile runs the demo target on published ports equal to the ones it listens on, listening on 0.0.0.0, published on the loopback', () => {
     const demo = doc.services.demo;
     assert.equal(buildOf(demo)?.target, 'demo');
     assert.ok(readDockerfile().some((s) => s.name === 'demo'));
@@ -179,8 +179,12 @@ describe('docker-compose.yml', () => {
     const webPort = String(env.DEMO_WEB_PORT);
     // The browser on the host is sent to http://localhost:<port>: the published port must be the container's.
     const published = (demo.ports ?? []).map(String);
-    assert.ok(published.includes(`${apiPort}:${apiPort}`), `API ${apiPort} published as ${apiPort}:${apiPort} (${published})`);
-    assert.ok(published.includes(`${webPort}:${webPort}`), `web client ${webPort} published as ${webPort}:${webPort} (${published})`);
+    assert.ok(published.includes(`127.0.0.1:${apiPort}:${apiPort}`), `API ${apiPort} published as 127.0.0.1:${apiPort}:${apiPort} (${published})`);
+    assert.ok(published.includes(`127.0.0.1:${webPort}:${webPort}`), `web client ${webPort} published as 127.0.0.1:${webPort}:${webPort} (${published})`);
+    // Every published port is on the host's loopback only (the app over http, the unauthenticated emulator, the demo).
+    for (const [name, svc] of Object.entries(doc.services)) {
+      for (const p of svc.ports ?? []) assert.match(String(p), /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes ${p} on the loopback only`);
+    }
     // Started together with the default services: no host port used twice.
     const all = Object.values(doc.services).flatMap((s) => (s.ports ?? []).map((p) => String(p).split(':').slice(-2, -1)[0]));
     assert.equal(new Set(all).size, all.length, `host ports used twice: ${all}`);

@@ -239,6 +239,19 @@ describe('loadConfig refuses bad configuration', () => {
     assert.ok(!all.message.includes('s'.repeat(16)), 'the secret itself is never in the message');
   });
 
+  it('NODE_ENV=production refuses an http web origin or provider URL and the Pub/Sub emulator, naming each', () => {
+    const names = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL'];
+    for (const name of names) {
+      for (const url of ['http://provider.example.com/x', 'http://127.0.0.1:8080/x']) {
+        assert.deepEqual([...namesIn(configError({ ...PROD(), [name]: url }))], [name], `${name}=${url}`);
+      }
+      assert.ok(loadConfig({ ...PROD(), [name]: 'https://provider.example.com/x' }), `${name} over https`);
+      assert.ok(loadConfig({ [name]: 'http://127.0.0.1:8080/x' }), `${name} over http outside production`);
+    }
+    assert.deepEqual([...namesIn(configError({ ...PROD(), PUBSUB_EMULATOR_HOST: 'pubsub:8085' }))], ['PUBSUB_EMULATOR_HOST']);
+    assert.equal(loadConfig({ PUBSUB_EMULATOR_HOST: 'pubsub:8085' }).pubsub.emulatorHost, 'pubsub:8085');
+  });
+
   it('reads TRUST_PROXY_HOPS (1..10, default 1)', () => {
     assert.equal(loadConfig({}).trustProxyHops, 1);
     assert.equal(loadConfig({}).backgroundWorkers, true, 'workers run unless told otherwise');
