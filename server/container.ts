@@ -14,7 +14,7 @@ import { createCredentialsService, type CredentialsService } from './domain/auth
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
 import { createHealthService } from './domain/health/health.service.ts';
 import { createSyncService } from './domain/mail/sync.service.ts';
-import { createThreadBodies, type ThreadBodies } from './domain/mail/thread-bodies.service.ts';
+import { createThreadBodies, type ThreadBodies, type ThreadBodiesOptions } from './domain/mail/thread-bodies.service.ts';
 import { createThreadReads } from './domain/mail/thread.service.ts';
 import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createSettingsService } from './domain/settings/settings.service.ts';
@@ -71,7 +71,7 @@ export interface ContainerOverrides {
   /** The live inbox's workers: `{ work: false }` stores jobs without running them (route tests). */
   liveInbox?: LiveInboxOptions;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
-  mailBodies?: { parser?: BodyParserOptions };
+  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions };
 }
 
 export interface ContainerOptions {
@@ -134,7 +134,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   const sync = createSyncService({ orm, gmail, credentials, log });
-  const threadBodies = createThreadBodies({ gmail, credentials });
+  const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
   const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
   metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));
 

@@ -2,44 +2,92 @@
  * A thread's bodies, fetched only when the thread is opened — one threads.get (format=full)
  * for the whole thread — stored through the mail store, and served from the store until a
  * message without a body joins the thread.
+ *
+ * One open must not cost every other user: concurrent opens of one thread (a user's tabs, the
+ * AI routes, ten clients of one account) share one check, fetch, parse and store, and an answer
+ * the service will not or could not parse (over the cap, or failing on the body worker) is
+ * remembered for `failureTtlMs`, so reopening that thread answers at once instead of fetching and
+ * parsing megabytes again. Cheap failures (the provider's 5xx, 429, a dropped connection) are
+ * not remembered: the next open tries again, as the user expects.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailFactory } from '../../providers/gmail.ts';
+import { UnusableAnswerError } from '../../providers/mail/thread-answer.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { storeThread } from './mail-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Threads whose failure is remembered at most; past it the oldest is forgotten first. */
+const MAX_REMEMBERED = 1_000;
 
 export interface ThreadBodies {
   /** Fetches and stores the bodies of the thread's messages unless all are cached; NOT_FOUND for another account's thread. */
   ensure(em: EntityManager, accountId: string, threadId: string): Promise<void>;
 }
 
-export function createThreadBodies(deps: { gmail: GmailFactory; credentials: CredentialsService }): ThreadBodies {
+export interface ThreadBodiesOptions {
+  /** How long a thread whose answer could not be used answers its opens with that failure (default 30 s). */
+  failureTtlMs?: number;
+  /** Milliseconds now (tests pass a clock they move). */
+  now?: () => number;
+}
+
+export function createThreadBodies(deps: { gmail: GmailFactory; credentials: CredentialsService } & ThreadBodiesOptions): ThreadBodies {
+  const failureTtlMs = deps.failureTtlMs ?? 30_000;
+  const now = deps.now ?? Date.now;
+  const flights = new Map<string, Promise<void>>();
+  const failures = new Map<string, { error: unknown; until: number }>();
+
+  async function fetchAndStore(em: EntityManager, accountId: string, threadId: string): Promise<void> {
+    const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
+      `select t.provider_thread_id,
+         (select count(*)::int from mail_messages m where m.thread_id = t.id and m.body_fetched_at is null) +
+         (case when exists (select 1 from mail_messages m where m.thread_id = t.id) then 0 else 1 end) as missing
+       from mail_threads t where t.id = ? and t.account_id = ?`,
+      [threadId, accountId],
+    );
+    const thread = rows[0];
+    if (!thread) throw new AppError('NOT_FOUND');
+    if (thread.missing === 0) return;
+    let messages;
+    try {
+      messages = await deps.gmail(await deps.credentials.client(em, accountId), accountId).getThreadFull(thread.provider_thread_id);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
+      throw err;
+    }
+    if (!messages) throw new AppError('NOT_FOUND');
+    const stored = messages.filter((m) => m.providerThreadId === thread.provider_thread_id);
+    await em.transactional((tx) => storeThread(tx, accountId, threadId, stored));
+  }
+
+  function remember(key: string, error: unknown): void {
+    if (!(error instanceof AppError && error.cause instanceof UnusableAnswerError) || failureTtlMs <= 0) return;
+    failures.delete(key);
+    if (failures.size >= MAX_REMEMBERED) failures.delete(failures.keys().next().value!);
+    failures.set(key, { error, until: now() + failureTtlMs });
+  }
+
   return {
-    async ensure(em, accountId, threadId) {
-      if (!UUID.test(threadId)) throw new AppError('NOT_FOUND');
-      const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
-        `select t.provider_thread_id,
-           (select count(*)::int from mail_messages m where m.thread_id = t.id and m.body_fetched_at is null) +
-           (case when exists (select 1 from mail_messages m where m.thread_id = t.id) then 0 else 1 end) as missing
-         from mail_threads t where t.id = ? and t.account_id = ?`,
-        [threadId, accountId],
-      );
-      const thread = rows[0];
-      if (!thread) throw new AppError('NOT_FOUND');
-      if (thread.missing === 0) return;
-      let messages;
-      try {
-        messages = await deps.gmail(await deps.credentials.client(em, accountId), accountId).getThreadFull(thread.provider_thread_id);
-      } catch (err) {
-        if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
-        throw err;
+    ensure(em, accountId, threadId) {
+      if (!UUID.test(threadId)) return Promise.reject(new AppError('NOT_FOUND'));
+      const key = `${accountId}:${threadId}`;
+      const failed = failures.get(key);
+      if (failed && failed.until > now()) return Promise.reject(failed.error);
+      if (failed) failures.delete(key);
+      let flight = flights.get(key);
+      if (!flight) {
+        // Set before anything is awaited: opens arriving while this one runs join it.
+        flight = fetchAndStore(em, accountId, threadId)
+          .catch((err: unknown) => {
+            remember(key, err);
+            throw err;
+          })
+          .finally(() => flights.delete(key));
+        flights.set(key, flight);
       }
-      if (!messages) throw new AppError('NOT_FOUND');
-      const stored = messages.filter((m) => m.providerThreadId === thread.provider_thread_id);
-      await em.transactional((tx) => storeThread(tx, accountId, threadId, stored));
+      return flight;
     },
   };
 }

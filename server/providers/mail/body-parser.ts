@@ -10,7 +10,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, type ThreadAnswer } from './thread-answer.ts';
+import { MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -57,7 +57,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
         return await run({ answer });
       } catch {
         // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
-        return run({ answer, htmlUpTo: inlineBytes });
+        return run({ answer, htmlUpTo: inlineBytes }).catch((err: unknown) => Promise.reject(new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: err })));
       }
     },
     async close() {

@@ -34,8 +34,20 @@ export interface ThreadAnswerOptions {
  */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
+/**
+ * A thread answer the service will not parse (over the cap) or could not (its parse failed on
+ * the worker, twice): opening the thread again would cost as much and fail the same way, so
+ * the thread's opens remember it for a while (thread-bodies.service.ts).
+ */
+export class UnusableAnswerError extends Error {
+  constructor(message: string, opts?: { cause?: unknown }) {
+    super(message, opts);
+    this.name = 'UnusableAnswerError';
+  }
+}
+
 /** An answer over the cap: read no further, decoded never. */
-export class AnswerTooLargeError extends Error {
+export class AnswerTooLargeError extends UnusableAnswerError {
   readonly max: number;
   constructor(max: number) {
     super(`an answer of over ${max} bytes`);

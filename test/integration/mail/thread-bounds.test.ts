@@ -27,4 +27,47 @@ describe('thread bounds', () => {
     assert.equal(fine.status, 200);
     assert.equal(fine.body.messages[0].bodyText, 'fine');
   });
+
+  it('concurrent opens of one thread share one fetch, parse and store, and its failure', async (t) => {
+    const mail = await startMailApp(t);
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Shared', bodyText: 'once' });
+    mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: 'twice' });
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { threadBodies, orm } = mail.app.container;
+    const open = () => threadBodies.ensure(orm.em.fork(), accountId, thread.id);
+
+    mail.gmail.injectFault({ endpoint: 'threads.get', status: 500 });
+    mail.gmail.resetCounters();
+    const failed = await Promise.allSettled(Array.from({ length: 5 }, open));
+    assert.deepEqual(failed.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), Array(5).fill('SYNC_FAILED'));
+    assert.equal(mail.gmail.calls['threads.get:full'], 1, 'five opens, one provider call');
+
+    await Promise.all(Array.from({ length: 5 }, open));
+    assert.equal(mail.gmail.calls['threads.get:full'], 2, 'a 500 is not remembered; five more opens, one more call');
+    const [{ n }] = await mail.sql<{ n: number }>('select count(*)::int as n from mail_messages where body_fetched_at is not null');
+    assert.equal(n, 2);
+    // Another account's open of this thread neither joins the flight nor sees the thread.
+    await assert.rejects(threadBodies.ensure(orm.em.fork(), '6f9619ff-8b86-4d01-b42d-00cf4fc964ff', thread.id), { code: 'NOT_FOUND' });
+  });
+
+  it('an answer that cannot be used is remembered for failureTtlMs, then fetched again', async (t) => {
+    let clock = 1_000_000;
+    const mail = await startMailApp(t, { overrides: { mailBodies: { parser: { maxAnswerBytes: 16 * 1024 }, opens: { failureTtlMs: 30_000, now: () => clock } } } });
+    mail.gmail.addMessage(ALICE, { subject: 'Huge', bodyText: 'lorem ipsum '.repeat(5_000) });
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+    mail.gmail.resetCounters();
+    for (let i = 0; i < 3; i++) {
+      const refused = await mail.getJson(`/api/mail/threads/${thread.id}`);
+      assert.equal(refused.status, 502);
+      assert.equal(refused.body.error.code, 'SYNC_FAILED');
+      clock += 10_000;
+    }
+    assert.equal(mail.gmail.calls['threads.get:full'], 1, 'reopened within 30 s: answered from memory, no fetch and no parse');
+    const again = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(again.status, 502);
+    assert.equal(mail.gmail.calls['threads.get:full'], 2, 'after 30 s the thread is fetched again');
+  });
 });
