@@ -78,7 +78,7 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   routes.get('/openapi.json', limit('global'), (ctx) => {
     ctx.body = openapiDocument();
   });
-  routes.get('/metrics', limit('global'), metricsRoute(container.metrics, services.statusAdmin));
+  routes.get('/metrics', limit('global'), metricsRoute(container.metrics, config.metricsToken));
   routes.all('/trpc/{*path}', trpcMiddleware(appRouter, contextDeps));
   routes.delete('/auth/account', deleteAccountRoute(appRouter, contextDeps));
   staticRoutes(routes, { limit });

@@ -1,20 +1,22 @@
 /**
- * GET /metrics (Prometheus text format) for operators, with the status-admin credential
- * (`Authorization: Bearer <STATUS_ADMIN_TOKEN>`; otherwise FORBIDDEN, as the incident
- * writes), and the middleware that times every request into it and, when tracing runs, names
+ * GET /metrics (Prometheus text format) for operators' scrapers, with the metrics credential
+ * (`Authorization: Bearer <METRICS_TOKEN>`; otherwise FORBIDDEN, and always when none is
+ * configured). Its own token, not the status-admin one: a scraper's credential sits in every
+ * Prometheus config and must not be able to write the status page. And the middleware that times every request into it and, when tracing runs, names
  * the request's span after the same route template (and its tRPC procedure).
  */
 import type Koa from 'koa';
 import { AppError } from '../domain/errors.ts';
-import type { StatusAdmin } from '../domain/status/status-admin.ts';
+import { createStatusAdmin } from '../domain/status/status-admin.ts';
 import type { Metrics } from '../infra/metrics.ts';
 import { nameRequestSpan, tracing } from '../infra/trace-hooks.ts';
 import { procedureMeta } from '../trpc/routers/index.ts';
 
-export function metricsRoute(metrics: Metrics, admin: StatusAdmin): Koa.Middleware {
+export function metricsRoute(metrics: Metrics, metricsToken: string | undefined): Koa.Middleware {
+  const scraper = createStatusAdmin(metricsToken); // the same constant-time bearer check, another token
   return async (ctx) => {
     const authorization = ctx.get('Authorization');
-    if (!admin.allows(authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined)) throw new AppError('FORBIDDEN');
+    if (!scraper.allows(authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined)) throw new AppError('FORBIDDEN');
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   };

@@ -43,9 +43,9 @@ export function plainRoutes(): Json {
         operationId: 'system-metrics',
         summary: 'Operational metrics (Prometheus text format)',
         description:
-          'For operators, with the status-admin credential. Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).',
+          'For operators\' scrapers, with the metrics credential (`Authorization: Bearer <METRICS_TOKEN>`, not the status-admin one). Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).',
         tags: ['system'],
-        security: securityFor(['FORBIDDEN']),
+        security: [{ metricsScraper: [] }],
         responses: { 200: { description: 'Prometheus exposition format 0.0.4', headers: successHeaders, content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses(['FORBIDDEN']) },
       },
     },

@@ -79,6 +79,7 @@ export const securitySchemes = {
     description: 'The csrfToken of GET /auth/session. State-changing calls also need `Origin` equal to the web app origin (WEB_ORIGIN).',
   },
   statusAdmin: { type: 'http', scheme: 'bearer', description: 'STATUS_ADMIN_TOKEN.' },
+  metricsScraper: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN: GET /metrics only.' },
 } as const;
 
 const session = { sessionCookie: [], sessionSignature: [] };

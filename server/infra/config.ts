@@ -60,6 +60,7 @@ const envSchema = z.object({
   AI_DAILY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
   AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
+  METRICS_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
   LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   LOG_FORMAT: opt(z.enum(['json', 'pretty'])),
@@ -112,6 +113,8 @@ export interface Config {
   rateLimit: { max: number; windowSeconds: number };
   aiBudget: { daily: number; monthly: number };
   statusAdminToken?: string;
+  /** The scraper's credential for GET /metrics (read-only; never the status-admin one). */
+  metricsToken?: string;
   logLevel: string;
   /** Log lines as JSON, or readable ('pretty'); unset: readable on a terminal, JSON otherwise. */
   logFormat?: 'json' | 'pretty';
@@ -204,6 +207,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60 },
     aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
     statusAdminToken: e.STATUS_ADMIN_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL ?? 'info',
     logFormat: e.LOG_FORMAT,
     tracing: {

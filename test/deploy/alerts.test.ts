@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { sharedApp } from '../helpers/app.ts';
 import { ROOT } from './dockerfile-model.ts';
-import { checkPromql, exportedSeries, readPromql, type ExportedSeries } from './exported-metrics.ts';
+import { checkPromql, exportedSeries, METRICS_TOKEN, readPromql, type ExportedSeries } from './exported-metrics.ts';
 
 const DIR = path.join(ROOT, 'deploy/prometheus');
 const RULES = path.join(DIR, 'alerts.yml');
@@ -93,7 +93,7 @@ describe('deploy/prometheus/alerts.yml', () => {
   });
 
   describe('against a running app', () => {
-    const app = sharedApp();
+    const app = sharedApp({ METRICS_TOKEN });
     let exported: ExportedSeries;
     before(async () => {
       exported = await exportedSeries(app());

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { sharedApp } from '../helpers/app.ts';
 import { ROOT } from './dockerfile-model.ts';
-import { checkPromql, exportedSeries, readPromql, type ExportedSeries } from './exported-metrics.ts';
+import { checkPromql, exportedSeries, METRICS_TOKEN, readPromql, type ExportedSeries } from './exported-metrics.ts';
 
 interface Target {
   expr?: string;
@@ -78,7 +78,7 @@ describe('deploy/grafana/mail-inbox-assistant.json', () => {
   });
 
   describe('against a running app', () => {
-    const app = sharedApp();
+    const app = sharedApp({ METRICS_TOKEN });
     let exported: ExportedSeries;
     before(async () => {
       exported = await exportedSeries(app());

@@ -7,7 +7,10 @@
  * name, and the labels it groups by.
  */
 import assert from 'node:assert/strict';
-import { ADMIN_TOKEN, type TestApp } from '../helpers/app.ts';
+import type { TestApp } from '../helpers/app.ts';
+
+/** The scraper's credential: give it to the app as METRICS_TOKEN (`sharedApp({ METRICS_TOKEN })`). */
+export const METRICS_TOKEN = 'test-metrics-scraper-token-0123456789';
 
 /** Series name -> the label names it may carry. */
 export type ExportedSeries = Map<string, Set<string>>;
@@ -18,7 +21,7 @@ const TARGET_LABELS = ['job', 'instance'];
 const PER_TARGET = ['up', 'scrape_duration_seconds', 'scrape_samples_scraped', 'scrape_samples_post_metric_relabeling', 'scrape_series_added'];
 
 export async function exportedSeries(app: TestApp): Promise<ExportedSeries> {
-  const res = await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const res = await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
   assert.equal(res.status, 200, 'GET /metrics');
   const text = await res.text();
   const labelsOf = new Map(app.container.metrics.registry.getMetricsAsArray().map((m) => [m.name, (m as unknown as { labelNames?: string[] }).labelNames ?? []]));

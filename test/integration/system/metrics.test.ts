@@ -1,5 +1,6 @@
 /**
- * GET /metrics: Prometheus text for the status-admin credential only; requests by route
+ * GET /metrics: Prometheus text for the metrics credential only (METRICS_TOKEN; the
+ * status-admin one, which writes the status page, is refused); requests by route
  * template (ids folded, unknown paths one label), provider errors by code, AI tokens, the
  * live inbox's queues, lag and unrenewed watches, and Node's event-loop delay.
  */
@@ -19,12 +20,14 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
-describe('GET /metrics', () => {
-  const setup = sharedAiSetup();
-  const scrape = async (token = ADMIN_TOKEN) => fetch(`${setup().app.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+const METRICS_TOKEN = 'test-metrics-scraper-token-0123456789';
 
-  it('answers FORBIDDEN in the envelope without the status-admin credential', async () => {
-    for (const res of [await fetch(`${setup().app.url}/metrics`), await scrape('wrong-token-wrong-token')]) {
+describe('GET /metrics', () => {
+  const setup = sharedAiSetup({ METRICS_TOKEN });
+  const scrape = async (token = METRICS_TOKEN) => fetch(`${setup().app.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+
+  it('answers FORBIDDEN in the envelope without the metrics credential, the status-admin one included', async () => {
+    for (const res of [await fetch(`${setup().app.url}/metrics`), await scrape('wrong-token-wrong-token'), await scrape(ADMIN_TOKEN)]) {
       assert.equal(res.status, 403);
       assert.equal((await res.json()).error.code, 'FORBIDDEN');
     }
