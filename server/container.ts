@@ -20,6 +20,8 @@ import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createSettingsService } from './domain/settings/settings.service.ts';
 import { createIncidentService } from './domain/status/incident.service.ts';
 import { createStatusAdmin } from './domain/status/status-admin.ts';
+import { createMailEventsService, type StreamLimits } from './events/events.service.ts';
+import { createEventHub, type EventHub } from './events/hub.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
 import { createSessions, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './infra/logger.ts';
@@ -56,6 +58,8 @@ export interface Container {
   readonly workers: readonly Worker[];
   /** What GET /metrics serves. */
   readonly metrics: Metrics;
+  /** This instance's live event streams and their LISTEN connection (stopped first at shutdown). */
+  readonly liveEvents: EventHub;
   close(): Promise<void>;
 }
 
@@ -70,6 +74,8 @@ export interface ContainerOverrides {
   ai?: { now?: () => Date; provider?: AiProvider; timeoutMs?: number };
   /** The live inbox's workers: `{ work: false }` stores jobs without running them (route tests). */
   liveInbox?: LiveInboxOptions;
+  /** Open event streams allowed per session and per account (tests lower them). */
+  streamLimits?: StreamLimits;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
   mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions };
 }
@@ -137,6 +143,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
   const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
   metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));
+  const liveEvents = createEventHub({ databaseUrl: opts.databaseUrl, log });
 
   const services: Services = Object.freeze({
     auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch,
@@ -144,6 +151,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies }),
+    events: createMailEventsService({ orm, hub: liveEvents, limits: overrides.streamLimits }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),
     analytics: createAnalyticsService(),
@@ -152,7 +160,8 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
   });
 
-  const workers = Object.freeze([...liveInbox.workers]);
+  // The event hub listens from start-up and, last in the list, stops first.
+  const workers = Object.freeze([...liveInbox.workers, { start: () => liveEvents.start(), stop: () => liveEvents.stop() }]);
   return Object.freeze({
     config,
     log,
@@ -169,6 +178,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     liveInbox,
     workers,
     metrics,
+    liveEvents,
     async close() {
       for (const w of [...workers].reverse()) await w.stop();
       await bodies.close();

@@ -8,6 +8,7 @@ import type { AuthService } from './domain/auth/auth.service.ts';
 import type { HealthService } from './domain/health/health.service.ts';
 import type { SyncService } from './domain/mail/sync.service.ts';
 import type { ThreadReads } from './domain/mail/thread.service.ts';
+import type { MailEventsService } from './events/events.service.ts';
 import type { SettingsService } from './domain/settings/settings.service.ts';
 import type { IncidentService } from './domain/status/incident.service.ts';
 import type { StatusAdmin } from './domain/status/status-admin.ts';
@@ -17,6 +18,8 @@ export interface Services {
   /** One bounded sync of an account (the route and the live inbox share it). */
   sync: SyncService;
   threads: ThreadReads;
+  /** Live events of an account (GET /api/mail/events, `mail.events`). */
+  events: MailEventsService;
   ai: AiFeature;
   settings: SettingsService;
   analytics: AnalyticsService;

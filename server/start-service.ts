@@ -65,6 +65,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const stop = () =>
     (stopped ??= (async () => {
       try {
+        // Open event streams never finish by themselves: end them so the stop need not wait out its grace.
+        await container.liveEvents.stop();
         await server.stop(opts.stopGraceMs);
         await container.close();
       } finally {

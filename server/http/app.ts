@@ -14,6 +14,7 @@ import { AppError } from '../domain/errors.ts';
 import { buildAppRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
+import { eventsRoute } from './events.route.ts';
 import { oauthRoutes } from './oauth.routes.ts';
 import { routeLabeler } from '../infra/metrics.ts';
 import { metricsRoute, requestMetrics } from './metrics.route.ts';
@@ -132,6 +133,7 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   if (routerPaths.some((p) => p.startsWith('/api/'))) throw new Error('a plain route under /api/ would be shadowed by the REST paths');
   const routed = routes.routes() as Koa.Middleware;
   app.use((ctx, next) => (ctx.path.startsWith('/api/') ? next() : routed(ctx, next)));
+  app.use(eventsRoute(appRouter, contextDeps));
   app.use(restMiddleware(appRouter, contextDeps));
   app.use(() => {
     throw new AppError('NOT_FOUND');

@@ -2,6 +2,8 @@
  * The native tRPC endpoint at /trpc for the typed client, through the fetch adapter (the
  * node adapter with ctx.respond=false answered 404 and lost the session cookie in Koa).
  */
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type Koa from 'koa';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
@@ -46,6 +48,11 @@ export function trpcMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       if (key === 'vary') ctx.vary(value);
       else if (key !== 'content-length') ctx.set(key, value);
     });
+    // A subscription (mail.events) answers with a stream that never ends by itself: pass it on.
+    if (res.body && res.headers.get('content-type')?.startsWith('text/event-stream')) {
+      ctx.body = Readable.fromWeb(res.body as WebReadableStream);
+      return;
+    }
     ctx.body = Buffer.from(await res.arrayBuffer());
     // tRPC's early refusals (unsupported content type, malformed batch) are JSON built as a
     // plain Response, labelled text/plain by default: label them as what they are.

@@ -45,6 +45,8 @@ const t = initTRPC
     // Never put a stack into an error shape, whatever NODE_ENV (runtime contract 4d). The
     // formatter drops it anyway; without this tRPC still renders one for every error.
     isDev: false,
+    // Live events (mail.events): a comment line every 25 s keeps proxies from closing an idle stream.
+    sse: { ping: { enabled: true, intervalMs: 25_000 } },
     errorFormatter({ shape, error, ctx }) {
       // Errors raised before the context exists (bad content type, unknown procedure) still carry the id.
       const requestId = ctx?.requestId ?? currentRequestId() ?? '';

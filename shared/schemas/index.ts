@@ -6,3 +6,4 @@ export * from './mail.ts';
 export * from './ai.ts';
 export * from './settings.ts';
 export * from './analytics.ts';
+export * from './events.ts';

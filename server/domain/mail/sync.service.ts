@@ -15,6 +15,7 @@ import { errorSummary, type Logger } from '../../infra/logger.ts';
 import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
+import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges, recordFailures } from './mail-store.ts';
 import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
@@ -127,10 +128,12 @@ export function createSyncService(deps: {
         if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
+          await announceSync(em, accountId);
         } else {
           await em.transactional(async (tx) => {
             if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
             await applyChanges(tx, accountId, p.changes);
+            await announceCommit(tx, accountId, p.changes);
           });
         }
         log.info(

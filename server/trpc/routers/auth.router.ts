@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { deleteAccountInput, sessionInfo } from '../../../shared/schemas/auth.ts';
+import { sessionStreamKey } from '../../events/events.service.ts';
 import { csrfProcedure, publicProcedure, router } from '../init.ts';
 
 export const authRouter = router({
@@ -17,8 +18,11 @@ export const authRouter = router({
     .meta({ openapi: { method: 'POST', path: '/auth/logout', tags: ['auth'], summary: 'End the session', successDescription: 'No Content' }, successStatus: 204, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
     .input(z.object({}).strict().optional())
     .output(z.void())
-    .mutation(({ ctx }) => {
+    .mutation(async ({ ctx }) => {
+      const streams = sessionStreamKey(ctx.session.csrfToken());
       ctx.session.signOut();
+      // The session's event streams end too, on every instance (best effort: the logout stands).
+      await ctx.services.events.endSession(streams).catch(() => undefined);
     }),
 
   disconnect: csrfProcedure
@@ -33,6 +37,7 @@ export const authRouter = router({
     .mutation(async ({ ctx }) => {
       await ctx.services.auth.disconnect(ctx.em, ctx.user.accountId);
       ctx.session.signOut();
+      await ctx.services.events.endAccount(ctx.user.accountId);
     }),
 
   deleteAccount: csrfProcedure
@@ -43,5 +48,6 @@ export const authRouter = router({
     .mutation(async ({ ctx }) => {
       await ctx.services.auth.deleteAccount(ctx.em, ctx.user.accountId);
       ctx.session.signOut();
+      await ctx.services.events.endAccount(ctx.user.accountId);
     }),
 });

@@ -7,6 +7,7 @@ import { registerProcedurePaths, router, skipTrustedOutputValidation, type Meta 
 import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
+import { eventProcedures } from './events.router.ts';
 import { mailProcedures } from './mail.router.ts';
 import { settingsRouter } from './settings.router.ts';
 import { statusRouter } from './status.router.ts';
@@ -18,7 +19,7 @@ export const appRouter = router({
   auth: authRouter,
   status: statusRouter,
   analytics: analyticsRouter,
-  mail: router({ ...mailProcedures, ...aiProcedures }),
+  mail: router({ ...mailProcedures, ...aiProcedures, ...eventProcedures }),
   settings: settingsRouter,
 });
 

@@ -14,7 +14,7 @@ import { skipTrustedOutputValidation, type Meta } from '../../../server/trpc/ini
 import { appRouter, buildAppRouter } from '../../../server/trpc/routers/index.ts';
 import { servedDocumentChecker } from '../../helpers/openapi-recorder.ts';
 
-type Def = { meta?: Meta; output?: unknown; middlewares: { _type?: string }[] };
+type Def = { type?: string; meta?: Meta; output?: unknown; middlewares: { _type?: string }[] };
 const validatesOutput = (def: Def) => def.middlewares.some((m) => m._type === 'output');
 const definitions = (router: typeof appRouter) => Object.entries(router._def.procedures as unknown as Record<string, { _def: Def }>).map(([path, p]) => ({ path, def: p._def }));
 // Read before anything builds the app: importing the router changed none of its procedures.
@@ -37,9 +37,10 @@ describe('trusted outputs', () => {
   it('skips the output validator of the flagged hot reads only', () => {
     const trusted = defs.filter((d) => d.def.meta?.trustedOutput).map((d) => d.path);
     assert.deepEqual(trusted.sort(), ['mail.thread', 'mail.threads']);
-    assert.deepEqual(validatedOnImport, defs.map((d) => d.path), 'every output validated until the app router is built');
+    assert.deepEqual(validatedOnImport, defs.filter((d) => d.def.type !== 'subscription').map((d) => d.path), 'every output validated until the app router is built');
     assert.equal(buildAppRouter(), served, 'built once: a second app gets the same router');
-    for (const { path, def } of defs) {
+    // A subscription (mail.events) has no output validator to skip: its events are typed by shared/schemas/events.ts.
+    for (const { path, def } of defs.filter((d) => d.def.type !== 'subscription')) {
       assert.notEqual(def.output, undefined, `${path} has an output schema`);
       assert.equal(validatesOutput(def), !def.meta?.trustedOutput, `${path}: output validated unless trusted`);
     }

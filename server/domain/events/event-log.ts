@@ -1,0 +1,70 @@
+/**
+ * Live events, the reading side: where an account's event log stands, what it holds since an
+ * id (for a resumed stream), and the account's sync state as a `sync` event reports it.
+ */
+import { toIso } from '../time.ts';
+import { announceSync, type LoggedKind, type Sql } from './announce.ts';
+
+export interface LoggedEvent {
+  id: string;
+  kind: LoggedKind;
+  threadIds: string[] | null;
+}
+
+export type SyncPhase = 'backfilling' | 'current' | 'catching_up' | 'needs_reconnect';
+
+export interface SyncSnapshot {
+  state: SyncPhase;
+  lastSyncedAt: string | null;
+  progress: { stored: number; estimatedTotal: number | null } | null;
+}
+
+const rows = async <T>(em: Sql, query: string, params: unknown[]): Promise<T[]> => (await em.execute(query, params)) as T[];
+
+/** The id of the account's newest event (one is recorded when the log is empty, so a stream always has a position). */
+export async function latestEventId(em: Sql, accountId: string): Promise<string> {
+  const [row] = await rows<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
+  if (row?.id) return row.id;
+  await announceSync(em, accountId);
+  return latestEventId(em, accountId);
+}
+
+/**
+ * The account's events after `afterId`, oldest first; `known` false when `afterId` is not
+ * (or no longer) in the account's log, so what came after it cannot be told.
+ */
+export async function eventsSince(em: Sql, accountId: string, afterId: string): Promise<{ known: boolean; events: LoggedEvent[] }> {
+  if (!/^[1-9]\d{0,17}$/.test(afterId)) return { known: false, events: [] };
+  const found = await rows<{ id: string; kind: LoggedKind; thread_ids: string[] | null }>(
+    em,
+    'select id::text as id, kind, thread_ids from mail_events where account_id = ? and id >= ?::bigint order by id',
+    [accountId, afterId],
+  );
+  if (found[0]?.id !== afterId) return { known: false, events: [] };
+  return { known: true, events: found.slice(1).map((r) => ({ id: r.id, kind: r.kind, threadIds: r.thread_ids })) };
+}
+
+/**
+ * Where the account stands: needs_reconnect (no usable grant), backfilling (no complete copy
+ * yet, or a full listing under way; with the inbox messages stored so far), catching_up (a
+ * sync is running, or a notification arrived since the last sync), else current.
+ */
+export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
+  const [row] = await rows<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null }>(
+    em,
+    `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
+            s.full_sync_active, s.last_synced_at, s.history_id::text as history_id,
+            coalesce(s.lease_until > now(), false) as running,
+            coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as notified
+       from accounts a left join sync_states s on s.account_id = a.id where a.id = ?`,
+    [accountId],
+  );
+  const lastSyncedAt = row?.last_synced_at ? toIso(row.last_synced_at) : null;
+  if (!row || row.needs_reconnect || !row.connected) return { state: 'needs_reconnect', lastSyncedAt, progress: null };
+  if (row.full_sync_active || !row.history_id) {
+    const [count] = await rows<{ n: number }>(em, 'select count(*)::int as n from mail_messages where account_id = ? and in_inbox', [accountId]);
+    // The provider's inbox count is not read yet (labels/INBOX): the estimate stays unknown.
+    return { state: 'backfilling', lastSyncedAt, progress: { stored: count?.n ?? 0, estimatedTotal: null } };
+  }
+  return { state: row.running || row.notified ? 'catching_up' : 'current', lastSyncedAt, progress: null };
+}

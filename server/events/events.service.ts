@@ -1,0 +1,99 @@
+/**
+ * The live events of an account, as GET /api/mail/events and the `mail.events` subscription
+ * serve them: a `sync` event first (where the account stands), then what this instance hears
+ * (coalesced per stream), resumed from a `Last-Event-ID` through the account's event log.
+ * Streams are limited per session and per account on this instance (the hub counts them).
+ */
+import { createHash } from 'node:crypto';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { MailEvent } from '../../shared/schemas/events.ts';
+import { announceEnd } from '../domain/events/announce.ts';
+import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event-log.ts';
+import { AppError } from '../domain/errors.ts';
+import type { EventHub } from './hub.ts';
+
+export interface StreamLimits {
+  perSession: number;
+  perAccount: number;
+  /** Retry-After of a refused stream (seconds). */
+  retryAfterSeconds: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30 };
+
+export interface OpenStream {
+  accountId: string;
+  /** Stands for the session (see `sessionStreamKey`): its streams are counted and ended together. */
+  sessionKey: string;
+  lastEventId?: string | null;
+  signal: AbortSignal;
+}
+
+export interface IdentifiedEvent {
+  id: string;
+  data: MailEvent;
+}
+
+export interface MailEventsService {
+  /** Checks the limits and positions the stream (errors are thrown here, before any event); then iterate. */
+  open(opts: OpenStream): Promise<AsyncGenerator<IdentifiedEvent, void>>;
+  /** Ends a session's streams on every instance (logout). */
+  endSession(sessionKey: string): Promise<void>;
+  /** Ends every stream of the account on every instance (disconnect, deletion). */
+  endAccount(accountId: string): Promise<void>;
+}
+
+/** A session's stream key: derived from its CSRF token (stable for the session, never shown). */
+export function sessionStreamKey(csrfToken: string): string {
+  return createHash('sha256').update(`mail-events:${csrfToken}`).digest('base64url').slice(0, 22);
+}
+
+export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; limits?: StreamLimits }): MailEventsService {
+  const { orm, hub } = deps;
+  const limits = deps.limits ?? DEFAULT_STREAM_LIMITS;
+  const sql = () => orm.em.fork();
+
+  return {
+    async open({ accountId, sessionKey, lastEventId, signal }) {
+      const open = hub.count(accountId, sessionKey);
+      if (open.session >= limits.perSession || open.account >= limits.perAccount) {
+        throw new AppError('RATE_LIMITED', { retryAfter: limits.retryAfterSeconds });
+      }
+      // Listening before the log is read: what commits in between is held, not lost.
+      const stream = hub.add(accountId, sessionKey);
+      // A stream given up before its first event (the client went away) is let go at once.
+      signal.addEventListener('abort', () => hub.remove(stream), { once: true });
+      let first: IdentifiedEvent[];
+      try {
+        const em = sql();
+        const resumed = lastEventId ? await eventsSince(em, accountId, lastEventId) : undefined;
+        const position = resumed?.known ? lastEventId! : await latestEventId(em, accountId);
+        const snapshot = await syncSnapshot(em, accountId);
+        first = [{ id: position, data: { type: 'sync', ...snapshot } }];
+        // Resumed from an id no longer (or never) in the log: what came since cannot be told.
+        if (resumed && !resumed.known) first.unshift({ id: position, data: { type: 'reset' } });
+        stream.open(position, resumed?.events ?? []);
+      } catch (err) {
+        hub.remove(stream);
+        throw err;
+      }
+      return (async function* events(): AsyncGenerator<IdentifiedEvent, void> {
+        try {
+          yield* first;
+          for (;;) {
+            const p = await stream.take(signal);
+            if (!p) return;
+            if (p.reset) yield { id: p.id, data: { type: 'reset' } };
+            else if (p.threadIds.length) yield { id: p.id, data: { type: 'threads', threadIds: p.threadIds } };
+            if (p.sync) yield { id: p.id, data: { type: 'sync', ...(await syncSnapshot(sql(), accountId)) } };
+          }
+        } finally {
+          stream.end();
+          hub.remove(stream);
+        }
+      })();
+    },
+    endSession: (sessionKey) => announceEnd(sql(), { session: sessionKey }),
+    endAccount: (accountId) => announceEnd(sql(), { accountId }),
+  };
+}

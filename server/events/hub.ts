@@ -1,0 +1,134 @@
+/**
+ * The instance's side of live events: one dedicated LISTEN connection (a pg.Client outside
+ * every pool), its notifications fanned out to this instance's open streams. A lost
+ * connection is reopened with a backoff and listened on again; streams open meanwhile may
+ * have missed events, so each gets a `reset` (and a fresh `sync`). Stopped before the
+ * database closes: it ends every stream and closes the connection.
+ */
+import pg from 'pg';
+import { EVENTS_CHANNEL, type Notice } from '../domain/events/announce.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
+import { EventStream } from './stream.ts';
+
+export interface EventHub {
+  /** Starts listening (resolves once LISTEN succeeded, or the first attempt failed and retries are scheduled). */
+  start(): Promise<void>;
+  /** Ends every stream and closes the connection. */
+  stop(): Promise<void>;
+  /** Registers a stream of the account; it receives what is heard from now on. */
+  add(accountId: string, sessionKey: string): EventStream;
+  remove(stream: EventStream): void;
+  /** This instance's open streams of a session and of an account. */
+  count(accountId: string, sessionKey: string): { session: number; account: number };
+  /** Open streams on this instance (metrics, tests). */
+  size(): number;
+}
+
+export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs?: number }): EventHub {
+  const { log } = deps;
+  const byAccount = new Map<string, Set<EventStream>>();
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let attempt = 0;
+
+  function each(fn: (s: EventStream) => void, accountId?: string | null) {
+    const sets = accountId ? [byAccount.get(accountId)] : [...byAccount.values()];
+    for (const set of sets) for (const s of set ?? []) fn(s);
+  }
+
+  function hear(payload: string | undefined) {
+    let n: Notice;
+    try {
+      n = JSON.parse(payload ?? '') as Notice;
+    } catch {
+      return;
+    }
+    if (n.k === 'end') {
+      each((s) => (n.s === undefined || s.sessionKey === n.s ? s.end() : undefined), n.a);
+      return;
+    }
+    each((s) => s.push({ id: n.i, kind: n.k, threadIds: n.t ?? null }), n.a);
+  }
+
+  async function connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: deps.databaseUrl, connectionTimeoutMillis: 5_000 });
+    c.on('notification', (m) => {
+      if (m.channel === EVENTS_CHANNEL) hear(m.payload);
+    });
+    c.on('error', (err) => {
+      log.warn(errorSummary(err), 'live events: listening connection failed');
+      lost(c);
+    });
+    c.on('end', () => lost(c));
+    try {
+      await c.connect();
+      await c.query(`listen ${EVENTS_CHANNEL}`);
+    } catch (err) {
+      log.warn(errorSummary(err), 'live events: could not listen');
+      c.removeAllListeners('end');
+      await c.end().catch(() => undefined);
+      lost(c);
+      return;
+    }
+    if (stopped) {
+      await c.end().catch(() => undefined);
+      return;
+    }
+    client = c;
+    // Reconnected: what was announced while nobody listened is unknown to these streams.
+    if (attempt > 0) each((s) => s.resetAll());
+    attempt = 0;
+  }
+
+  function lost(c: pg.Client) {
+    // A stale connection's late 'end' (a newer one is listening) changes nothing.
+    if (client !== undefined && client !== c) return;
+    client = undefined;
+    if (stopped || retry) return;
+    attempt += 1;
+    const delay = Math.min(10_000, (deps.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 6));
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, delay);
+    retry.unref();
+  }
+
+  return {
+    start: () => connect(),
+    async stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      each((s) => s.end());
+      byAccount.clear();
+      const c = client;
+      client = undefined;
+      if (c) {
+        c.removeAllListeners('end');
+        await c.end().catch(() => undefined);
+      }
+    },
+    add(accountId, sessionKey) {
+      const s = new EventStream(accountId, sessionKey);
+      if (stopped) s.end();
+      let set = byAccount.get(accountId);
+      if (!set) byAccount.set(accountId, (set = new Set()));
+      set.add(s);
+      return s;
+    },
+    remove(stream) {
+      const set = byAccount.get(stream.accountId);
+      if (!set) return;
+      set.delete(stream);
+      if (!set.size) byAccount.delete(stream.accountId);
+    },
+    count(accountId, sessionKey) {
+      const set = byAccount.get(accountId) ?? new Set<EventStream>();
+      let session = 0;
+      for (const s of set) if (s.sessionKey === sessionKey && !s.isEnded) session += 1;
+      return { session, account: [...set].filter((s) => !s.isEnded).length };
+    },
+    size: () => [...byAccount.values()].reduce((n, set) => n + set.size, 0),
+  };
+}

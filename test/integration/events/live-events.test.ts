@@ -1,0 +1,125 @@
+/**
+ * Live events across two instances on one database: a change synced by instance A reaches a
+ * stream open on instance B (pg_notify at A's commit, B's LISTEN connection), resuming with
+ * Last-Event-ID, the stream limits, and disconnect ending the account's streams on both.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it, type TestContext } from 'node:test';
+import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
+import { csrfHeaders } from '../../helpers/providers.ts';
+import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
+import { openSse, type SseReader } from './sse-reader.ts';
+
+async function twoInstances(t: TestContext, streamLimits?: { perSession: number; perAccount: number; retryAfterSeconds: number }) {
+  // Both instances read the same sessions: same cookie keys, same token key.
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const a = await startMailApp(t, { env });
+  const b = await buildTestApp(t, { env: { ...a.providers.env, ...env }, databaseUrl: a.app.databaseUrl, overrides: streamLimits ? { streamLimits } : {} });
+  return { a, b };
+}
+
+const cookie = (mail: MailApp) => ({ Cookie: mail.browser.cookieHeader() });
+const open = (app: TestApp, headers: Record<string, string>, t: TestContext): Promise<SseReader> =>
+  openSse(`${app.url}/api/mail/events`, headers).then((s) => {
+    t.after(() => s.close());
+    return s;
+  });
+
+async function threadIds(mail: MailApp): Promise<string[]> {
+  const rows = await mail.sql<{ id: string }>('select t.id from mail_threads t join accounts a on a.id = t.account_id where a.email = ? order by t.id', [ALICE]);
+  return rows.map((r) => r.id);
+}
+
+/** Reads `threads` events until every one of `expected` was named (a drain may commit in several pages). */
+async function untilNamed(s: SseReader, expected: string[]): Promise<void> {
+  const named = new Set<string>();
+  while (expected.some((id) => !named.has(id))) {
+    const e = await s.next((f) => f.json?.type === 'threads');
+    for (const id of e.json.threadIds) named.add(id);
+  }
+  assert.deepEqual([...named].sort(), expected);
+}
+
+describe('live mail events', () => {
+  it('a change synced on instance A reaches a stream on instance B; resume with and without the events known', async (t) => {
+    const { a, b } = await twoInstances(t);
+    const s = await open(b, cookie(a), t);
+    assert.equal(s.res.status, 200);
+    assert.match(s.res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const first = await s.next();
+    assert.equal(first.event, 'sync');
+    assert.equal(first.json.state, 'backfilling');
+    assert.deepEqual(first.json.progress, { stored: 0, estimatedTotal: null });
+    assert.ok(first.id);
+
+    a.gmail.seed(ALICE, 3, { sentReplies: false });
+    await a.drain();
+    await untilNamed(s, await threadIds(a));
+    const current = await s.next((e) => e.json.type === 'sync' && e.json.state === 'current');
+    assert.ok(current.json.lastSyncedAt);
+    const lastSeen = current.id!;
+    s.close();
+    await s.ended;
+
+    // Missed while away: resumed from the last id, on the other instance.
+    const added = a.gmail.addMessage(ALICE, { subject: 'while away' });
+    await a.drain();
+    const resumed = await open(a.app, { ...cookie(a), 'Last-Event-ID': lastSeen }, t);
+    assert.equal((await resumed.next()).json.type, 'sync');
+    const missed = await resumed.next((e) => e.json.type === 'threads');
+    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [added.threadId]);
+    assert.deepEqual(missed.json.threadIds, [newThread!.id]);
+    assert.ok(BigInt(missed.id!) > BigInt(lastSeen));
+
+    // An id no longer known (pruned from the account's log): reset, then where the account stands.
+    await a.sql('delete from mail_events where id <= ?', [lastSeen]);
+    const unknown = await open(b, { ...cookie(a), 'Last-Event-ID': lastSeen }, t);
+    assert.equal((await unknown.next()).json.type, 'reset');
+    assert.equal((await unknown.next()).json.type, 'sync');
+  });
+
+  it('the tRPC subscription serves the same events on /trpc, resuming from lastEventId', async (t) => {
+    const { a, b } = await twoInstances(t);
+    const s = await openSse(`${b.url}/trpc/mail.events`, cookie(a));
+    t.after(() => s.close());
+    assert.equal(s.res.status, 200);
+    const first = await s.next((e) => e.json?.type === 'sync');
+    assert.ok(first.id);
+    a.gmail.seed(ALICE, 2, { sentReplies: false });
+    await a.drain();
+    await untilNamed(s, await threadIds(a));
+  });
+
+  it('refuses without a session (401 envelope) and past the stream limits (429 with Retry-After)', async (t) => {
+    const { a, b } = await twoInstances(t, { perSession: 2, perAccount: 3, retryAfterSeconds: 7 });
+    const anon = await fetch(`${b.url}/api/mail/events`);
+    assert.equal(anon.status, 401);
+    assert.equal((await anon.json()).error.code, 'AUTH_REQUIRED');
+
+    const streams = [await open(b, cookie(a), t), await open(b, cookie(a), t)];
+    for (const s of streams) await s.next();
+    const third = await fetch(`${b.url}/api/mail/events`, { headers: cookie(a) });
+    assert.equal(third.status, 429);
+    assert.equal(third.headers.get('retry-after'), '7');
+    assert.equal((await third.json()).error.code, 'RATE_LIMITED');
+    // A second session of the account may open one more, up to the account's limit.
+    const other = b.browser();
+    await other.fetch('/auth/session');
+    streams[0]!.close();
+    await streams[0]!.ended;
+    const again = await open(b, cookie(a), t);
+    assert.equal(again.res.status, 200);
+  });
+
+  it('disconnect ends the account streams on both instances; logout ends the session streams', async (t) => {
+    const { a, b } = await twoInstances(t);
+    const onA = await open(a.app, cookie(a), t);
+    const onB = await open(b, cookie(a), t);
+    await onA.next();
+    await onB.next();
+    const res = await a.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(a.csrfToken, WEB_ORIGIN) });
+    assert.equal(res.status, 204);
+    await Promise.all([onA.ended, onB.ended]);
+  });
+});
