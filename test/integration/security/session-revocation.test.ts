@@ -8,6 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { ANALYTICS_RETENTION_DAYS } from '../../../server/domain/auth/purge-expired.ts';
 import { createSessionStore, SESSION_IDLE_MS } from '../../../server/http/sessions.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import type { Browser } from '../../../harness/browser.ts';
@@ -92,8 +93,11 @@ describe('expired rows', () => {
     await signIn(browser);
     await world.sql(`insert into sessions (id, account_id, data, expires_at) values ('expired-session', null, '{"email":"old@example.com"}', now() - interval '1 minute')`);
     await world.sql(`insert into oauth_states (id, browser_hash, code_verifier, expires_at) values ('expired-state', 'b', 'v', now() - interval '1 minute'), ('live-state', 'b', 'v', now() + interval '5 minutes')`);
+    // Public page views past the retention go; recent ones stay.
+    await world.sql(`insert into analytics_events (name, properties, created_at) values ('page_view', '{"path":"/old"}', now() - interval '${ANALYTICS_RETENTION_DAYS} days' - interval '1 minute'), ('page_view', '{"path":"/new"}', now() - interval '${ANALYTICS_RETENTION_DAYS - 1} days')`);
     const purged = await world.app.container.liveInbox.scheduled['purge-expired']();
-    assert.deepEqual(purged, { sessions: 1, oauthStates: 1 });
+    assert.deepEqual(purged, { sessions: 1, oauthStates: 1, analyticsEvents: 1 });
+    assert.deepEqual((await world.sql<{ path: string }>(`select properties->>'path' as path from analytics_events`)).map((r) => r.path), ['/new']);
     assert.deepEqual((await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id), ['live-state']);
     assert.deepEqual(await world.sql(`select id from sessions where id = 'expired-session'`), []);
     assert.equal((await sessionOf(browser)).authenticated, true, 'the live session stays');
