@@ -16,6 +16,8 @@ declare module 'autocannon' {
   export interface Options {
     url: string;
     connections?: number;
+    /** Requests per second over all connections. */
+    overallRate?: number;
     duration?: number;
     amount?: number;
     pipelining?: number;

@@ -1,4 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
+import { renderTracing, type TracingResult } from './scenarios.ts';
 import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, NotificationBurstResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
 
 export interface BenchReport {
@@ -17,6 +18,7 @@ export interface BenchReport {
   backfill: BackfillResult | null;
   corpus?: CorpusResult | null;
   twoInstances?: TwoInstancesResult | null;
+  tracing?: TracingResult | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -187,6 +189,8 @@ export function renderMarkdown(r: BenchReport): string {
     for (const j of t.scheduled) out.push(`| ${j.job} | ${j.periods} | ${j.runs[0]} + ${j.runs[1]} | ${j.periods ? `${j.maxPerPeriod} ${ok(j.maxPerPeriod === 1)}` : 'n/a'} | ${j.missed} |`);
     out.push('');
   }
+
+  if (r.tracing) out.push(...renderTracing(r.tracing));
 
   if (r.list.length > 1 || new Set(r.sync.map((x) => x.threads)).size > 1) {
     out.push('## 4. Cost growth — stored threads of the account');

@@ -19,13 +19,15 @@
  *      and opens such an inbox, next to idle.
  *   9. Two instances on one database and subscription: how the syncs split, no message
  *      fetched twice, each scheduled job once per cron period.
+ *  10. Tracing: the server's CPU per list request with tracing on (exporting to a local OTLP
+ *      receiver) next to off, in interleaved rounds.
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,notifications,freshness,backfill,corpus,two
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,notifications,freshness,backfill,corpus,two,tracing
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,7 @@ import { renderMarkdown, type BenchReport } from './report.ts';
 import { args, only, settings, step, WEB_ORIGIN } from './run/bench.settings.ts';
 import { startWorld } from './run/bench.world.ts';
 import { measureList } from './run/list.phase.ts';
+import { measureTracing } from './run/tracing.phase.ts';
 import { measureCorpus } from './run/corpus.phase.ts';
 import { measureBackfill, measureFreshness, measureTwoInstances } from './run/live.phase.ts';
 import { measureNotificationBurst, measureSync } from './run/sync-notifications.phase.ts';
@@ -95,11 +98,14 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
     freshness: null,
     backfill: null,
     twoInstances: null,
+    tracing: null,
     memory,
     logs: work,
   };
 
   if (only.has('list')) await measureList(world, report, listAccounts);
+  // Right after the list, while the machine is as quiet as for it: the same load, tracing on and off.
+  if (only.has('tracing')) await measureTracing(world, report, listAccounts);
   if (only.has('sync')) await measureSync(world, report, listAccounts);
   if (only.has('notifications')) await measureNotificationBurst(world, report);
   if (only.has('freshness')) await measureFreshness(world, report);

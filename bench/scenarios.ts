@@ -10,3 +10,4 @@ export * from './scenarios/backfill.scenario.ts';
 export * from './scenarios/mail-corpus.scenario.ts';
 export * from './scenarios/sync.scenario.ts';
 export * from './scenarios/two-instances.scenario.ts';
+export * from './scenarios/tracing.scenario.ts';

@@ -56,6 +56,14 @@ export const settings = {
   twoPerSecond: smoke ? 5 : 20,
   twoSeconds: smoke ? 2 : 20,
   twoUntilPeriods: !smoke,
+  /** Item 10: interleaved rounds of the list load against the servers with tracing off, on, and on sampled (each round runs each). */
+  tracingRounds: smoke ? 1 : 5,
+  /**
+   * Item 10's load: a fixed rate every server keeps up with, so that each serves the same
+   * requests per second (its background work, the same per second, weighs the same per request).
+   */
+  tracingRate: smoke ? 20 : 200,
+  tracingConnections: smoke ? 2 : 10,
   /** The issue's 10,000-message inbox; the quota scaled ×4 from Gmail's 250 so the run takes ~1 minute (the ratio is the figure). */
   backfillMessages: smoke ? 200 : 10_000,
   backfillQuota: 1_000,
@@ -67,7 +75,7 @@ export const settings = {
   logLevel: 'info',
   nodeEnv: 'production',
 };
-export const only = new Set((args.only ?? 'list,sync,notifications,freshness,backfill,corpus,two').split(','));
+export const only = new Set((args.only ?? 'list,sync,notifications,freshness,backfill,corpus,two,tracing').split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 
 export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

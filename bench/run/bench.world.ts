@@ -28,8 +28,8 @@ export interface BenchWorld {
   serverLog: string;
   serverRoot: string;
   listStatement: ListStatement;
-  /** Starts a second instance of the server: same configuration, database and subscription, its own port and log file. */
-  startSecondServer(): Promise<{ server: NodeProcess; logFile: string }>;
+  /** Starts another instance of the server: same configuration (plus `env`), database and subscription, its own port and log file (`server-<name>.log`). */
+  startSecondServer(opts?: { name?: string; env?: Record<string, string> }): Promise<{ server: NodeProcess; logFile: string }>;
   /** Starts (zeroing the count) or stops forwarding Gmail's notifications; returns how many were published. */
   setForwarding(on: boolean): () => number;
 }
@@ -120,10 +120,10 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   if (failed) throw failed.reason;
   const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [NodeProcess, NodeProcess];
 
-  const startSecondServer = async () => {
+  const startSecondServer = async (opts: { name?: string; env?: Record<string, string> } = {}) => {
     const secondPort = await freePort();
-    const logFile = path.join(work, 'server-2.log');
-    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot });
+    const logFile = path.join(work, `server-${opts.name ?? '2'}.log`);
+    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot });
     cleanups.push(() => second.stop());
     return { server: second, logFile };
   };

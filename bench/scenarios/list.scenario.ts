@@ -39,13 +39,15 @@ export async function loadTest(opts: {
   process: NodeProcess;
   /** Sample the server's resident memory during the run. */
   memory?: boolean;
+  /** Requests per second over all connections (an open rate instead of as fast as answered). */
+  rate?: number;
 }): Promise<LoadResult> {
   let next = 0;
   const clients = opts.clients;
   const rotate = clients?.length
     ? [{ method: 'GET', setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...clients[next++ % clients.length] } }) }]
     : undefined;
-  const base = { url: opts.url, connections: opts.connections, headers: opts.headers, pipelining: 1, timeout: 10, ...(rotate ? { requests: rotate } : {}) };
+  const base = { url: opts.url, connections: opts.connections, headers: opts.headers, pipelining: 1, timeout: 10, ...(rotate ? { requests: rotate } : {}), ...(opts.rate ? { overallRate: opts.rate } : {}) };
   if (opts.warmupSeconds > 0) await autocannon({ ...base, duration: opts.warmupSeconds });
   const before = await statementSnapshot(opts.db);
   const rssBefore = opts.process.rss();

@@ -26,7 +26,7 @@ import { context, defaultTextMapGetter, defaultTextMapSetter, propagation, ROOT_
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { installTraceHooks, type SpanOptions } from './trace-hooks.ts';
-import { redactQuery, scrubSpan } from './trace-scrub.ts';
+import { scrubSpan } from './trace-scrub.ts';
 
 export interface Tracing {
   /** What the log line about it says: exporter and protocol. */
@@ -124,7 +124,7 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
       // A request the sampler left out costs no more than its context.
       if (!span.isRecording()) return context.with(trace.setSpan(parent, span), fn);
       span.setAttribute('url.path', req.path);
-      if (req.querystring) span.setAttribute('url.query', redactQuery(req.querystring));
+      if (req.querystring) span.setAttribute('url.query', req.querystring); // redacted when it ends (trace-scrub.ts)
       return context.with(trace.setSpan(parent, span), async () => {
         try {
           await fn();

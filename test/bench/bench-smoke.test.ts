@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(md && json, `result files written: ${files.join(', ')}`);
     const markdown = await readFile(path.join(out, md), 'utf8');
     assert.equal(stdout.trim(), markdown.trim(), 'the printed table is the written one');
-    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Notifications', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## 9. Two instances', '## Query plans']) {
+    for (const heading of ['## 1. Thread list', '## 2. Sync', '## 3. Notifications', '## 4. Cost growth', '## 5. Memory', '## 6. Freshness', '## 7. Backfill', '## 8. Mail anyone can send', '## 9. Two instances', '## 10. Tracing', '## Query plans']) {
       assert.ok(markdown.includes(heading), `${heading} in the table`);
     }
 
@@ -73,6 +73,10 @@ describe('npm run bench -- --smoke', () => {
     assert.ok(ran(0) + ran(1) > 0, 'two instances: the syncs ran');
     for (const job of two.scheduled) assert.ok(job.periods === 0 || job.maxPerPeriod === 1, `${job.job}: once per period`);
     for (const p of report.freshness.phases) assert.ok(p.cpuMs && p.historyLists! > 0, `freshness ${p.name}: its cost was read`);
+    for (const [name, target] of Object.entries(report.tracing.targets as Record<string, { rounds: { requests: number; non2xx: number; errors: number }[] }>)) {
+      for (const run of target.rounds) assert.ok(run.requests > 0 && run.non2xx + run.errors === 0, `tracing ${name}: answered`);
+    }
+    assert.ok(report.tracing.targets.on.spansPerRequest >= 3, 'tracing on: each request and its statements were exported');
     assert.ok(report.memory.afterStartMiB > 0);
   });
 });
