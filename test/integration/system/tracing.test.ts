@@ -1,5 +1,5 @@
 /**
- * Tracing (issue 32), against the service run as `npm start` runs it, exporting to the OTLP
+ * Tracing, against the service run as `npm start` runs it, exporting to the OTLP
  * stand-in with the default protocol (http/protobuf):
  *
  * - a request is one trace: the server span named after its route template, with its tRPC
