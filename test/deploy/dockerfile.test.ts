@@ -93,6 +93,20 @@ describe('Dockerfile', () => {
     assert.deepEqual(nested.map(([key]) => key), [], 'production packages installed outside the root node_modules');
   });
 
+  it('runs no dependency\'s install script: .npmrc says ignore-scripts, and every stage that installs copies it first', () => {
+    assert.match(readFileSync(path.join(ROOT, '.npmrc'), 'utf8'), /^ignore-scripts=true$/m);
+    for (const stage of stages) {
+      const install = stage.instructions.findIndex((i) => i.keyword === 'RUN' && /\bnpm\s+(ci|install|i)\b/.test(i.args));
+      if (install < 0) continue;
+      const npmrc = stage.instructions.findIndex((i) => i.keyword === 'COPY' && i.args.split(/\s+/).slice(0, -1).includes('.npmrc'));
+      assert.ok(npmrc >= 0 && npmrc < install, `stage ${stage.name} copies .npmrc before it installs`);
+      assert.ok(!stage.instructions.some((i) => i.keyword === 'RUN' && /--ignore-scripts=false|npm\s+rebuild/.test(i.args)), `stage ${stage.name} runs no install script`);
+    }
+    // The demo's embedded PostgreSQL gets its library links from the service's own code, as root.
+    const links = ofKind(demo!, 'RUN').findIndex((r) => /node server\/infra\/native-links\.ts/.test(r.args));
+    assert.ok(links >= 0, 'the demo stage makes the embedded PostgreSQL\'s links');
+  });
+
   it('runs as the non-root node user, with node itself as PID 1 (exec-form CMD/ENTRYPOINT, no npm start)', () => {
     for (const stage of [runtime, demo!]) {
       const users = ofKind(stage, 'USER');
