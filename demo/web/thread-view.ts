@@ -1,6 +1,7 @@
 // The detail pane: a thread's messages, "Show images" for remote images, Analyze and Draft a reply.
 import { $, api, busy, el, explain, labelledSelect, report, when } from './dom.ts';
 import type { ThreadDetail } from '../../shared/schemas/mail.ts';
+import { restorableSrc, restorableSrcset } from './remote-images.ts';
 
 /**
  * The sanitised HTML body in a sandboxed frame (no scripts, no same origin). Remote images
@@ -19,8 +20,9 @@ function htmlBody(html: string): HTMLElement[] {
   show.onclick = () => {
     const doc = new DOMParser().parseFromString(html, 'text/html');
     doc.querySelectorAll('img').forEach((img) => {
-      const src = img.getAttribute('data-remote-src');
-      const srcset = img.getAttribute('data-remote-srcset');
+      // Only absolute http(s) addresses: the attribute came from a sender, whatever the server checked.
+      const src = restorableSrc(img.getAttribute('data-remote-src'));
+      const srcset = restorableSrcset(img.getAttribute('data-remote-srcset'));
       if (src) img.setAttribute('src', src);
       if (srcset) img.setAttribute('srcset', srcset);
     });

@@ -25,20 +25,51 @@ export interface MessageBodies {
 export const REMOTE_SRC = 'data-remote-src';
 export const REMOTE_SRCSET = 'data-remote-srcset';
 
-const isRemote = (url: string | undefined) => /^\s*https?:\/\//i.test(url ?? '');
+/** An absolute http(s) URL, normalised; undefined for anything else (relative, schemeless, another scheme). */
+export function remoteUrl(value: string | undefined): string | undefined {
+  const text = value?.trim();
+  if (!text || !/^https?:\/\//i.test(text)) return undefined;
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A srcset of absolute http(s) candidates only (`url [Nw|Nx]`), normalised; undefined if any candidate is not. */
+export function remoteSrcset(value: string | undefined): string | undefined {
+  if (!value?.trim()) return undefined;
+  const out: string[] = [];
+  for (const candidate of value.split(',')) {
+    const [url, descriptor, ...more] = candidate.trim().split(/\s+/);
+    const href = remoteUrl(url);
+    if (!href || more.length || (descriptor !== undefined && !/^\d+(\.\d+)?[wx]$/.test(descriptor))) return undefined;
+    out.push(descriptor ? `${href} ${descriptor}` : href);
+  }
+  return out.join(', ');
+}
+
+/** What an image may load as delivered: an attached part or inline data, nothing from a server. */
+const isInline = (src: string) => /^\s*(cid:|data:image\/)/i.test(src);
 
 /**
  * Remote images are not loadable as delivered (no tracking pixel fires when a thread is
- * shown): an http(s) `src`/`srcset` moves to `data-remote-src`/`data-remote-srcset`, which a
- * client may copy back when the user asks to show images. `cid:` and `data:` images stay.
+ * shown): an absolute http(s) `src`/`srcset` moves to `data-remote-src`/`data-remote-srcset`,
+ * which a client may copy back when the user asks to show images. `cid:` and `data:image/`
+ * images stay; any other `src` (relative, schemeless, another scheme) is dropped, since it
+ * would load from whatever origin renders the HTML. A `data-remote-*` the sender wrote is
+ * taken as the `src`/`srcset` it stands for: kept only when it is one, normalised.
  * Styles (CSS `url()`), `background` attributes and other remote fetches are not allowed at all.
  */
 function transformImg(tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
-  const { src, srcset, ...rest } = attribs;
+  const { src, srcset, [REMOTE_SRC]: remoteSrc, [REMOTE_SRCSET]: remoteSet, ...rest } = attribs;
   const out: sanitizeHtml.Attributes = { ...rest };
-  if (isRemote(src)) out[REMOTE_SRC] = src!.trim();
-  else if (src !== undefined) out.src = src;
-  if (srcset !== undefined && srcset.split(',').every((c) => isRemote(c.trim().split(/\s+/)[0]))) out[REMOTE_SRCSET] = srcset.trim();
+  const remote = remoteUrl(src) ?? (src === undefined || !src.trim() ? remoteUrl(remoteSrc) : undefined);
+  if (remote) out[REMOTE_SRC] = remote;
+  else if (src !== undefined && isInline(src)) out.src = src.trim();
+  const set = remoteSrcset(srcset ?? remoteSet);
+  if (set) out[REMOTE_SRCSET] = set;
   return { tagName, attribs: out };
 }
 

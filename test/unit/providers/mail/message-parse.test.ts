@@ -141,6 +141,22 @@ describe('bodies', () => {
     assert.ok(!out.includes('javascript:') && !out.includes('proto-relative'), out);
   });
 
+  it('drops relative and schemeless image sources, and checks a sender-written data-remote-src/srcset', () => {
+    const out = sanitizeMailHtml(
+      '<img src="pixel.gif" alt="rel"><img src="/abs/path.gif"><img src="track.example/p.gif"><img src="\\\\evil\\p.gif"><img src="ftp://e.com/i.png">' +
+        '<img data-remote-src="javascript:alert(1)"><img data-remote-src="/relative.png"><img data-remote-src="HTTPS://ok.example/a b.png">' +
+        '<img data-remote-srcset="https://ok.example/1.png 1x, /rel.png 2x"><img srcset="https://ok.example/s.png 2x, data:x 1x">' +
+        '<img data-remote-srcset="https://ok.example/1.png 1x, https://ok.example/2.png 2x"><img src="rel.png" data-remote-src="https://ok.example/shadow.png">',
+    );
+    for (const bad of ['pixel.gif', '/abs/path', 'track.example', 'evil', 'ftp:', 'javascript', 'relative.png', '/rel.png', 'data:x', 'shadow.png']) {
+      assert.ok(!out.includes(bad), `${bad} in ${out}`);
+    }
+    assert.match(out, /<img alt="rel" \/>/, 'the image stays, without a source');
+    assert.match(out, /<img data-remote-src="https:\/\/ok.example\/a%20b.png" \/>/, 'a sender-written one that is a URL is kept, normalised');
+    assert.match(out, /<img data-remote-srcset="https:\/\/ok.example\/1.png 1x, https:\/\/ok.example\/2.png 2x" \/>/);
+    assert.equal(sanitizeMailHtml(out), out, 'sanitising the output again changes nothing');
+  });
+
   it('sanitises HTML: no scripts, event handlers or javascript: URLs', () => {
     const out = sanitizeMailHtml(
       '<p onclick="x()" style="color:red">ok</p><script>bad()</script><a href="javascript:bad()">a</a><a href=" JaVaScRiPt:bad()">b</a>' +
