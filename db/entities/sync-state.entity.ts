@@ -19,6 +19,15 @@ export const SyncStateSchema = defineEntity({
     leaseUntil: p.datetime().nullable(),
     watchExpiresAt: p.datetime().nullable(),
     watchRenewedAt: p.datetime().nullable(),
+    /** Renewals failed in a row, and when the next may be tried (a growing delay). */
+    watchFailures: p.integer().default(0),
+    watchRetryAt: p.datetime().nullable(),
+    /** When the quiet sweep may take the account again (pushed back while its sync fails). */
+    nextSweepAt: p.datetime().nullable(),
+    /** The provider has no mailbox for the account: left out of watch renewal and the sweep until it signs in again. */
+    noMailboxAt: p.datetime().nullable(),
+    /** The address the provider gives the mailbox (its profile), which notifications name. */
+    mailboxAddress: p.text().nullable(),
     lastNotificationAt: p.datetime().nullable(),
     /** The code of the last background sync failure, cleared by a sync that succeeds. */
     lastErrorCode: p.string().length(64).nullable(),

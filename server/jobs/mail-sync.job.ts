@@ -15,7 +15,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
-import { recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states.ts';
+import { recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';

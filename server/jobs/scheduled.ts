@@ -9,7 +9,7 @@
  * - purge: expired sessions and OAuth states (finished jobs are pg-boss's own retention).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { lapsedWatches, staleAccounts } from '../domain/mail/sync-states.ts';
+import { takeStaleAccounts } from '../domain/mail/sync-states/index.ts';
 import type { WatchService } from '../domain/mail/watch.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
@@ -21,8 +21,10 @@ export const STALE_AFTER_MS = 6 * 3600 * 1000;
  * seconds, so a listing under way is never taken for a left one.
  */
 export const LISTING_LEFT_AFTER_MS = 10 * 60 * 1000;
-/** Accounts one sweep asks a sync for (oldest first); the next sweep takes the next ones. */
-const SWEEP_BATCH = 1000;
+/** Accounts one sweep asks a sync for (by next sweep time); the next sweep takes the next ones. */
+export const SWEEP_BATCH = 1000;
+/** The sweep's cron period (SCHEDULES): a healthy account it took is not taken again before it ends. */
+const SWEEP_PERIOD_SECONDS = 600;
 
 export function createScheduledJobs(deps: {
   orm: MikroORM;
@@ -31,21 +33,24 @@ export function createScheduledJobs(deps: {
   purge: () => Promise<{ sessions: number; oauthStates: number }>;
   log: Logger;
   staleAfterMs?: number;
+  sweepBatch?: number;
+  clock?: () => Date;
 }) {
   const log = deps.log.child({ component: 'scheduled' });
   const staleAfterMs = deps.staleAfterMs ?? STALE_AFTER_MS;
+  const clock = deps.clock ?? (() => new Date());
 
   const handlers = {
     async [QUEUES.watchRenewal]() {
-      // A watch that lapsed left a gap no notification covers: its account syncs once it is renewed.
-      const lapsed = await lapsedWatches(deps.orm.em.getConnection(), SWEEP_BATCH);
       const renewal = await deps.watch.renewDue();
-      for (const accountId of lapsed) if (!renewal.failed.includes(accountId)) await deps.engine.enqueueSync({ accountId, reason: 'sweep' });
-      log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length }, 'watch renewal');
+      // A watch that lapsed left a gap no notification covers: its account syncs once it is renewed.
+      for (const accountId of renewal.resumed) await deps.engine.enqueueSync({ accountId, reason: 'sweep' });
+      log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length, lapsedResumed: renewal.resumed.length }, 'watch renewal');
       return renewal;
     },
     async [QUEUES.quietSweep]() {
-      const stale = await staleAccounts(deps.orm.em.getConnection(), staleAfterMs / 1000, LISTING_LEFT_AFTER_MS / 1000, SWEEP_BATCH);
+      const timing = { now: clock(), staleSeconds: staleAfterMs / 1000, listingLeftSeconds: LISTING_LEFT_AFTER_MS / 1000, periodSeconds: SWEEP_PERIOD_SECONDS };
+      const stale = await takeStaleAccounts(deps.orm.em.getConnection(), timing, deps.sweepBatch ?? SWEEP_BATCH);
       let queued = 0;
       for (const accountId of stale) if (await deps.engine.enqueueSync({ accountId, reason: 'sweep' })) queued++;
       log.info({ stale: stale.length, queued }, 'quiet-account sweep');

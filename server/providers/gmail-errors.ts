@@ -70,3 +70,14 @@ export function classifyGmailError(err: unknown): AppError {
   if (status === 401) return new AppError('TOKEN_EXPIRED', { cause: err });
   return new AppError('SYNC_FAILED', { cause: err });
 }
+
+/**
+ * The provider has no mailbox for the account (a Google account without Gmail answers
+ * `failedPrecondition`, "Mail service not enabled", to every mail call, forever).
+ */
+export function isNoMailbox(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (statusOf(e) === 400 && reasonOf(e) === 'failedPrecondition') return true;
+  }
+  return false;
+}

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, OAuthState, Session } from '../../../db/entities/index.ts';
-import { clearWatch, createSyncState } from '../mail/sync-states.ts';
+import { clearWatch, createSyncState } from '../mail/sync-states/index.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';

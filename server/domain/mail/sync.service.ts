@@ -17,7 +17,7 @@ import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges, recordFailures } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states.ts';
+import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, recordMailboxAddress, releaseLease, type LeasedState } from './sync-states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
 
@@ -84,7 +84,9 @@ export function createSyncService(deps: {
     }
     // A new listing: its checkpoint is the history id from before the first page, so that
     // whatever changes while the listing is drained is replayed from history afterwards.
-    const { historyId } = await api.profile();
+    const { historyId, emailAddress } = await api.profile();
+    // Notifications name the mailbox by this address, which need not be the sign-in email.
+    await recordMailboxAddress(em, accountId, emailAddress);
     return planListingPage(ctx, historyId, { startedAt: lease.dbNow });
   }
 

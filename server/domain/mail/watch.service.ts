@@ -1,12 +1,16 @@
 /**
  * The mail watch of each account: registered right after sign-in with PUBSUB_TOPIC (label
  * INBOX), renewed daily (the provider drops watches after 7 days), stopped at disconnect
- * and deletion. Its state (expiry, last renewal) lives in sync_states.
+ * and deletion. Its state (expiry, last renewal, the next try after a failure) lives in
+ * sync_states: a renewal that fails waits a growing delay, so broken accounts never take the
+ * slots of healthy ones, and an account with no mailbox at the provider is left out.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import type { MailWatchControl } from '../auth/auth.service.ts';
-import { clearWatch, readWatchExpiry, recordWatch, watchesDue } from './sync-states.ts';
+import { isNoMailbox } from '../../providers/gmail-errors.ts';
+import { mapLimit } from '../../providers/map-limit.ts';
+import { clearWatch, clearWatchesOfDisconnected, readWatchExpiry, recordWatches, recordWatchFailures, watchesDue } from './sync-states/index.ts';
 
 /** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */
 export interface MailWatchApi {
@@ -17,8 +21,16 @@ export interface MailWatchApi {
 }
 
 export const RENEW_AFTER_MS = 24 * 3600 * 1000;
-/** Watches one renewal run takes (oldest renewal first); the next run takes the next ones. */
-const RENEWAL_BATCH = 500;
+/** Watches one renewal run takes (by next-try time); the next run takes the next ones. */
+export const RENEWAL_BATCH = 500;
+const RENEWAL_CONCURRENCY = 8;
+
+export interface Renewal {
+  renewed: number;
+  failed: string[];
+  /** Renewed accounts whose watch had lapsed: a gap no notification covers, to be synced. */
+  resumed: string[];
+}
 
 export function createWatchService(deps: {
   orm: MikroORM;
@@ -26,28 +38,44 @@ export function createWatchService(deps: {
   topic?: string;
   log: Logger;
   clock?: () => Date;
-}): MailWatchControl & { renewDue(): Promise<{ renewed: number; failed: string[] }> } {
+  batch?: number;
+}): MailWatchControl & { renewDue(): Promise<Renewal> } {
   const clock = deps.clock ?? (() => new Date());
   const log = deps.log.child({ component: 'mail-watch' });
 
+  const db = () => deps.orm.em.getConnection();
+  /** The provider's call for one account; its client is kept to stop the watch again if it must. */
+  async function make(accountId: string) {
+    const api = await deps.api.open(accountId);
+    const { expiration } = await api.watch({ topicName: deps.topic!, labelIds: ['INBOX'] });
+    return { accountId, api, expiresAt: expiration };
+  }
+
   /**
-   * Registers (or renews) the watch, then records it only while the account is still
-   * connected: a disconnect or deletion that ran meanwhile has already stopped the old watch,
-   * so the one just made is stopped again with the same client, and nothing is left behind.
+   * Records the watches made, each only while its account is still connected: a disconnect or
+   * deletion that ran meanwhile has already stopped the old watch, so the one just made is
+   * stopped again with the same client, and nothing is left behind.
    */
+  async function record(made: Awaited<ReturnType<typeof make>>[]): Promise<Set<string>> {
+    const kept = await recordWatches(db(), made, clock());
+    for (const m of made) {
+      if (kept.has(m.accountId)) {
+        log.info({ accountId: m.accountId, expiresAt: m.expiresAt.toISOString() }, 'mail watch registered');
+        continue;
+      }
+      // Where the grant is already revoked the provider refuses the stop, and stops the watch itself.
+      await m.api.stop().then(
+        () => log.info({ accountId: m.accountId }, 'mail watch made during a disconnect was stopped again'),
+        (err: unknown) => log.warn({ accountId: m.accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'),
+      );
+    }
+    return kept;
+  }
+
+  /** Registers (or renews) one account's watch (sign-in, reconnect). */
   async function register(accountId: string) {
     if (!deps.topic) return;
-    const api = await deps.api.open(accountId);
-    const { expiration } = await api.watch({ topicName: deps.topic, labelIds: ['INBOX'] });
-    if (!(await recordWatch(deps.orm.em.getConnection(), accountId, expiration, clock()))) {
-      // Where the grant is already revoked the provider refuses the stop, and stops the watch itself.
-      await api.stop().then(
-        () => log.info({ accountId }, 'mail watch made during a disconnect was stopped again'),
-        (err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'),
-      );
-      return;
-    }
-    log.info({ accountId, expiresAt: expiration.toISOString() }, 'mail watch registered');
+    await record([await make(accountId)]);
   }
 
   return {
@@ -64,17 +92,28 @@ export function createWatchService(deps: {
      * or that would lapse within a day (a provider may grant less than its usual week).
      */
     async renewDue() {
-      if (!deps.topic) return { renewed: 0, failed: [] };
-      const now = clock().getTime();
-      const due = await watchesDue(deps.orm.em.getConnection(), new Date(now - RENEW_AFTER_MS), new Date(now + RENEW_AFTER_MS), RENEWAL_BATCH);
+      if (!deps.topic) return { renewed: 0, failed: [], resumed: [] };
+      const now = clock();
+      await clearWatchesOfDisconnected(db());
+      const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), deps.batch ?? RENEWAL_BATCH);
+      const made: Awaited<ReturnType<typeof make>>[] = [];
       const failed: string[] = [];
-      for (const accountId of due) {
-        await register(accountId).catch((err: unknown) => {
-          failed.push(accountId);
-          log.warn({ accountId, ...errorSummary(err) }, 'mail watch renewal failed');
-        });
-      }
-      return { renewed: due.length - failed.length, failed };
+      const noMailbox: string[] = [];
+      // A few accounts at a time: each renewal is one provider call, and one account's failure is its own.
+      await mapLimit(due, RENEWAL_CONCURRENCY, ({ accountId }) =>
+        make(accountId).then(
+          (m) => void made.push(m),
+          (err: unknown) => {
+            failed.push(accountId);
+            if (isNoMailbox(err)) noMailbox.push(accountId);
+            log.warn({ accountId, noMailbox: isNoMailbox(err), ...errorSummary(err) }, 'mail watch renewal failed');
+          },
+        ),
+      );
+      const kept = await record(made);
+      await recordWatchFailures(db(), failed, noMailbox, now);
+      const resumed = due.filter((d) => d.lapsed && kept.has(d.accountId)).map((d) => d.accountId);
+      return { renewed: kept.size, failed, resumed };
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The model-based proof of the quiet-account sweep on inboxes above the listing cap (issue 16,
- * "quiet nights"). Each schedule is a night on an account whose inbox is larger than one sync
+ * The model-based proof of the quiet-account sweep on inboxes above the listing cap ("quiet
+ * nights"). Each schedule is a night on an account whose inbox is larger than one sync
  * job can walk, on which nothing was heard (its notifications stopped for longer than the
  * sweep's threshold, its watch lapsed, or both) while the provider changed unseen. The caps
  * are lowered through the service's own options, so a few dozen messages stand for
@@ -504,7 +504,7 @@ async function runSchedule(n: Night): Promise<void> {
     // The next quiet night (nothing changed since): the sweep and its jobs, and both inboxes are exact.
     await sql(
       `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours',
-         updated_at = now() - interval '7 hours' where account_id = ?`,
+         updated_at = now() - interval '7 hours', next_sweep_at = next_sweep_at - interval '7 hours' where account_id = ?`,
       [accountId],
     );
     const again = await app.container.liveInbox.scheduled['quiet-sweep']();

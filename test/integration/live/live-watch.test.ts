@@ -213,7 +213,7 @@ describe('mail watch and safety sweep', () => {
     assert.equal(cursor!.full_sync_active, false, 'the listing finished');
   });
 
-  it('a renewal that fails is logged and retried next round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
+  it('a renewal that fails is logged and retried after its delay, not every round; a watch that lapsed meanwhile still gets its full resync', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 6, { sentReplies: false });
     await w.syncAll();
@@ -226,9 +226,21 @@ describe('mail watch and safety sweep', () => {
     assert.ok(w.app.logs.some((l) => l.msg === 'mail watch renewal failed' && l.accountId === w.accountId));
     assert.deepEqual(round.stale, [w.accountId]);
     await assertConverged(w);
+    const [backoff] = await w.sql<{ failures: number; wait: number }>(
+      'select watch_failures as failures, extract(epoch from watch_retry_at - now())::float8 as wait from sync_states where account_id = ?',
+      [w.accountId],
+    );
+    assert.equal(backoff!.failures, 1);
+    assert.ok(backoff!.wait > 500 && backoff!.wait <= 600, `the next try waits about 10 minutes (${backoff!.wait} s)`);
+    round = await w.maintenance();
+    assert.deepEqual([round.renewed, round.failed], [0, []], 'not tried again before its delay');
+    // The delay passes.
+    await w.sql('update sync_states set watch_retry_at = now() - interval \'1 second\' where account_id = ?', [w.accountId]);
     round = await w.maintenance();
     assert.equal(round.renewed, 1, 'retried and renewed');
     assert.deepEqual(round.failed, []);
+    const [healed] = await w.sql<{ failures: number; retry: Date | null }>('select watch_failures as failures, watch_retry_at as retry from sync_states where account_id = ?', [w.accountId]);
+    assert.deepEqual(healed, { failures: 0, retry: null }, 'a renewal that succeeds clears the delay');
   });
 
   it('no notification for longer than the threshold: the sweep resyncs that account, not the others', async (t) => {

@@ -1,5 +1,5 @@
 /**
- * Trusted outputs (issue 20): the hot reads whose meta says `trustedOutput` answer without
+ * Trusted outputs: the hot reads whose meta says `trustedOutput` answer without
  * tRPC's output validator, every other procedure with an output schema keeps it, the served
  * document still describes their answers (no undocumented property), and the test suite's
  * conformance check, which sees every answer of every test, catches what the validator would

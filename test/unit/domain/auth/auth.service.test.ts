@@ -39,7 +39,7 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
       void log.push(`update ${entity === SyncState ? 'SyncState' : entity === Account ? 'Account' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`),
     // The sync-state repository's statements, named by what they do.
     execute: async (sql: string, params: unknown[]) => {
-      const what = /^insert into sync_states \(account_id\) values \(\?\) on conflict \(account_id\) do nothing$/.test(sql)
+      const what = /^insert into sync_states \(account_id\) values \(\?\) on conflict \(account_id\) do update\s+set watch_failures = 0, watch_retry_at = null, next_sweep_at = null, no_mailbox_at = null$/.test(sql)
         ? 'create SyncState'
         : /^update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = \?$/.test(sql)
           ? 'clear SyncState watch'

@@ -1,0 +1,86 @@
+/**
+ * One sync per account across every instance: a lease on the account's sync_states row
+ * (lease_owner, lease_until), taken with one conditional upsert and never held inside an
+ * open transaction while the provider is called (a session advisory lock through the
+ * pool would leak). The checkpoint is written only by the lease holder (fencing): a sync
+ * that outlived its lease cannot overwrite the work of the one that took over. The lease is
+ * short and kept alive by its holder: a sync may run as long as it needs, and a holder that
+ * died lets go within LEASE_SECONDS.
+ */
+import { toIso } from '../../time.ts';
+import { select, type Sql } from './sql.ts';
+
+export const LEASE_SECONDS = 15;
+
+export interface LeasedState {
+  historyId: string | null;
+  cursor: string | null;
+  fullSyncActive: boolean;
+  lastSyncedAt: Date | null;
+  /** The database clock when the lease was taken (used to time a full resync). */
+  dbNow: string;
+  /** Set-aside messages of the account are due for another try. */
+  setAsideDue: boolean;
+}
+
+export interface Checkpoint {
+  historyId: string | null;
+  cursor: string | null;
+  fullSyncActive: boolean;
+  lastSyncedAt: Date;
+}
+
+/** Takes the lease (creating the row on first use); null when another sync holds it. */
+export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
+  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean }>(
+    em,
+    `insert into sync_states as s (account_id, lease_owner, lease_until) values (?, ?, now() + make_interval(secs => ?))
+     on conflict (account_id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
+       where s.lease_until is null or s.lease_until < now()
+     returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now,
+       exists (select 1 from mail_set_aside a where a.account_id = s.account_id and a.retry_after <= now()) as set_aside_due`,
+    [accountId, owner, seconds],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    historyId: r.history_id,
+    cursor: r.full_sync_page_token,
+    fullSyncActive: r.full_sync_active,
+    lastSyncedAt: r.last_synced_at ? new Date(r.last_synced_at) : null,
+    dbNow: toIso(r.db_now),
+    setAsideDue: r.set_aside_due,
+  };
+}
+
+/** Moves the checkpoint and releases the lease; false when the lease was lost (the caller must roll back). */
+export async function commitCheckpoint(em: Sql, accountId: string, owner: string, c: Checkpoint): Promise<boolean> {
+  const rows = await select<{ account_id: string }>(
+    em,
+    `update sync_states set history_id = ?::bigint, full_sync_page_token = ?, full_sync_active = ?, last_synced_at = ?::timestamptz,
+       lease_owner = null, lease_until = null, updated_at = now()
+     where account_id = ? and lease_owner = ? returning account_id`,
+    [c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), accountId, owner],
+  );
+  return rows.length === 1;
+}
+
+/** Extends the lease while its owner holds it; false when it was lost (the commit will refuse). */
+export async function extendLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<boolean> {
+  const rows = await select<{ account_id: string }>(
+    em,
+    'update sync_states set lease_until = now() + make_interval(secs => ?) where account_id = ? and lease_owner = ? returning account_id',
+    [seconds, accountId, owner],
+  );
+  return rows.length === 1;
+}
+
+export async function releaseLease(em: Sql, accountId: string, owner: string): Promise<void> {
+  await em.execute('update sync_states set lease_owner = null, lease_until = null where account_id = ? and lease_owner = ?', [accountId, owner], 'run');
+}
+
+export async function readLastSyncedAt(em: Sql, accountId: string): Promise<string | null> {
+  const rows = await select<{ last_synced_at: Date | null }>(em, 'select last_synced_at from sync_states where account_id = ?', [accountId]);
+  const v = rows[0]?.last_synced_at;
+  return v ? toIso(v) : null;
+}

@@ -1,0 +1,38 @@
+/** What the notification intake reads and writes: the account a mailbox address names, and that its notifications arrive. */
+import { select, type Sql } from './sql.ts';
+
+export interface NotifiedAccount {
+  id: string;
+  /** The history id up to which the stored copy is complete (null: never synced, or a listing is in progress). */
+  syncedThrough: string | null;
+}
+
+/**
+ * The connected account a notification's mailbox address names: the address the provider gave
+ * the mailbox (recorded at its first listing), else, for a mailbox not listed yet, the sign-in email.
+ */
+export async function resolveNotifiedAccount(em: Sql, emailAddress: string): Promise<NotifiedAccount | null> {
+  const address = emailAddress.toLowerCase();
+  const rows = await select<{ id: string; history_id: string | null; full_sync_active: boolean }>(
+    em,
+    `select a.id, s.history_id::text as history_id, coalesce(s.full_sync_active, false) as full_sync_active
+       from accounts a join credentials c on c.account_id = a.id left join sync_states s on s.account_id = a.id
+      where not a.needs_reconnect and (lower(s.mailbox_address) = ? or (s.mailbox_address is null and lower(a.email) = ?))
+      order by (s.mailbox_address is not null) desc, a.updated_at desc limit 1`,
+    [address, address],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  // During a listing the checkpoint is where the listing started, not how far the store is complete.
+  return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
+}
+
+/** The address the provider gives the account's mailbox (its profile). */
+export async function recordMailboxAddress(em: Sql, accountId: string, address: string): Promise<void> {
+  await em.execute('update sync_states set mailbox_address = ? where account_id = ? and mailbox_address is distinct from ?', [address, accountId, address], 'run');
+}
+
+/** The account's notifications arrive (the quiet sweep leaves it alone meanwhile). */
+export async function noteNotification(em: Sql, accountId: string): Promise<void> {
+  await em.execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId], 'run');
+}
