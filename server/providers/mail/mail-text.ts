@@ -19,7 +19,12 @@ export const MAIL_LIMITS = {
   labels: 100,
   filename: 255,
   mimeType: 127,
-  attachments: 100,
+  /**
+   * Attachments listed per message: every one a real message carries (500 are listed as 500).
+   * The bound only stops a crafted MIME tree of tiny parts from making a message's list
+   * megabytes long (each entry is up to ~400 characters).
+   */
+  attachments: 5_000,
   /** A message's text leaves, and its HTML leaves, together before they are decoded and sanitised (bytes). */
   part: 2 * 1024 * 1024,
   /** Text and HTML leaves of one message decoded at most (postal-mime runs once per leaf). */

@@ -111,9 +111,15 @@ describe('bodies', () => {
     assert.equal(bogus.bodyHtml, '<p>café</p>');
     const huge = await extractBodies(text('text/plain', 'x'.repeat(MAIL_LIMITS.part + 10)));
     assert.equal(huge.bodyText.length, MAIL_LIMITS.body);
-    const many = await extractBodies({ mimeType: 'multipart/mixed', parts: Array.from({ length: 150 }, (_, i) => ({ mimeType: 'image/png', filename: `=?utf-8?Q?a${i}?=\u0000.png`, body: { size: 1 } })) });
+    const parts = (n: number) => Array.from({ length: n }, (_, i) => ({ mimeType: 'image/png', filename: `=?utf-8?Q?a${i}?=\u0000.png`, body: { size: i } }));
+    const many = await extractBodies({ mimeType: 'multipart/mixed', parts: parts(MAIL_LIMITS.attachments + 50) });
     assert.equal(many.attachments.length, MAIL_LIMITS.attachments);
     assert.equal(many.attachments[7]!.filename, 'a7.png');
+    // Every attachment a real message carries is listed: 500 are 500, in order, none cut.
+    const five = await extractBodies({ mimeType: 'multipart/mixed', parts: parts(500) });
+    assert.equal(five.attachments.length, 500);
+    assert.deepEqual(five.attachments[499], { filename: 'a499.png', mimeType: 'image/png', size: 499 });
+    assert.ok(MAIL_LIMITS.attachments >= 500);
   });
 
   it('decodes at most MAIL_LIMITS.leaves text leaves, and their bytes up to MAIL_LIMITS.part together', async () => {
