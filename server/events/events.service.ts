@@ -17,9 +17,11 @@ export interface StreamLimits {
   perAccount: number;
   /** Retry-After of a refused stream (seconds). */
   retryAfterSeconds: number;
+  /** Interval of the REST stream's comment heartbeat (ms); /trpc uses tRPC's ping (trpc/init.ts). */
+  heartbeatMs?: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30, heartbeatMs: 25_000 };
 
 export interface OpenStream {
   accountId: string;
@@ -35,6 +37,8 @@ export interface IdentifiedEvent {
 }
 
 export interface MailEventsService {
+  /** Interval of the REST stream's comment heartbeat (ms). */
+  readonly heartbeatMs: number;
   /** Checks the limits and positions the stream (errors are thrown here, before any event); then iterate. */
   open(opts: OpenStream): Promise<AsyncGenerator<IdentifiedEvent, void>>;
   /** Ends a session's streams on every instance (logout). */
@@ -54,6 +58,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
   const sql = () => orm.em.fork();
 
   return {
+    heartbeatMs: limits.heartbeatMs ?? DEFAULT_STREAM_LIMITS.heartbeatMs!,
     async open({ accountId, sessionKey, lastEventId, signal }) {
       const open = hub.count(accountId, sessionKey);
       if (open.session >= limits.perSession || open.account >= limits.perAccount) {

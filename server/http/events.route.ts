@@ -4,7 +4,7 @@
  * stream), the session check and the events are the subscription's own. Refusals (no
  * session, too many streams) are the JSON envelope, before the stream opens. Each event is
  * `id:`, `event:` (its type) and one `data:` line of JSON; a comment line every
- * `heartbeatMs` keeps idle connections open. `Last-Event-ID` resumes.
+ * `heartbeatMs` (the service's setting, 25 s by default) keeps idle connections open. `Last-Event-ID` resumes.
  */
 import { PassThrough } from 'node:stream';
 import type Koa from 'koa';
@@ -13,7 +13,6 @@ import type { AppRouter } from '../trpc/routers/index.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 
 export const EVENTS_PATH = '/api/mail/events';
-export const DEFAULT_HEARTBEAT_MS = 25_000;
 
 /** One event as the stream writes it. */
 export function sseFrame(id: string, data: MailEvent): string {
@@ -32,8 +31,8 @@ function drained(body: PassThrough, signal: AbortSignal): Promise<void> {
   });
 }
 
-export function eventsRoute(appRouter: AppRouter, deps: RequestContextDeps, opts: { heartbeatMs?: number } = {}): Koa.Middleware {
-  const heartbeatMs = opts.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+export function eventsRoute(appRouter: AppRouter, deps: RequestContextDeps): Koa.Middleware {
+  const { heartbeatMs } = deps.services.events;
   return async (ctx, next) => {
     if (ctx.path.toLowerCase() !== EVENTS_PATH || ctx.method !== 'GET') return next();
     ctx.state.procedurePath = 'mail.events';

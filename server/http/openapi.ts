@@ -12,6 +12,7 @@ import { INCIDENT_STATES } from '../../shared/schemas/status.ts';
 import { healthReport } from '../../shared/schemas/system.ts';
 import type { Meta } from '../trpc/init.ts';
 import type { AppRouter } from '../trpc/routers/index.ts';
+import { eventRoutes } from './openapi-events.ts';
 import { plainRoutes } from './openapi-plain.ts';
 import { description, envelopeSchema, errorResponses, headers, securityFor, securitySchemes, successHeaders, tags } from './openapi-shared.ts';
 
@@ -93,6 +94,6 @@ export function buildOpenApiDocument(router: AppRouter, opts: { baseUrl: string 
     }
   }
   tightenIncidentBodies(doc);
-  Object.assign(doc.paths, plainRoutes());
+  Object.assign(doc.paths, plainRoutes(), eventRoutes());
   return doc as Doc;
 }

@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
-import { csrfHeaders } from '../../helpers/providers.ts';
+import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
+import type { StreamLimits } from '../../../server/events/events.service.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 
-async function twoInstances(t: TestContext, streamLimits?: { perSession: number; perAccount: number; retryAfterSeconds: number }) {
+async function twoInstances(t: TestContext, streamLimits?: StreamLimits) {
   // Both instances read the same sessions: same cookie keys, same token key.
   const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const a = await startMailApp(t, { env });
@@ -39,6 +40,11 @@ async function untilNamed(s: SseReader, expected: string[]): Promise<void> {
     for (const id of e.json.threadIds) named.add(id);
   }
   assert.deepEqual([...named].sort(), expected);
+}
+
+/** Waits for a condition the server reaches on its own (a closed socket noticed), checking on each turn of the event loop. */
+async function until(ok: () => boolean): Promise<void> {
+  while (!ok()) await new Promise((r) => setImmediate(r));
 }
 
 describe('live mail events', () => {
@@ -89,35 +95,65 @@ describe('live mail events', () => {
     a.gmail.seed(ALICE, 2, { sentReplies: false });
     await a.drain();
     await untilNamed(s, await threadIds(a));
+    const lastSeen = s.frames.filter((f) => f.id).at(-1)!.id!;
+    s.close();
+    await s.ended;
+
+    // tRPC's client sends the last id back as `lastEventId` when it reconnects.
+    const added = a.gmail.addMessage(ALICE, { subject: 'while away' });
+    await a.drain();
+    const resumed = await openSse(`${b.url}/trpc/mail.events?lastEventId=${lastSeen}`, cookie(a));
+    t.after(() => resumed.close());
+    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [added.threadId]);
+    assert.deepEqual((await resumed.next((e) => e.json?.type === 'threads')).json.threadIds, [newThread!.id]);
   });
 
   it('refuses without a session (401 envelope) and past the stream limits (429 with Retry-After)', async (t) => {
-    const { a, b } = await twoInstances(t, { perSession: 2, perAccount: 3, retryAfterSeconds: 7 });
+    const { a, b } = await twoInstances(t, { perSession: 2, perAccount: 3, retryAfterSeconds: 7, heartbeatMs: 50 });
     const anon = await fetch(`${b.url}/api/mail/events`);
     assert.equal(anon.status, 401);
     assert.equal((await anon.json()).error.code, 'AUTH_REQUIRED');
 
     const streams = [await open(b, cookie(a), t), await open(b, cookie(a), t)];
     for (const s of streams) await s.next();
+    // The heartbeat is a comment line, at the interval the instance was given.
+    assert.equal(await streams[1]!.comment(), 'ping');
     const third = await fetch(`${b.url}/api/mail/events`, { headers: cookie(a) });
     assert.equal(third.status, 429);
     assert.equal(third.headers.get('retry-after'), '7');
     assert.equal((await third.json()).error.code, 'RATE_LIMITED');
-    // A second session of the account may open one more, up to the account's limit.
-    const other = b.browser();
-    await other.fetch('/auth/session');
+    // A second session of the account may open one more, up to the account's limit (3).
+    const other = a.app.browser();
+    await signIn(other);
+    const otherCookie = { Cookie: other.cookieHeader() };
+    await (await open(b, otherCookie, t)).next();
+    const overAccount = await fetch(`${b.url}/api/mail/events`, { headers: otherCookie });
+    assert.equal(overAccount.status, 429);
+    await overAccount.body?.cancel();
+    // A closed stream frees its place.
     streams[0]!.close();
     await streams[0]!.ended;
+    await until(() => b.container.liveEvents.size() === 2);
     const again = await open(b, cookie(a), t);
     assert.equal(again.res.status, 200);
+    assert.equal((await again.next()).json.type, 'sync');
   });
 
   it('disconnect ends the account streams on both instances; logout ends the session streams', async (t) => {
     const { a, b } = await twoInstances(t);
+    // Logout of a second session ends its stream only.
+    const other = a.app.browser();
+    await signIn(other);
+    const ofOther = await open(b, { Cookie: other.cookieHeader() }, t);
+    await ofOther.next();
     const onA = await open(a.app, cookie(a), t);
     const onB = await open(b, cookie(a), t);
     await onA.next();
     await onB.next();
+    assert.equal((await other.fetch('/auth/logout', { method: 'POST' })).status, 204);
+    await ofOther.ended;
+    assert.equal(b.container.liveEvents.size(), 1, 'the first session stream on B is still open');
+
     const res = await a.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(a.csrfToken, WEB_ORIGIN) });
     assert.equal(res.status, 204);
     await Promise.all([onA.ended, onB.ended]);
