@@ -7,9 +7,18 @@
  * or job holds the event loop long for one message, whatever its size or shape. A parse
  * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
  * messages: their plain text leaves and attachment lists, the small messages whole.
+ *
+ * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
+ * holds its answer, up to MAX_ANSWER_BYTES); one more is SERVICE_UNAVAILABLE with a Retry-After
+ * at once rather than a wait behind everyone else's. A worker's heap is capped
+ * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
+ * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
+ * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
+ * an abort signal (they wait in its skip queue, unbounded), and each of ours carries one.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { AppError } from '../../domain/errors.ts';
 import { MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
@@ -26,25 +35,69 @@ export interface BodyParser {
 export interface BodyParserOptions {
   /** Thread answers up to this size (bytes) are parsed inline. */
   inlineBytes?: number;
+  /** A worker's time for one parse, from when it starts it (default 10 s). */
   timeoutMs?: number;
   /** A bigger answer stops being read and is refused undecoded (default MAX_ANSWER_BYTES, 32 MiB). */
   maxAnswerBytes?: number;
+  /** Worker threads (default: the cores but one, at least one). */
+  maxThreads?: number;
+  /** Parses waiting for a worker at most (default 8); past it an open is SERVICE_UNAVAILABLE. */
+  maxQueue?: number;
+  /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
+  maxOldGenerationSizeMb?: number;
 }
+
+/** Seconds a client is told to wait when every worker is busy and the queue full. */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
+
+type Task = { answer: Uint8Array; htmlUpTo?: number };
 
 export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   const inlineBytes = opts.inlineBytes ?? 16 * 1024;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxAnswerBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
+  const maxQueue = opts.maxQueue ?? 8;
   let pool: Piscina | undefined;
   let offloaded = 0;
-  const workers = () =>
-    (pool ??= new Piscina({
+  /** Parses handed to the pool that no worker has started yet. */
+  let waiting = 0;
+  const workers = () => pool ?? startPool();
+  const startPool = () => {
+    pool = new Piscina({
       filename: new URL('./body-worker.ts', import.meta.url).href,
       minThreads: 0,
-      maxThreads: Math.max(1, availableParallelism() - 1),
+      maxThreads: opts.maxThreads ?? Math.max(1, availableParallelism() - 1),
+      resourceLimits: { maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256 },
       idleTimeout: 60_000,
-    }));
-  const run = (task: { answer: Uint8Array; htmlUpTo?: number }) => workers().run(task, { name: 'parseThread', signal: AbortSignal.timeout(timeoutMs) }) as Promise<ThreadAnswer>;
+    });
+    // A worker that dies with no task of ours on it (out of heap while starting, say) is reported here; unheard, it would end the process.
+    pool.on('error', () => {});
+    return pool;
+  };
+
+  /** One parse on a worker; its clock starts when the worker flags `started` (body-worker.ts). */
+  async function run(task: Task): Promise<ThreadAnswer> {
+    if (waiting >= maxQueue) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker`) });
+    waiting++;
+    const started = new Int32Array(new SharedArrayBuffer(4));
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    // Resolves when the worker flags the start (1), or when the task settled without one (2).
+    void Promise.resolve(Atomics.waitAsync(started, 0, 0).value).then(() => {
+      waiting--;
+      if (!settled && Atomics.load(started, 0) === 1) timer = setTimeout(() => abort.abort(new Error(`a parse over ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return (await workers().run({ ...task, started }, { name: 'parseThread', signal: abort.signal })) as ThreadAnswer;
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+      // Never started (refused or failed in the queue): release the waiter, arm nothing.
+      if (Atomics.compareExchange(started, 0, 0, 2) === 0) Atomics.notify(started, 0);
+    }
+  }
+
   return {
     get offloaded() {
       return offloaded;
@@ -55,9 +108,12 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       offloaded++;
       try {
         return await run({ answer });
-      } catch {
+      } catch (err) {
+        if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
         // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
-        return run({ answer, htmlUpTo: inlineBytes }).catch((err: unknown) => Promise.reject(new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: err })));
+        return run({ answer, htmlUpTo: inlineBytes }).catch((again: unknown) =>
+          Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
+        );
       }
     },
     async close() {

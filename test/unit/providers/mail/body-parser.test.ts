@@ -1,0 +1,65 @@
+/**
+ * The body worker pool is shared by every user (issue 31): its queue is bounded (one more
+ * parse is SERVICE_UNAVAILABLE with a Retry-After, at once), a worker's heap is capped, and a
+ * parse's time counts from when a worker starts it, not while it waits its turn. Small pools
+ * and bounds are passed in.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { OAuth2Client } from 'google-auth-library';
+import { createGmailFactory } from '../../../../server/providers/gmail.ts';
+import { BUSY_RETRY_AFTER_SECONDS, createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
+import { UnusableAnswerError } from '../../../../server/providers/mail/thread-answer.ts';
+import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
+
+const leaf = (mimeType: string, content: string) => ({ mimeType, headers: [{ name: 'Content-Type', value: `${mimeType}; charset=utf-8` }], body: { data: Buffer.from(content).toString('base64url') } });
+const answerOf = (id: string, html: string) =>
+  Buffer.from(JSON.stringify({ id: 't1', messages: [{ id, threadId: 't1', labelIds: ['INBOX'], snippet: '', internalDate: '1790000000000', payload: { ...leaf('text/html', html), headers: [{ name: 'Subject', value: id }] } }] }));
+async function* chunks(bytes: Uint8Array) {
+  yield bytes;
+}
+const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) } as unknown as OAuth2Client;
+
+describe('body worker pool', () => {
+  it('a full queue refuses at once with SERVICE_UNAVAILABLE and a Retry-After; the accepted parses finish', async (t) => {
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 1 });
+    t.after(() => parser.close());
+    const html = `<p>${'row '.repeat(1_000)}</p>`;
+    const results = await Promise.allSettled(['a', 'b', 'c', 'd', 'e'].map((id) => parser.parseThread(chunks(answerOf(id, html)))));
+    const refused = results.filter((r) => r.status === 'rejected');
+    const parsed = results.filter((r) => r.status === 'fulfilled');
+    assert.ok(refused.length >= 2, `${refused.length} refused of 5 with one worker and a queue of one`);
+    for (const r of refused) assert.deepEqual([r.reason.code, r.reason.retryAfter], ['SERVICE_UNAVAILABLE', BUSY_RETRY_AFTER_SECONDS]);
+    for (const r of parsed) assert.ok(Array.isArray(r.value) && r.value[0]!.bodyHtml.startsWith('<p>row'));
+    assert.equal(parser.offloaded, 5);
+    // The pool drained: the next parse is taken.
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('f', html)))));
+  });
+
+  it('through the provider client, a full pool is the route\'s SERVICE_UNAVAILABLE, never a parse retried', async (t) => {
+    const standIn = await startGmailStandIn();
+    const bodies = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 1 });
+    t.after(() => Promise.all([standIn.close(), bodies.close()]));
+    const ids = Array.from({ length: 5 }, (_, i) => standIn.addMessage('alice@example.com', { subject: `T${i}`, bodyHtml: `<p>${'cell '.repeat(1_000)}</p>` }).threadId);
+    const api = createGmailFactory({ rootUrl: standIn.url, bodies })(auth);
+    const results = await Promise.allSettled(ids.map((id) => api.getThreadFull(id)));
+    const codes = results.map((r) => (r.status === 'rejected' ? r.reason.code : 'ok'));
+    assert.ok(codes.every((c) => c === 'ok' || c === 'SERVICE_UNAVAILABLE'), codes.join());
+    assert.ok(codes.includes('ok'));
+    assert.ok(bodies.offloaded <= 5, 'a refused parse is not tried again without its HTML');
+  });
+
+  it('a parse that waited its turn still has its whole time; one that outgrows the heap cap fails alone', async (t) => {
+    // One worker, so the second parse waits while the first runs; each has 3 s from its own start.
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 4, timeoutMs: 3_000 });
+    const tight = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxOldGenerationSizeMb: 64 });
+    t.after(() => Promise.all([parser.close(), tight.close()]));
+    const html = `<table>${'<tr><td>cell <b>x</b></td></tr>'.repeat(3_000)}</table>`;
+    const both = await Promise.all(['a', 'b'].map((id) => parser.parseThread(chunks(answerOf(id, html)))));
+    for (const got of both) assert.ok(Array.isArray(got) && got[0]!.bodyHtml.includes('<b>x</b>'), 'neither lost its HTML to the other\'s time');
+
+    const huge = answerOf('big', `<p>${'y'.repeat(24 * 1024 * 1024)}</p>`);
+    await assert.rejects(tight.parseThread(chunks(huge)), UnusableAnswerError);
+    assert.ok(Array.isArray(await tight.parseThread(chunks(answerOf('small', html)))), 'the pool goes on after a worker ran out of heap');
+  });
+});
