@@ -73,7 +73,11 @@ export const settings = {
   corpusIdleSeconds: smoke ? 1 : 10,
   rateLimitMax: 1_000_000,
   logLevel: 'info',
-  nodeEnv: 'production',
+  /**
+   * Production refuses the stand-ins' plaintext URLs and the Pub/Sub emulator; nothing else the
+   * server does depends on NODE_ENV once its secrets are given (as here).
+   */
+  nodeEnv: 'development',
 };
 export const only = new Set((args.only ?? 'list,sync,notifications,freshness,backfill,corpus,two,tracing').split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
