@@ -85,6 +85,21 @@ describe('draft', () => {
     assert.equal(body.draft.language, 'Spanish');
   });
 
+  it('sends the model this thread only: another thread of the account never reaches it, for a draft or an analysis', async () => {
+    await seedThread(s.app, { messages: [{ bodyText: 'OTHER-THREAD-MARKER-4417 confidential' }, { bodyText: 'OTHER-THREAD-LATEST-4417' }] });
+    const { threadId } = await seedThread(s.app, { messages: [{ bodyText: 'THIS-THREAD-EARLIER' }, { bodyText: 'THIS-THREAD-LATEST' }] });
+    assert.equal((await s.draft(threadId)).status, 200);
+    s.openai.setResponder(null); // the stand-in's own answer, of the analysis schema
+    assert.equal((await s.analyze(threadId)).status, 200);
+    assert.equal(s.openai.requests.length, 2);
+    for (const r of s.openai.requests) {
+      const sent = JSON.stringify(r.body);
+      assert.ok(sent.includes('THIS-THREAD-LATEST'), 'the latest message is sent');
+      assert.ok(!sent.includes('4417'), 'nothing of the other thread');
+    }
+    assert.ok(JSON.stringify(s.openai.requests[0]!.body).includes('THIS-THREAD-EARLIER'), 'the draft gets the earlier message as context');
+  });
+
   it('appends the signature after generation and never sends it to the model', async () => {
     const signature = 'Best regards,\nAlice Example\nSIGNATURE-MARKER-7731 | +1 555 0100';
     assert.equal((await patchSettings({ signature })).status, 200);

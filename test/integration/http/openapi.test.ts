@@ -33,6 +33,13 @@ describe('GET /openapi.json', () => {
     const text = JSON.stringify(doc);
     assert.match(text, /"bodyHtml":\{[^}]*"description":"Sanitised HTML[^"]*data-remote-src[^"]*data-remote-srcset/);
     assert.match(text, /"fromName":\{[^}]*"description":"Display name of the sender of the latest message/);
+    // What the model sees, and what a hostile mail can and cannot make it do.
+    for (const route of ['analyze', 'draft']) {
+      const description: string = doc.paths[`/api/mail/threads/{threadId}/${route}`].post.description;
+      assert.match(description, /The model sees the thread's subject and its latest message/, route);
+      assert.match(description, /can steer what the model answers/, route);
+      assert.match(description, /other threads, other accounts, tokens, the owner's signature and settings never reach the model/, route);
+    }
 
     const envelope = doc.components.schemas.ErrorEnvelope;
     assert.deepEqual(envelope.properties.error.properties.code.enum, ERROR_CODES);
