@@ -6,7 +6,7 @@
  * sign-in), and sent as X-CSRF-Token. Errors surface as ApiError carrying the spec's code,
  * or as its NetworkError (code NETWORK_ERROR) when no answer came back at all.
  */
-import { createTRPCClient, httpLink, TRPCClientError, type TRPCClient, type TRPCLink } from '@trpc/client';
+import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink, TRPCClientError, type TRPCClient, type TRPCLink } from '@trpc/client';
 import { observable } from '@trpc/server/observable';
 import { isErrorCode, type ErrorCode, type ValidationIssue } from './errors.ts';
 import type { AppRouter } from './router.ts';
@@ -85,6 +85,11 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Extra headers on every call; outside browsers set `Origin` to the web origin here. */
   headers?: Record<string, string>;
+  /**
+   * The EventSource class `mail.events` subscribes with (browsers have one; Node 24 only with
+   * `--experimental-eventsource`, or pass a polyfill that sends the session cookie).
+   */
+  EventSource?: typeof EventSource;
 }
 
 /** The typed client: `api.<router>.<procedure>.query(input)` / `.mutate(input)`. */
@@ -125,10 +130,16 @@ export function createClient(opts: ClientOptions): ApiClient {
       return () => sub.unsubscribe();
     });
 
+  // Subscriptions (mail.events) go over Server-Sent Events, with the session cookie; the rest over fetch.
+  const subscriptions = httpSubscriptionLink<AppRouter, typeof EventSource>({
+    url: `${base}/trpc`,
+    ...(opts.EventSource ? { EventSource: opts.EventSource } : {}),
+    eventSourceOptions: { withCredentials: true },
+  });
   const client = createTRPCClient<AppRouter>({
     links: [
       errorLink,
-      httpLink({
+      splitLink({ condition: (op) => op.type === 'subscription', true: subscriptions, false: httpLink({
         url: `${base}/trpc`,
         fetch: doFetch,
         headers: async ({ op }) => {
@@ -139,7 +150,7 @@ export function createClient(opts: ClientOptions): ApiClient {
           }
           return headers;
         },
-      }),
+      }) }),
     ],
   });
   return withApiErrors(client);

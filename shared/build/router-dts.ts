@@ -47,7 +47,8 @@ export function routerDeclaration(program: ts.Program, routerFile: string): stri
         if (!name) throw new Error(`${path}: unknown procedure type ${checker.typeToString(kindType)}`);
         const types = prop(defType, '$types', path);
         const input = printer(prop(types, 'input', path), `${path} input`, depth + 2);
-        const output = printer(prop(types, 'output', path), `${path} output`, depth + 2);
+        const outputType = prop(types, 'output', path);
+        const output = name === 'TRPCSubscriptionProcedure' ? streamOf(checker, printer, outputType, `${path} output`, depth + 2) : printer(outputType, `${path} output`, depth + 2);
         const inner = '  '.repeat(depth + 1);
         return `${doc(checker, symbol, pad)}${pad}${key(symbol.name)}: ${name}<{\n${inner}input: ${input};\n${inner}output: ${output};\n${inner}meta: object;\n${pad}}>;`;
       }
@@ -73,6 +74,18 @@ export function routerDeclaration(program: ts.Program, routerFile: string): stri
     '}>;',
     '',
   ].join('\n');
+}
+
+/**
+ * A subscription's output: the async iterable of its events, `AsyncIterable<T, TReturn, TNext>`
+ * with T plain data (tRPC already gives a `tracked()` event as `{ id, data }`).
+ */
+function streamOf(checker: ts.TypeChecker, print: ReturnType<typeof dataPrinter>, type: ts.Type, where: string, depth: number): string {
+  const args = (type.flags & ts.TypeFlags.Object) && ((type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference) ? checker.getTypeArguments(type as ts.TypeReference) : [];
+  if (args.length !== 3 || !checker.typeToString(type).startsWith('AsyncIterable<')) throw new Error(`${where}: a subscription must return an AsyncIterable, not ${checker.typeToString(type)}`);
+  const [item, done, next] = args as [ts.Type, ts.Type, ts.Type];
+  const plain = (t: ts.Type, name: string) => (t.flags & ts.TypeFlags.Unknown ? 'unknown' : print(t, `${where} ${name}`, depth));
+  return `AsyncIterable<${print(item, `${where} event`, depth)}, ${plain(done, 'return')}, ${plain(next, 'next')}>`;
 }
 
 /** The symbol's doc comment (from the server's routers or the schemas), for the consumer's editor. */

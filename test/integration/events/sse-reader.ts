@@ -21,7 +21,7 @@ export interface SseReader {
   close(): void;
 }
 
-export function readSse(res: Response, abort: AbortController): SseReader {
+export function readSse(res: Response, abort: AbortController, onFrame?: (f: SseFrame) => void): SseReader {
   const frames: SseFrame[] = [];
   let position = 0;
   let waiters: (() => void)[] = [];
@@ -53,6 +53,7 @@ export function readSse(res: Response, abort: AbortController): SseReader {
             }
           }
           frames.push(frame);
+          onFrame?.(frame);
           wakeAll();
         }
       }
