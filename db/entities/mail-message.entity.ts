@@ -29,6 +29,8 @@ export const MailMessageSchema = defineEntity({
     bodyHtml: p.text().nullable(),
     attachments: p.json<AttachmentMeta[]>().nullable(),
     bodyFetchedAt: p.datetime().nullable(),
+    /** The sanitiser version (SANITIZER_VERSION) body_html was made with; an older one is refetched on open. */
+    bodySanitizer: p.integer().nullable(),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -7,6 +7,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
+import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
@@ -91,10 +92,10 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        returning id, provider_thread_id
      )
      insert into mail_messages as m (account_id, thread_id, provider_message_id, from_name, from_address, subject, snippet, sent_at,
-       is_unread, in_inbox, label_ids, body_text, body_html, attachments, body_fetched_at)
+       is_unread, in_inbox, label_ids, body_text, body_html, attachments, body_fetched_at, body_sanitizer)
      select ?::uuid, t.id, r.pmid, r.from_name, r.from_address, r.subject, r.snippet, r.sent_at,
        'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.body_text, r.body_html, r.attachments,
-       case when r.fetched then now() end
+       case when r.fetched then now() end, case when r.fetched then ${SANITIZER_VERSION} end
      from r join t on t.provider_thread_id = r.ptid
      on conflict (account_id, provider_message_id) do ${insertOnly ? 'nothing' : `update set
        from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
@@ -104,6 +105,7 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        body_html = case when excluded.body_fetched_at is null then m.body_html else excluded.body_html end,
        attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
        body_fetched_at = coalesce(excluded.body_fetched_at, m.body_fetched_at),
+       body_sanitizer = case when excluded.body_fetched_at is null then m.body_sanitizer else excluded.body_sanitizer end,
        updated_at = now()`}
      returning m.thread_id`,
     [JSON.stringify(payload), accountId, accountId],
@@ -219,7 +221,8 @@ export async function storeThread(em: EntityManager, accountId: string, threadId
   const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
   await executeBound(
     em,
-    `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now()
+    `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now(),
+       body_sanitizer = ${SANITIZER_VERSION}
      from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
      where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
     [JSON.stringify(payload), accountId, threadId],

@@ -1,7 +1,7 @@
 /**
  * A thread's bodies, fetched only when the thread is opened — one threads.get (format=full)
  * for the whole thread — stored through the mail store, and served from the store until a
- * message without a body joins the thread.
+ * message without a body joins the thread, or a body was sanitised by an older sanitiser.
  *
  * One open must not cost every other user: concurrent opens of one thread (a user's tabs, the
  * AI routes, ten clients of one account) share one check, fetch, parse and store, and an answer
@@ -12,6 +12,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailFactory } from '../../providers/gmail.ts';
+import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { UnusableAnswerError } from '../../providers/mail/thread-answer.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
@@ -42,7 +43,8 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   async function fetchAndStore(em: EntityManager, accountId: string, threadId: string): Promise<void> {
     const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
       `select t.provider_thread_id,
-         (select count(*)::int from mail_messages m where m.thread_id = t.id and m.body_fetched_at is null) +
+         (select count(*)::int from mail_messages m where m.thread_id = t.id
+           and (m.body_fetched_at is null or m.body_sanitizer < ${SANITIZER_VERSION})) +
          (case when exists (select 1 from mail_messages m where m.thread_id = t.id) then 0 else 1 end) as missing
        from mail_threads t where t.id = ? and t.account_id = ?`,
       [threadId, accountId],

@@ -21,6 +21,14 @@ export interface MessageBodies {
   attachments: AttachmentMeta[];
 }
 
+/**
+ * The sanitiser's version, stored with each body (mail_messages.body_sanitizer): raise it with
+ * any change to what sanitizeMailHtml lets through, and bodies stored under an older one are
+ * fetched and sanitised again when their thread is next opened.
+ * 1: remote images unloadable; 2: relative/schemeless sources dropped, data-remote-* checked.
+ */
+export const SANITIZER_VERSION = 2;
+
 /** Where a remote image's address is kept, unloadable until a client restores it on the user's request. */
 export const REMOTE_SRC = 'data-remote-src';
 export const REMOTE_SRCSET = 'data-remote-srcset';

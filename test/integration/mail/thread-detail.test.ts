@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { SANITIZER_VERSION } from '../../../server/providers/mail/message-body.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
 const HOSTILE_HTML =
@@ -73,6 +74,18 @@ describe('thread detail', () => {
     assert.equal(reopened.body.messages[3].sentAt, new Date(later.internalDate).toISOString());
     await mail.getJson(`/api/mail/threads/${thread.id}`);
     assert.equal(mail.gmail.calls['threads.get:full'], 2);
+
+    // A body stored by an older sanitiser (or before versions were kept) is never served as it
+    // was: the next open fetches and sanitises the thread again, once.
+    const stored = await mail.sql<{ v: number | null }>('select distinct body_sanitizer as v from mail_messages where thread_id = ?', [thread.id]);
+    assert.deepEqual(stored.map((r) => r.v), [SANITIZER_VERSION], 'every stored body carries the current version');
+    await mail.sql(`update mail_messages set body_html = '<img src="https://example.com/x.png">', body_sanitizer = 0 where thread_id = ? and provider_message_id = ?`, [thread.id, first.id]);
+    const resanitised = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(mail.gmail.calls['threads.get:full'], 3, 'the old body made the open fetch again');
+    assert.match(resanitised.body.messages[0].bodyHtml, /<img data-remote-src="https:\/\/example.com\/x.png" \/?>/);
+    assert.ok(!/ src="https:/.test(resanitised.body.messages[0].bodyHtml), 'the old, loadable form is not served');
+    await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(mail.gmail.calls['threads.get:full'], 3, 'current again: served from the store');
   });
 
   it('a provider failure while opening maps to the spec codes and caches nothing', async (t) => {
