@@ -77,7 +77,7 @@ export interface ContainerOverrides {
   /** Open event streams allowed per session and per account (tests lower them). */
   streamLimits?: StreamLimits;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
-  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions };
+  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number };
 }
 
 export interface ContainerOptions {
@@ -150,7 +150,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
       startSync: (accountId) => liveInbox.engine.enqueueSync({ accountId, reason: 'sign-in' }),
     }),
     sync,
-    threads: createThreadReads({ prepared, bodies: threadBodies }),
+    threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget }),
     events: createMailEventsService({ orm, hub: liveEvents, limits: overrides.streamLimits }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),

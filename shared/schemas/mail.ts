@@ -38,15 +38,32 @@ export const message = z.object({
       'to `src`/`srcset` when the user asks to show images; `cid:` and `data:` images keep their `src`. Render it in a sandboxed frame. At most 262,144 characters.',
   }),
   attachments: z.array(attachment),
+  bodyOmitted: z.boolean().meta({
+    description:
+      'True when this message\'s bodies were left out of the thread answer (both are then empty strings): a thread answer carries the bodies of its ' +
+      'newest messages up to 2,097,152 characters in total, which a thread of ordinary size never reaches. Fetch a left-out body with ' +
+      'GET /api/mail/threads/{threadId}/messages/{messageId}/body.',
+  }),
 });
 export const threadDetail = z.object({
   id: uuid,
   mailThreadId: z.string(),
   subject: z.string(),
   isUnread: z.boolean(),
-  messages: z.array(message),
+  messages: z.array(message).meta({
+    description: 'Every message, oldest first. Bodies are included newest first up to 2,097,152 characters in all; older messages past that come with `bodyOmitted: true`.',
+  }),
 });
 export const threadIdInput = z.object({ threadId: uuid }).strict();
+export const messageBodyInput = z.object({ threadId: uuid, messageId: uuid }).strict();
+/** One message's bodies, for a message the thread answer left them out of. */
+export const messageBody = z.object({
+  id: uuid,
+  threadId: uuid,
+  bodyText: message.shape.bodyText,
+  bodyHtml: message.shape.bodyHtml,
+  attachments: z.array(attachment),
+});
 
 export const syncResult = z.object({ messagesSynced: z.int(), hasMore: z.boolean(), lastSyncedAt: timestamp });
 export const syncState = z.object({ lastSyncedAt: timestamp.nullable() });
@@ -55,4 +72,5 @@ export type ThreadSummary = z.infer<typeof threadSummary>;
 export type ThreadList = z.infer<typeof threadList>;
 export type ThreadDetail = z.infer<typeof threadDetail>;
 export type Message = z.infer<typeof message>;
+export type MessageBody = z.infer<typeof messageBody>;
 export type SyncResult = z.infer<typeof syncResult>;

@@ -463,7 +463,7 @@ describe('hostile-input fuzzing of every REST route and /trpc', () => {
     assert.deepEqual([...OPS.map((o) => o.procedure), ...STREAMING_PROCEDURES].sort(), [...SPEC_PROCEDURES].sort());
     const rest = OPS.filter((o) => o.rest).map((o) => `${o.rest!.method} ${o.rest!.path}`).sort();
     assert.deepEqual(rest, [
-      'DELETE /auth/account', 'GET /api/mail/sync-state', 'GET /api/mail/threads', 'GET /api/mail/threads/{threadId}', 'GET /api/settings', 'GET /api/status/incidents', 'GET /auth/session',
+      'DELETE /auth/account', 'GET /api/mail/sync-state', 'GET /api/mail/threads', 'GET /api/mail/threads/{threadId}', 'GET /api/mail/threads/{threadId}/messages/{messageId}/body', 'GET /api/settings', 'GET /api/status/incidents', 'GET /auth/session',
       'PATCH /api/settings', 'PATCH /api/status/incidents/{id}', 'POST /api/analytics/event', 'POST /api/mail/sync', 'POST /api/mail/threads/{threadId}/analyze',
       'POST /api/mail/threads/{threadId}/draft', 'POST /api/status/incidents', 'POST /auth/logout', 'POST /auth/provider/disconnect',
     ]);

@@ -1,6 +1,6 @@
 /** The mail routes: thin procedures over the sync service and the thread reads (spec part 4, "Mail and sync routes"). */
 import { z } from 'zod';
-import { syncResult, syncState, threadDetail, threadIdInput, threadList, threadListInput } from '../../../shared/schemas/mail.ts';
+import { messageBody, messageBodyInput, syncResult, syncState, threadDetail, threadIdInput, threadList, threadListInput } from '../../../shared/schemas/mail.ts';
 import { authedProcedure, csrfProcedure } from '../init.ts';
 
 /** The mail procedures; spread next to the AI procedures under `mail` in the app router. */
@@ -41,4 +41,19 @@ export const mailProcedures = {
     .input(threadIdInput)
     .output(threadDetail)
     .query(({ ctx, input }) => ctx.services.threads.detail(ctx.em, ctx.user.accountId, input.threadId)),
+
+  messageBody: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/mail/threads/{threadId}/messages/{messageId}/body',
+        tags: ['mail'],
+        summary: 'One message\'s bodies, for a message the thread answer left them out of (bodyOmitted)',
+        description: 'The bodies and attachment list of one message of the thread, fetched from the provider with the thread\'s on first open, as the thread route does. NOT_FOUND unless the message belongs to this thread of the signed-in account.',
+      },
+      errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
+    })
+    .input(messageBodyInput)
+    .output(messageBody)
+    .query(({ ctx, input }) => ctx.services.threads.messageBody(ctx.em, ctx.user.accountId, input.threadId, input.messageId)),
 };

@@ -70,4 +70,55 @@ describe('thread bounds', () => {
     assert.equal(again.status, 502);
     assert.equal(mail.gmail.calls['threads.get:full'], 2, 'after 30 s the thread is fetched again');
   });
+
+  it('a thread answer carries its newest bodies up to the budget; the others are asked for one by one', async (t) => {
+    const mail = await startMailApp(t, { overrides: { mailBodies: { threadBodyBudget: 60 } } });
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Long thread', bodyText: 'oldest body, twenty+' });
+    for (const n of [2, 3, 4]) mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: `message number ${n} body.` });
+    const other = mail.gmail.addMessage(ALICE, { subject: 'Elsewhere', bodyText: 'other thread' });
+    await mail.drain();
+    const threads = await allThreads(mail);
+    const thread = threads.find((th) => th.mailThreadId === first.threadId);
+    const elsewhere = threads.find((th) => th.mailThreadId === other.threadId);
+
+    const opened = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(opened.status, 200, JSON.stringify(opened.body));
+    const messages = opened.body.messages;
+    // Each body is 20-24 characters (text only): the newest two fit in 60, the older two are left out.
+    assert.deepEqual(messages.map((m: any) => m.bodyOmitted), [true, true, false, false]);
+    assert.deepEqual(messages.map((m: any) => m.bodyText), ['', '', 'message number 3 body.', 'message number 4 body.']);
+    assert.deepEqual(messages.map((m: any) => m.bodyHtml), ['', '', '', '']);
+    assert.equal(messages[0].subject, 'Long thread', 'metadata of a left-out message stays');
+
+    mail.gmail.resetCounters();
+    const body = await mail.getJson(`/api/mail/threads/${thread.id}/messages/${messages[0].id}/body`);
+    assert.equal(body.status, 200, JSON.stringify(body.body));
+    assert.deepEqual(body.body, { id: messages[0].id, threadId: thread.id, bodyText: 'oldest body, twenty+', bodyHtml: '', attachments: [] });
+    assert.equal(mail.gmail.calls['threads.get'], 0, 'served from the store');
+
+    const elsewhereOpened = await mail.getJson(`/api/mail/threads/${elsewhere.id}`);
+    assert.deepEqual(elsewhereOpened.body.messages.map((m: any) => [m.bodyText, m.bodyOmitted]), [['other thread', false]], 'the newest message is always whole');
+    const wrongThread = await mail.getJson(`/api/mail/threads/${elsewhere.id}/messages/${messages[0].id}/body`);
+    assert.equal(wrongThread.status, 404);
+    assert.equal(wrongThread.body.error.code, 'NOT_FOUND');
+    const unknown = await mail.getJson(`/api/mail/threads/${thread.id}/messages/6f9619ff-8b86-4d01-b42d-00cf4fc964ff/body`);
+    assert.equal(unknown.status, 404);
+    const malformed = await mail.getJson(`/api/mail/threads/${thread.id}/messages/not-a-uuid/body`);
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.body.error.code, 'VALIDATION_FAILED');
+    const anonymous = await fetch(`${mail.app.url}/api/mail/threads/${thread.id}/messages/${messages[0].id}/body`);
+    assert.equal(anonymous.status, 401);
+  });
+
+  it('a thread of ordinary size never reaches the default budget', async (t) => {
+    const mail = await startMailApp(t);
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Ordinary', bodyText: 'Hi,\n'.repeat(500), bodyHtml: `<p>${'Hello there. '.repeat(1_000)}</p>` });
+    for (let i = 0; i < 29; i++) mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: `Reply ${i} `.repeat(300), bodyHtml: `<div>${'Quoted text. '.repeat(2_000)}</div>` });
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+    const opened = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(opened.status, 200);
+    assert.equal(opened.body.messages.length, 30);
+    assert.ok(opened.body.messages.every((m: any) => !m.bodyOmitted && m.bodyHtml.length > 10_000), '30 messages of 30 KB each: all whole');
+  });
 });
