@@ -76,7 +76,7 @@ export async function spawnNode(opts: { script: string; env: Record<string, stri
   const url = `http://127.0.0.1:${opts.port}`;
   let exited: number | null = null;
   child.once('exit', (code) => (exited = code ?? -1));
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   for (;;) {
     if (exited !== null) throw new Error(`${opts.script} exited with ${exited} during start-up; see ${opts.logFile}`);
     try {
@@ -86,7 +86,7 @@ export async function spawnNode(opts: { script: string; env: Record<string, stri
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`${opts.script} did not answer within ${opts.timeoutMs ?? 30_000} ms; see ${opts.logFile}`);
+        throw new Error(`${opts.script} did not answer within ${opts.timeoutMs ?? 120_000} ms; see ${opts.logFile}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }

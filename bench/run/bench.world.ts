@@ -14,7 +14,7 @@ import type { ListStatement } from '../scenarios.ts';
 import { forPg } from '../sql.ts';
 import { args, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 
-/** The status-admin credential of the bench's server (GET /metrics). */
+/** The bench server's credential for GET /metrics (METRICS_TOKEN; also its status-admin one). */
 export const BENCH_ADMIN_TOKEN = 'bench-status-admin-token-0123456789';
 
 export interface BenchWorld {
@@ -84,6 +84,7 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     GMAIL_QUOTA_UNITS_PER_SECOND: String(settings.backfillQuota),
     LOG_LEVEL: settings.logLevel,
     STATUS_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    METRICS_TOKEN: BENCH_ADMIN_TOKEN,
     MIA_DATA_DIR: path.join(work, 'data'),
     ...identityEnv(identity),
     GMAIL_API_URL: gmail.url,
