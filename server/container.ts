@@ -20,10 +20,10 @@ import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createSettingsService } from './domain/settings/settings.service.ts';
 import { createIncidentService } from './domain/status/incident.service.ts';
 import { createStatusAdmin } from './domain/status/status-admin.ts';
-import { createMailEventsService, type StreamLimits } from './events/events.service.ts';
+import { createMailEventsService, DEFAULT_STREAM_LIMITS, type StreamLimits } from './events/events.service.ts';
 import { createEventHub, type EventHub } from './events/hub.ts';
 import { createRateLimits, type RateLimits } from './http/rate-limit.ts';
-import { createSessions, type Sessions } from './http/sessions.ts';
+import { createSessions, SESSION_IDLE_MS, type Sessions } from './http/sessions.ts';
 import { createLogger, errorSummary, type Logger } from './infra/logger.ts';
 import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } from './jobs/live-inbox.ts';
 import { liveInboxReadings } from './jobs/readings.ts';
@@ -151,7 +151,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget }),
-    events: createMailEventsService({ orm, hub: liveEvents, limits: overrides.streamLimits }),
+    events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, ...overrides.streamLimits } }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),
     analytics: createAnalyticsService(),

@@ -19,6 +19,12 @@ export interface StreamLimits {
   retryAfterSeconds: number;
   /** Interval of the REST stream's comment heartbeat (ms); /trpc uses tRPC's ping (trpc/init.ts). */
   heartbeatMs?: number;
+  /**
+   * A stream ends after this long (ms): its client reconnects, which checks the session again
+   * (an expired one gets AUTH_REQUIRED) and resumes from its last event id without loss. The
+   * container sets the session's idle lifetime.
+   */
+  maxStreamMs?: number;
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30, heartbeatMs: 25_000 };
@@ -82,6 +88,8 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
         hub.remove(stream);
         throw err;
       }
+      const expiry = limits.maxStreamMs ? setTimeout(() => stream.end(), limits.maxStreamMs) : undefined;
+      expiry?.unref();
       return (async function* events(): AsyncGenerator<IdentifiedEvent, void> {
         try {
           yield* first;
@@ -93,6 +101,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
             if (p.sync) yield { id: p.id, data: { type: 'sync', ...(await syncSnapshot(sql(), accountId)) } };
           }
         } finally {
+          clearTimeout(expiry);
           stream.end();
           hub.remove(stream);
         }

@@ -13,6 +13,7 @@ import { Account, Credential } from '../../../db/entities/index.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { isInvalidGrant, type OAuthProvider, type ProviderTokens } from '../../providers/oauth.ts';
 import { AppError } from '../errors.ts';
+import { announceSync } from '../events/announce.ts';
 import type { TokenContext, TokenCrypto } from './token-crypto.ts';
 
 const refreshOf = (accountId: string): TokenContext => ({ accountId, field: 'refresh' });
@@ -46,6 +47,7 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
     } catch (err) {
       log.warn({ accountId, ...errorSummary(err) }, 'stored tokens cannot be decrypted; the account must reconnect');
       await deps.orm.em.fork().nativeUpdate(Account, { id: accountId }, { needsReconnect: true });
+      await announceSync(deps.orm.em.fork(), accountId).catch(() => undefined);
       throw new AppError('TOKEN_EXPIRED', { cause: err });
     }
   }
@@ -100,6 +102,8 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
     async rethrowIfRevoked(accountId, err) {
       if (!isInvalidGrant(err)) return;
       await deps.orm.em.fork().nativeUpdate(Account, { id: accountId }, { needsReconnect: true });
+      // Open event streams show the account as needs_reconnect (best effort: the answer stands).
+      await announceSync(deps.orm.em.fork(), accountId).catch(() => undefined);
       log.info({ accountId }, 'provider grant revoked or expired; account needs reconnection');
       throw new AppError('TOKEN_EXPIRED', { cause: err });
     },

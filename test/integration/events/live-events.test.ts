@@ -158,4 +158,19 @@ describe('live mail events', () => {
     assert.equal(res.status, 204);
     await Promise.all([onA.ended, onB.ended]);
   });
+
+  it('a stream ends after its longest life; reconnecting checks the session again', async (t) => {
+    const { a, b } = await twoInstances(t, { perSession: 5, perAccount: 20, retryAfterSeconds: 30, maxStreamMs: 300 });
+    const s = await open(b, cookie(a), t);
+    const first = await s.next();
+    await s.ended;
+    const again = await open(b, { ...cookie(a), 'Last-Event-ID': first.id! }, t);
+    assert.equal((await again.next()).json.type, 'sync', 'resumed while the session lives');
+    const signedOut = { ...cookie(a) };
+    assert.equal((await a.browser.fetch('/auth/logout', { method: 'POST' })).status, 204);
+    await again.ended;
+    const refused = await fetch(`${b.url}/api/mail/events`, { headers: { ...signedOut, 'Last-Event-ID': first.id! } });
+    assert.equal(refused.status, 401);
+    await refused.body?.cancel();
+  });
 });
