@@ -113,6 +113,11 @@ describe('live mail events', () => {
     const anon = await fetch(`${b.url}/api/mail/events`);
     assert.equal(anon.status, 401);
     assert.equal((await anon.json()).error.code, 'AUTH_REQUIRED');
+    // tRPC's SSE protocol opens first and reports a refusal as its `serialized-error` event (the client raises it as ApiError).
+    const anonTrpc = await openSse(`${b.url}/trpc/mail.events`, {});
+    t.after(() => anonTrpc.close());
+    const refusal = await anonTrpc.next((e) => e.event === 'serialized-error');
+    assert.equal(refusal.json.data.appCode, 'AUTH_REQUIRED', refusal.data);
 
     const streams = [await open(b, cookie(a), t), await open(b, cookie(a), t)];
     for (const s of streams) await s.next();
@@ -122,6 +127,9 @@ describe('live mail events', () => {
     assert.equal(third.status, 429);
     assert.equal(third.headers.get('retry-after'), '7');
     assert.equal((await third.json()).error.code, 'RATE_LIMITED');
+    const thirdTrpc = await openSse(`${b.url}/trpc/mail.events`, cookie(a));
+    t.after(() => thirdTrpc.close());
+    assert.equal((await thirdTrpc.next((e) => e.event === 'serialized-error')).json.data.appCode, 'RATE_LIMITED');
     // A second session of the account may open one more, up to the account's limit (3).
     const other = a.app.browser();
     await signIn(other);
