@@ -10,6 +10,7 @@
 import { decodeHTML } from 'entities';
 import PostalMime, { decodeWords } from 'postal-mime';
 import sanitizeHtml from 'sanitize-html';
+import { remoteSrcset, remoteUrl } from './remote-url.ts';
 import type { AttachmentMeta } from '../../../db/entities/index.ts';
 import type { WirePart } from '../gmail-wire.ts';
 import { cleanMailText, MAIL_LIMITS } from './mail-text.ts';
@@ -32,31 +33,6 @@ export const SANITIZER_VERSION = 2;
 /** Where a remote image's address is kept, unloadable until a client restores it on the user's request. */
 export const REMOTE_SRC = 'data-remote-src';
 export const REMOTE_SRCSET = 'data-remote-srcset';
-
-/** An absolute http(s) URL, normalised; undefined for anything else (relative, schemeless, another scheme). */
-export function remoteUrl(value: string | undefined): string | undefined {
-  const text = value?.trim();
-  if (!text || !/^https?:\/\//i.test(text)) return undefined;
-  try {
-    const url = new URL(text);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A srcset of absolute http(s) candidates only (`url [Nw|Nx]`), normalised; undefined if any candidate is not. */
-export function remoteSrcset(value: string | undefined): string | undefined {
-  if (!value?.trim()) return undefined;
-  const out: string[] = [];
-  for (const candidate of value.split(',')) {
-    const [url, descriptor, ...more] = candidate.trim().split(/\s+/);
-    const href = remoteUrl(url);
-    if (!href || more.length || (descriptor !== undefined && !/^\d+(\.\d+)?[wx]$/.test(descriptor))) return undefined;
-    out.push(descriptor ? `${href} ${descriptor}` : href);
-  }
-  return out.join(', ');
-}
 
 /** What an image may load as delivered: an attached part or inline data, nothing from a server. */
 const isInline = (src: string) => /^\s*(cid:|data:image\/)/i.test(src);
