@@ -9,6 +9,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
+import { noteNotification } from '../../../server/domain/mail/sync-states/index.ts';
 import type { StreamLimits } from '../../../server/events/events.service.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 
@@ -195,5 +196,22 @@ describe('live mail events', () => {
     a.gmail.seed(ALICE, 1, { sentReplies: false });
     await a.drain();
     await untilNamed(s, await threadIds(a));
+  });
+
+  it('a notification turns the account to catching_up (once), and the sync it starts back to current', async (t) => {
+    const { a, b } = await twoInstances(t);
+    a.gmail.seed(ALICE, 1, { sentReplies: false });
+    await a.drain();
+    const s = await open(b, cookie(a), t);
+    assert.equal((await s.next()).json.state, 'current');
+    const [account] = await a.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const before = await a.sql<{ n: number }>('select count(*)::int as n from mail_events');
+    await noteNotification(a.app.container.orm.em.fork(), account!.id);
+    await noteNotification(a.app.container.orm.em.fork(), account!.id);
+    assert.equal((await s.next()).json.state, 'catching_up');
+    const after = await a.sql<{ n: number }>('select count(*)::int as n from mail_events');
+    assert.equal(after[0]!.n - before[0]!.n, 1, 'one event for two notifications');
+    await a.drain();
+    assert.equal((await s.next((e) => e.json.type === 'sync')).json.state, 'current');
   });
 });

@@ -1,4 +1,5 @@
 /** What the notification intake reads and writes: the account a mailbox address names, and that its notifications arrive. */
+import { announceSync } from '../../events/announce.ts';
 import { select, type Sql } from './sql.ts';
 
 export interface NotifiedAccount {
@@ -34,5 +35,12 @@ export async function recordMailboxAddress(em: Sql, accountId: string, address: 
 
 /** The account's notifications arrive (the quiet sweep leaves it alone meanwhile). */
 export async function noteNotification(em: Sql, accountId: string): Promise<void> {
-  await em.execute('update sync_states set last_notification_at = now() where account_id = ?', [accountId], 'run');
+  const rows = await select<{ was_behind: boolean }>(
+    em,
+    `update sync_states s set last_notification_at = now() from (select last_notification_at > coalesce(last_synced_at, '-infinity') as behind
+       from sync_states where account_id = ? for update) before where s.account_id = ? returning coalesce(before.behind, false) as was_behind`,
+    [accountId, accountId],
+  );
+  // The account starts catching up: open event streams hear it (once, not per notification).
+  if (rows[0] && !rows[0].was_behind) await announceSync(em, accountId);
 }
