@@ -44,25 +44,24 @@ async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: s
 }
 
 /**
- * Inside the sync's transaction, after its changes are applied: the threads it touched (their
- * rows carry the transaction's `now()`), or a reset when a thread may have gone (a message
- * deleted) or more than MAX_THREAD_IDS changed.
+ * Inside the sync's transaction, after its changes: the threads it touched (their rows carry
+ * the transaction's `now()`), or a reset when a thread may have gone (a message deleted) or
+ * more than MAX_THREAD_IDS changed; then where the account stands. One statement: the sync's
+ * commit is on every notification's path.
  */
-export async function announceThreads(tx: Sql, accountId: string, changes: Pick<StoreChanges, 'deletes'>): Promise<void> {
-  if (changes.deletes.length) {
-    await record(tx, accountId, 'reset');
-    return;
-  }
-  const touched = await rows<{ id: string }>(tx, 'select id from mail_threads where account_id = ? and updated_at = now() limit ?', [accountId, MAX_THREAD_IDS + 1]);
-  if (!touched.length) return;
-  if (touched.length > MAX_THREAD_IDS) await record(tx, accountId, 'reset');
-  else await record(tx, accountId, 'threads', touched.map((r) => r.id));
-}
-
-/** Inside the sync's transaction, after its changes: the threads it changed, then where the account stands. */
 export async function announceCommit(tx: Sql, accountId: string, changes: Pick<StoreChanges, 'deletes'>): Promise<void> {
-  await announceThreads(tx, accountId, changes);
-  await announceSync(tx, accountId);
+  await tx.execute(
+    `with l as (select pg_advisory_xact_lock(hashtextextended('mail_events:' || ?::text, 0)) as locked),
+     t as (select count(*)::int as n, array_agg(id) as ids from (select id from mail_threads where account_id = ?::uuid and updated_at = now() limit ?) x),
+     k as (select case when ?::boolean or t.n > ? then 'reset' when t.n > 0 then 'threads' end as kind, t.ids from t),
+     e as (insert into mail_events (account_id, kind, thread_ids)
+           select ?::uuid, k.kind, case when k.kind = 'threads' then k.ids end from k, l where k.kind is not null
+           union all select ?::uuid, 'sync', null from l
+           returning id, kind, thread_ids),
+     p as (delete from mail_events where account_id = ?::uuid and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ? limit 1))
+     select pg_notify(?, json_build_object('a', ?::text, 'k', e.kind, 'i', e.id::text, 't', to_jsonb(e.thread_ids))::text) from (select * from e order by id) e`,
+    [accountId, accountId, MAX_THREAD_IDS + 1, changes.deletes.length > 0, MAX_THREAD_IDS, accountId, accountId, accountId, accountId, KEEP_PER_ACCOUNT - 1, EVENTS_CHANNEL, accountId],
+  );
 }
 
 /** The account's sync state changed (checkpoint moved, listing started or finished, notified, reconnect needed). */

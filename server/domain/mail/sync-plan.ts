@@ -12,7 +12,7 @@ import { fetchMeta } from './message-fetch.ts';
 export interface SyncPlan {
   mode: 'listing' | 'history';
   changes: StoreChanges;
-  next: { historyId: string | null; cursor: string | null; fullSyncActive: boolean };
+  next: { historyId: string | null; cursor: string | null; fullSyncActive: boolean; mailboxAddress?: string };
   messagesSynced: number;
   hasMore: boolean;
 }

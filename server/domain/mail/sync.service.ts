@@ -17,7 +17,7 @@ import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges, recordFailures } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, recordMailboxAddress, releaseLease, type LeasedState } from './sync-states/index.ts';
+import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
 
@@ -85,9 +85,9 @@ export function createSyncService(deps: {
     // A new listing: its checkpoint is the history id from before the first page, so that
     // whatever changes while the listing is drained is replayed from history afterwards.
     const { historyId, emailAddress } = await api.profile();
-    // Notifications name the mailbox by this address, which need not be the sign-in email.
-    await recordMailboxAddress(em, accountId, emailAddress);
-    return planListingPage(ctx, historyId, { startedAt: lease.dbNow });
+    const listing = await planListingPage(ctx, historyId, { startedAt: lease.dbNow });
+    // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
+    return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress } };
   }
 
   /**
@@ -130,7 +130,8 @@ export function createSyncService(deps: {
         if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
-          await announceSync(em, accountId);
+          // Where the account stands changed only when it was catching up, a listing began or ended, or it never synced.
+          if (lease.behind || p.next.fullSyncActive !== lease.fullSyncActive || !lease.lastSyncedAt) await announceSync(em, accountId);
         } else {
           await em.transactional(async (tx) => {
             if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();

@@ -21,9 +21,13 @@ export interface LeasedState {
   dbNow: string;
   /** Set-aside messages of the account are due for another try. */
   setAsideDue: boolean;
+  /** A notification arrived since the last completed sync (the account is catching up). */
+  behind: boolean;
 }
 
 export interface Checkpoint {
+  /** The address the provider gives the mailbox, when this sync read it (a listing's profile call). */
+  mailboxAddress?: string;
   historyId: string | null;
   cursor: string | null;
   fullSyncActive: boolean;
@@ -32,13 +36,14 @@ export interface Checkpoint {
 
 /** Takes the lease (creating the row on first use); null when another sync holds it. */
 export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
-  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean }>(
+  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean; behind: boolean }>(
     em,
     `insert into sync_states as s (account_id, lease_owner, lease_until) values (?, ?, now() + make_interval(secs => ?))
      on conflict (account_id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
        where s.lease_until is null or s.lease_until < now()
      returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now,
-       exists (select 1 from mail_set_aside a where a.account_id = s.account_id and a.retry_after <= now()) as set_aside_due`,
+       exists (select 1 from mail_set_aside a where a.account_id = s.account_id and a.retry_after <= now()) as set_aside_due,
+       coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as behind`,
     [accountId, owner, seconds],
   );
   const r = rows[0];
@@ -50,6 +55,7 @@ export async function acquireLease(em: Sql, accountId: string, owner: string, se
     lastSyncedAt: r.last_synced_at ? new Date(r.last_synced_at) : null,
     dbNow: toIso(r.db_now),
     setAsideDue: r.set_aside_due,
+    behind: r.behind,
   };
 }
 
@@ -58,9 +64,9 @@ export async function commitCheckpoint(em: Sql, accountId: string, owner: string
   const rows = await select<{ account_id: string }>(
     em,
     `update sync_states set history_id = ?::bigint, full_sync_page_token = ?, full_sync_active = ?, last_synced_at = ?::timestamptz,
-       lease_owner = null, lease_until = null, updated_at = now()
+       mailbox_address = coalesce(?, mailbox_address), lease_owner = null, lease_until = null, updated_at = now()
      where account_id = ? and lease_owner = ? returning account_id`,
-    [c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), accountId, owner],
+    [c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, accountId, owner],
   );
   return rows.length === 1;
 }

@@ -28,11 +28,6 @@ export async function resolveNotifiedAccount(em: Sql, emailAddress: string): Pro
   return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
 }
 
-/** The address the provider gives the account's mailbox (its profile). */
-export async function recordMailboxAddress(em: Sql, accountId: string, address: string): Promise<void> {
-  await em.execute('update sync_states set mailbox_address = ? where account_id = ? and mailbox_address is distinct from ?', [address, accountId, address], 'run');
-}
-
 /** The account's notifications arrive (the quiet sweep leaves it alone meanwhile). */
 export async function noteNotification(em: Sql, accountId: string): Promise<void> {
   const rows = await select<{ was_behind: boolean }>(
