@@ -1,5 +1,5 @@
 /**
- * The OpenAPI conformance check (issue 19): an answer the server gives to a documented
+ * The OpenAPI conformance check: an answer the server gives to a documented
  * operation (method + path template of /openapi.json) must be documented there: its status
  * listed for the operation (or covered by `2XX`-style ranges or `default`), the headers the
  * document marks required present, every documented header it sends valid, its body of a
