@@ -11,7 +11,8 @@ export const AnalyticsEventSchema = defineEntity({
     anonymousId: p.uuid().nullable(),
     name: p.string(),
     properties: p.json<Record<string, unknown>>().nullable(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    // The purge job deletes by age (server/domain/auth/purge-expired.ts).
+    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).index(),
   },
 });
 export class AnalyticsEvent extends AnalyticsEventSchema.class {}
