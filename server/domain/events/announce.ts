@@ -7,11 +7,7 @@
  * A per-account transaction lock orders the log: ids of one account commit in id order.
  */
 import type { StoreChanges } from '../mail/mail-store.ts';
-
-/** What runs a statement: a forked EntityManager (inside its transaction, if any). */
-export interface Sql {
-  execute(query: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<unknown>;
-}
+import { select, type Sql } from '../sql.ts';
 
 export const EVENTS_CHANNEL = 'mia_mail_events';
 /** Events kept per account for resuming. */
@@ -26,12 +22,10 @@ export type Notice =
   | { a: string; k: LoggedKind; i: string; t?: string[] | null }
   | { a: string | null; k: 'end'; s?: string };
 
-const rows = async <T>(em: Sql, query: string, params: unknown[]): Promise<T[]> => (await em.execute(query, params)) as T[];
-
 /** Records one event of the account and announces it; returns its id. */
 async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: string[] | null = null): Promise<string> {
   const ids = threadIds ? JSON.stringify(threadIds) : null;
-  const [row] = await rows<{ id: string }>(
+  const [row] = await select<{ id: string }>(
     em,
     `with l as (select pg_advisory_xact_lock(hashtextextended('mail_events:' || ?::text, 0)) as locked),
      e as (insert into mail_events (account_id, kind, thread_ids)

@@ -3,7 +3,8 @@
  * id (for a resumed stream), and the account's sync state as a `sync` event reports it.
  */
 import { toIso } from '../time.ts';
-import { announceSync, type LoggedKind, type Sql } from './announce.ts';
+import { select, type Sql } from '../sql.ts';
+import { announceSync, type LoggedKind } from './announce.ts';
 
 export interface LoggedEvent {
   id: string;
@@ -19,11 +20,9 @@ export interface SyncSnapshot {
   progress: { stored: number; estimatedTotal: number | null } | null;
 }
 
-const rows = async <T>(em: Sql, query: string, params: unknown[]): Promise<T[]> => (await em.execute(query, params)) as T[];
-
 /** The id of the account's newest event (one is recorded when the log is empty, so a stream always has a position). */
 export async function latestEventId(em: Sql, accountId: string): Promise<string> {
-  const [row] = await rows<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
+  const [row] = await select<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
   if (row?.id) return row.id;
   await announceSync(em, accountId);
   return latestEventId(em, accountId);
@@ -35,7 +34,7 @@ export async function latestEventId(em: Sql, accountId: string): Promise<string>
  */
 export async function eventsSince(em: Sql, accountId: string, afterId: string): Promise<{ known: boolean; events: LoggedEvent[] }> {
   if (!/^[1-9]\d{0,17}$/.test(afterId)) return { known: false, events: [] };
-  const found = await rows<{ id: string; kind: LoggedKind; thread_ids: string[] | null }>(
+  const found = await select<{ id: string; kind: LoggedKind; thread_ids: string[] | null }>(
     em,
     'select id::text as id, kind, thread_ids from mail_events where account_id = ? and id >= ?::bigint order by id',
     [accountId, afterId],
@@ -50,7 +49,7 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
  * sync is running, or a notification arrived since the last sync), else current.
  */
 export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
-  const [row] = await rows<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null }>(
+  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null }>(
     em,
     `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
             s.full_sync_active, s.last_synced_at, s.history_id::text as history_id,
@@ -62,7 +61,7 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
   const lastSyncedAt = row?.last_synced_at ? toIso(row.last_synced_at) : null;
   if (!row || row.needs_reconnect || !row.connected) return { state: 'needs_reconnect', lastSyncedAt, progress: null };
   if (row.full_sync_active || !row.history_id) {
-    const [count] = await rows<{ n: number }>(em, 'select count(*)::int as n from mail_messages where account_id = ? and in_inbox', [accountId]);
+    const [count] = await select<{ n: number }>(em, 'select count(*)::int as n from mail_messages where account_id = ? and in_inbox', [accountId]);
     // The provider's inbox count is not read yet (labels/INBOX): the estimate stays unknown.
     return { state: 'backfilling', lastSyncedAt, progress: { stored: count?.n ?? 0, estimatedTotal: null } };
   }

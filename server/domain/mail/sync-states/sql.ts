@@ -1,8 +1,2 @@
-/** How the sync_states repository runs its statements. */
-
-/** What runs a statement: a forked EntityManager (inside its transaction, if any) or a connection. */
-export interface Sql {
-  execute(query: string, params?: unknown[], method?: 'all' | 'get' | 'run'): Promise<unknown>;
-}
-
-export const select = async <T>(em: Sql, query: string, params: unknown[] = []): Promise<T[]> => (await em.execute(query, params)) as T[];
+/** How the sync_states repository runs its statements: the domain's one `Sql` and `select`. */
+export { select, type Sql } from '../../sql.ts';
