@@ -14,7 +14,9 @@
  * Mailboxes are created on first use. `users/{userId}` accepts `me` or the
  * authorized address (anything else -> 403).
  *
- * Serves (under `/gmail/v1/users/{userId}/`): GET profile, GET messages,
+ * Serves (under `/gmail/v1/users/{userId}/`): GET profile, GET labels/{id} (a
+ * label's counts: INBOX and the other system labels, or any label a message carries),
+ * GET messages,
  * GET messages/{id}, GET messages/{id}/attachments/{attachmentId},
  * GET threads/{id}, GET history, POST watch, POST stop; plus
  * GET /$discovery/rest?version=v1 at the root. Errors use Google's JSON

@@ -27,6 +27,7 @@ function route(method: string, path: string): Route {
   const rest = m[2]!.split('/').map(decodeURIComponent);
   const [a, b, c, d] = rest;
   if (method === 'GET' && rest.length === 1 && a === 'profile') return { endpoint: 'profile', userId };
+  if (method === 'GET' && rest.length === 2 && a === 'labels') return { endpoint: 'labels.get', userId, id: b! };
   if (method === 'GET' && rest.length === 1 && a === 'messages') return { endpoint: 'messages.list', userId };
   if (method === 'GET' && rest.length === 2 && a === 'messages') return { endpoint: 'messages.get', userId, id: b! };
   if (method === 'GET' && rest.length === 4 && a === 'messages' && c === 'attachments') return { endpoint: 'attachments.get', userId, id: b!, attachmentId: d! };
@@ -49,6 +50,7 @@ function parseQuery(sp: URLSearchParams): Record<string, string | string[]> {
 /** Quota units per call, as the provider documents them. */
 const QUOTA_UNITS: Record<string, number> = {
   profile: 1,
+  'labels.get': 1,
   'messages.list': 5,
   'messages.get': 5,
   'attachments.get': 5,
@@ -127,6 +129,11 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
     switch (r.endpoint) {
       case 'profile':
         return send(res, 200, { emailAddress: mb.email, messagesTotal: mb.messages.size, threadsTotal: mb.threadCount(), historyId: String(mb.historyId) });
+      case 'labels.get': {
+        const counts = mb.labelCounts(r.id!);
+        if (!counts) throw new HttpError(404, 'Requested entity was not found.', 'notFound');
+        return send(res, 200, counts);
+      }
       case 'messages.list':
         return send(res, 200, listMessages(mb, sp));
       case 'messages.get': {

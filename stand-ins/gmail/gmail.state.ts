@@ -9,7 +9,7 @@ import { MailStore, type Mailbox } from './mailbox.model.ts';
 import type { HistoryEntry } from './mailbox.types.ts';
 
 const KNOWN_COUNTERS = [
-  'profile', 'messages.list', 'messages.get', 'messages.get:minimal', 'messages.get:metadata', 'messages.get:full',
+  'profile', 'labels.get', 'messages.list', 'messages.get', 'messages.get:minimal', 'messages.get:metadata', 'messages.get:full',
   'attachments.get', 'threads.get', 'threads.get:minimal', 'threads.get:metadata', 'threads.get:full',
   'history.list', 'watch', 'stop', 'discovery', 'unknown',
 ];

@@ -8,6 +8,7 @@ export const DEFAULT_MAILBOX = 'alice@example.com';
 
 export type FaultEndpoint =
   | 'profile'
+  | 'labels.get'
   | 'messages.list'
   | 'messages.get'
   | 'attachments.get'

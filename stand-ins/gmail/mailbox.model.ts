@@ -8,6 +8,9 @@ import { b64url, htmlToText, makeSnippet } from './message.wire.ts';
 import type { ActiveWatch, HistoryEntry, HistoryType, NewMessage, RawMessageOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
 import { convertRawMessage } from './raw-message.ts';
 
+/** Gmail's system labels, answered by `labels.get` even when empty. */
+const SYSTEM_LABELS = new Set(['INBOX', 'SENT', 'DRAFT', 'SPAM', 'TRASH', 'UNREAD', 'STARRED', 'IMPORTANT', 'CHAT', 'CATEGORY_PERSONAL', 'CATEGORY_SOCIAL', 'CATEGORY_PROMOTIONS', 'CATEGORY_UPDATES', 'CATEGORY_FORUMS']);
+
 const byNewest = (a: StandInMessage, b: StandInMessage): number =>
   b.internalDate - a.internalDate || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
@@ -51,6 +54,27 @@ export class Mailbox {
 
   threadCount(): number {
     return new Set([...this.messages.values()].map((m) => m.threadId)).size;
+  }
+
+  /**
+   * A label as `labels.get` answers it, with its counts (Gmail's shape; a thread counts as
+   * unread when one of its messages in the label is); null for a label nobody uses that is
+   * not one of the system labels.
+   */
+  labelCounts(labelId: string): { id: string; name: string; type: 'system' | 'user'; messagesTotal: number; messagesUnread: number; threadsTotal: number; threadsUnread: number } | null {
+    const inLabel = [...this.messages.values()].filter((m) => m.labelIds.includes(labelId));
+    const system = SYSTEM_LABELS.has(labelId);
+    if (!system && inLabel.length === 0) return null;
+    const unread = inLabel.filter((m) => m.labelIds.includes('UNREAD'));
+    return {
+      id: labelId,
+      name: labelId,
+      type: system ? 'system' : 'user',
+      messagesTotal: inLabel.length,
+      messagesUnread: unread.length,
+      threadsTotal: new Set(inLabel.map((m) => m.threadId)).size,
+      threadsUnread: new Set(unread.map((m) => m.threadId)).size,
+    };
   }
 
   private record(type: HistoryType, m: StandInMessage, labelIds?: string[]): void {

@@ -213,6 +213,28 @@ describe('gmail stand-in', () => {
     });
   });
 
+  describe('labels.get', () => {
+    it("answers a label's counts from the mailbox, system labels even when empty, 404 for an unknown one", async () => {
+      const a = s.addMessage(ALICE, { subject: 'a' });
+      s.addMessage(ALICE, { subject: 'a, again', threadId: a.threadId, read: true });
+      s.addMessage(ALICE, { subject: 'b', read: true });
+      const archived = s.addMessage(ALICE, { subject: 'c' });
+      s.archive(ALICE, archived.id);
+
+      const { data } = await api.users.labels.get({ userId: 'me', id: 'INBOX' });
+      assert.deepEqual(
+        { ...data },
+        { id: 'INBOX', name: 'INBOX', type: 'system', messagesTotal: 3, messagesUnread: 1, threadsTotal: 2, threadsUnread: 1 },
+      );
+      assert.equal(s.calls['labels.get'], 1);
+      s.addMessage(ALICE, { subject: 'd' });
+      assert.equal((await api.users.labels.get({ userId: 'me', id: 'INBOX' })).data.messagesTotal, 4);
+      assert.equal((await api.users.labels.get({ userId: 'me', id: 'STARRED' })).data.messagesTotal, 0);
+      const unknown = await rejection(() => api.users.labels.get({ userId: 'me', id: 'Label_42' }, NO_RETRY));
+      assert.equal(unknown.status, 404);
+    });
+  });
+
   describe('history.list', () => {
     it('records add, read, archive, move-to-inbox and delete', async () => {
       const start = (await api.users.getProfile({ userId: 'me' })).data.historyId!;
