@@ -88,7 +88,8 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
           await deps.engine.enqueueSync({ accountId, reason: code === 'RATE_LIMITED' ? 'busy' : 'quota' }, { startAfterSeconds: wait });
           return code === 'RATE_LIMITED' ? 'busy' : 'quota';
         }
-        if (code === 'TOKEN_EXPIRED' && !(await connected(accountId))) return 'disconnected';
+        // Disconnected or deleted while this sync ran: nothing to retry until a reconnect enqueues again.
+        if (!(await connected(accountId).catch(() => true))) return 'disconnected';
         await recordFailure(job, code);
         throw err;
       }

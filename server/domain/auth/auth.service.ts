@@ -130,10 +130,11 @@ export function createAuthService(deps: {
         await releaseProviderAccess(em, accountId);
       } finally {
         await em.transactional(async (tx) => {
-          await credentials.remove(tx, accountId);
-          await tx.nativeDelete(Session, { account: accountId });
+          // The account row first (the one lock order of the account's writers, see lockAccount).
           // Sessions signed in before now may never be saved again (a request in flight elsewhere).
           await tx.nativeUpdate(Account, { id: accountId }, { sessionsRevokedAt: clock() });
+          await credentials.remove(tx, accountId);
+          await tx.nativeDelete(Session, { account: accountId });
           await clearWatch(tx, accountId);
         });
       }

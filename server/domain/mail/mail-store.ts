@@ -58,6 +58,16 @@ export async function lookupKnown(em: EntityManager, accountId: string, messageI
   return known;
 }
 
+/**
+ * Locks the account row (key share: only a deletion waits for it), first thing in a
+ * transaction that writes the account's rows: one lock order with the deletion's cascade,
+ * so the two wait for each other instead of deadlocking. False: the account is gone.
+ */
+export async function lockAccount(em: EntityManager, accountId: string): Promise<boolean> {
+  const rows = await em.execute<unknown[]>('select 1 from accounts where id = ? for key share', [accountId]);
+  return rows.length === 1;
+}
+
 const threadIdsOf = (rows: { thread_id: string }[]) => rows.map((r) => r.thread_id);
 
 /**
@@ -215,9 +225,10 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  * rows: this only fills the bodies of stored messages — never their labels, read state or
  * metadata — and adds the thread's messages the sync does not keep (replies outside the
  * inbox), never an inbox message (the sync brings it, with its current state). Nothing is
- * deleted: a message missing from the copy is the sync's to remove.
+ * deleted: a message missing from the copy is the sync's to remove. False: the account is gone.
  */
-export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<void> {
+export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<boolean> {
+  if (!(await lockAccount(em, accountId))) return false;
   const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
   await executeBound(
     em,
@@ -230,4 +241,5 @@ export async function storeThread(em: EntityManager, accountId: string, threadId
   const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
   await refreshThreads(em, [threadId, ...touched]);
+  return true;
 }

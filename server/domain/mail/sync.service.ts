@@ -28,6 +28,16 @@ function keepAlive(renew: () => Promise<unknown>, seconds = LEASE_SECONDS): { st
   return { stop: () => clearInterval(timer) };
 }
 
+class LeaseLost extends Error {
+  constructor() {
+    super('sync lease lost before commit');
+  }
+}
+
+async function accountExists(em: EntityManager, accountId: string): Promise<boolean> {
+  return (await em.execute<unknown[]>('select 1 from accounts where id = ?', [accountId]).catch(() => [1])).length > 0;
+}
+
 /** Most new messages one call handles (spec part 8). */
 export const SYNC_BATCH = 50;
 /** Retry-After for a caller refused because a sync of the account is running. */
@@ -125,7 +135,7 @@ export function createSyncService(deps: {
         }
         const lastSyncedAt = clock();
         const synced = p.messagesSynced;
-        const lost = () => new AppError('SYNC_FAILED', { cause: new Error('sync lease lost before commit') });
+        const lost = () => new LeaseLost();
         const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
         if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
@@ -146,7 +156,9 @@ export function createSyncService(deps: {
         // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
         for (const x of setAside ?? []) log.warn({ accountId, providerMessageId: x.providerMessageId, reason: x.reason }, 'message set aside');
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
-      } catch (err) {
+      } catch (thrown) {
+        // The commit found no lease: the account was deleted meanwhile (its caller's session went with it), or another sync took over.
+        const err = thrown instanceof LeaseLost ? ((await accountExists(em, accountId)) ? new AppError('SYNC_FAILED', { cause: thrown }) : new AppError('AUTH_REQUIRED')) : thrown;
         await releaseLease(em, accountId, owner).catch((e: unknown) => {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);

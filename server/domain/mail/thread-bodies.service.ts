@@ -61,7 +61,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     }
     if (!messages) throw new AppError('NOT_FOUND');
     const stored = messages.filter((m) => m.providerThreadId === thread.provider_thread_id);
-    await em.transactional((tx) => storeThread(tx, accountId, threadId, stored));
+    if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, stored)))) throw new AppError('NOT_FOUND');
   }
 
   function remember(key: string, error: unknown): void {

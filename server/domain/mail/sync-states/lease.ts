@@ -59,14 +59,20 @@ export async function acquireLease(em: Sql, accountId: string, owner: string, se
   };
 }
 
-/** Moves the checkpoint and releases the lease; false when the lease was lost (the caller must roll back). */
+/**
+ * Moves the checkpoint and releases the lease; false when the lease was lost or the account
+ * is gone (the caller must roll back). The account row is locked first (key share, which
+ * only a deletion waits for): the one lock order of every transaction writing an account's
+ * rows, so a deletion's cascade and a sync's commit queue up instead of deadlocking.
+ */
 export async function commitCheckpoint(em: Sql, accountId: string, owner: string, c: Checkpoint): Promise<boolean> {
   const rows = await select<{ account_id: string }>(
     em,
-    `update sync_states set history_id = ?::bigint, full_sync_page_token = ?, full_sync_active = ?, last_synced_at = ?::timestamptz,
-       mailbox_address = coalesce(?, mailbox_address), lease_owner = null, lease_until = null, updated_at = now()
-     where account_id = ? and lease_owner = ? returning account_id`,
-    [c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, accountId, owner],
+    `with a as (select id from accounts where id = ? for key share)
+     update sync_states s set history_id = ?::bigint, full_sync_page_token = ?, full_sync_active = ?, last_synced_at = ?::timestamptz,
+       mailbox_address = coalesce(?, s.mailbox_address), lease_owner = null, lease_until = null, updated_at = now()
+     from a where s.account_id = a.id and s.lease_owner = ? returning s.account_id`,
+    [accountId, c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, owner],
   );
   return rows.length === 1;
 }

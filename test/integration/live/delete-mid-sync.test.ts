@@ -1,0 +1,57 @@
+/**
+ * Deletion and disconnect in the middle of a backfill (issue 28): the account row is the
+ * first lock of every transaction writing the account's rows (the sync's commit, a thread
+ * open, disconnect, deletion's cascade), so they queue instead of deadlocking. Many rounds,
+ * each one a user whose backfill is running (background jobs and the user's own Sync
+ * presses) when they delete their account or disconnect: every answer is the route's own
+ * (never a 500), no error line says "deadlock", and the provider hears nothing more of the
+ * account within seconds.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { WEB_ORIGIN } from '../../helpers/app.ts';
+import { csrfHeaders } from '../../helpers/providers.ts';
+import { startLiveWorld, waitFor } from './live-harness.ts';
+
+/** Rounds (half deletions, half disconnects) and the size of each user's inbox. */
+const ROUNDS = 10;
+const INBOX = 300;
+/** The provider must hear the last of an account this soon after the route answered. */
+const QUIET_AFTER_MS = 5_000;
+
+describe('deletion and disconnect in the middle of a backfill', () => {
+  it('never deadlocks, never answers 500, and ends the provider calls within seconds', async (t) => {
+    const w = await startLiveWorld(t, { intake: false });
+    w.gmail.setLatency(5); // each provider call takes a little while: commits and the deletion overlap
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = { sub: `user-${round}`, email: `user${round}@example.com` };
+      w.gmail.seed(user.email, INBOX, { sentReplies: false });
+      const { browser, csrfToken, accountId } = await w.signInAs(user);
+      // The backfill is under way: some pages committed, more to come.
+      await waitFor(async () => (await w.stored(accountId)).rows >= 50 + (round % 4) * 25, `round ${round}: backfill under way`);
+      const headers = csrfHeaders(csrfToken, WEB_ORIGIN);
+      // The user's own Sync presses race the background job and the deletion.
+      const presses = Array.from({ length: 3 }, () => browser.fetch('/api/mail/sync', { method: 'POST', headers }));
+      const deletion = round % 2 === 0;
+      const res = deletion
+        ? await browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers })
+        : await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers });
+      const answered = Date.now();
+      assert.equal(res.status, 204, `round ${round}: ${deletion ? 'deletion' : 'disconnect'} answered ${res.status}: ${await res.text()}`);
+      for (const press of await Promise.all(presses)) {
+        const body = await press.text();
+        assert.ok(press.status < 500 || press.status === 502 || press.status === 503, `round ${round}: a Sync press answered ${press.status}: ${body}`);
+        assert.doesNotMatch(body, /INTERNAL_ERROR|deadlock/i);
+      }
+      await w.idle();
+      const last = Math.max(0, ...w.gmail.requests.map((r) => r.at));
+      assert.ok(last - answered <= QUIET_AFTER_MS, `round ${round}: provider calls went on ${last - answered} ms after the answer`);
+      if (deletion) {
+        const [left] = await w.sql<{ n: number }>('select count(*)::int as n from mail_messages where account_id = ?', [accountId]);
+        assert.equal(left.n, 0, `round ${round}: a commit after the deletion brought rows back`);
+      }
+    }
+    const bad = w.app.logs.filter((l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500 && l.status !== 502 && l.status !== 503));
+    assert.deepEqual(bad, [], 'no deadlock and no internal error was logged');
+  });
+});
