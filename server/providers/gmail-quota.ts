@@ -10,6 +10,7 @@
 /** Quota units per call, as the provider documents them. */
 export const QUOTA_UNITS: Readonly<Record<string, number>> = {
   profile: 1,
+  'labels.get': 1,
   'messages.list': 5,
   'messages.get': 5,
   'attachments.get': 5,

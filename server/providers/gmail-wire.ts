@@ -43,6 +43,8 @@ const recordSchema = z.object({
 export const listSchema = z.object({ messages: z.array(z.object({ id, threadId: id })).default([]), nextPageToken: z.string().optional() });
 export const historySchema = z.object({ history: z.array(recordSchema).default([]), nextPageToken: z.string().optional(), historyId: numericId });
 export const threadSchema = z.object({ id, messages: z.array(messageSchema).default([]) });
+/** labels.get: only the count is read (Gmail omits a count it does not have). */
+export const labelCountsSchema = z.object({ messagesTotal: z.number().int().nonnegative().optional() });
 export const profileSchema = z.object({ emailAddress: z.string(), historyId: numericId });
 export const watchSchema = z.object({ historyId: numericId, expiration: numericId });
 

@@ -15,7 +15,7 @@ import { createQuotaPacer, QUOTA_UNITS } from './gmail-quota.ts';
 import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
 import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
-import { historySchema, listSchema, messageSchema, profileSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import { historySchema, labelCountsSchema, listSchema, messageSchema, profileSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
@@ -69,6 +69,12 @@ export interface GmailApi {
    */
   getThreadFull(threadId: string): Promise<MailMessage[] | null>;
   profile(): Promise<{ emailAddress: string; historyId: string }>;
+  /**
+   * How many messages the inbox holds, by the provider's own count (`labels/INBOX`,
+   * `messagesTotal`; one quota unit): a backfill's estimated total. Null when the provider
+   * gives no count; fails like any call. Optional: wrappers and fakes that predate it may leave it out.
+   */
+  inboxCount?(): Promise<number | null>;
   watch(p: { topicName: string; labelIds: string[] }): Promise<{ historyId: string; expiration: Date }>;
   stop(): Promise<void>;
   /** Requests sent through this instance (for logs and measurements). */
@@ -208,6 +214,11 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),
+
+      async inboxCount() {
+        const label = await call((o) => users.labels.get({ userId: 'me', id: 'INBOX', fields: 'messagesTotal' }, o), labelCountsSchema, 'labels.get');
+        return label.messagesTotal ?? null;
+      },
 
       async watch({ topicName, labelIds }) {
         const w = await call((o) => users.watch({ userId: 'me', requestBody: { topicName, labelIds, labelFilterBehavior: 'include' } }, o), watchSchema, 'watch');

@@ -45,14 +45,15 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
 
 /**
  * Where the account stands: needs_reconnect (no usable grant), backfilling (no complete copy
- * yet, or a full listing under way; with the inbox messages stored so far), catching_up (a
- * sync is running, or a notification arrived since the last sync), else current.
+ * yet, or a full listing under way; with the inbox messages stored so far and, when it was
+ * read, the provider's count as the estimated total), catching_up (a sync is running, or a
+ * notification arrived since the last sync), else current.
  */
 export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
-  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null }>(
+  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null; inbox_estimate: number | null }>(
     em,
     `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
-            s.full_sync_active, s.last_synced_at, s.history_id::text as history_id,
+            s.full_sync_active, s.last_synced_at, s.history_id::text as history_id, s.inbox_estimate,
             coalesce(s.lease_until > now(), false) as running,
             coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as notified
        from accounts a left join sync_states s on s.account_id = a.id where a.id = ?`,
@@ -62,8 +63,10 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
   if (!row || row.needs_reconnect || !row.connected) return { state: 'needs_reconnect', lastSyncedAt, progress: null };
   if (row.full_sync_active || !row.history_id) {
     const [count] = await select<{ n: number }>(em, 'select count(*)::int as n from mail_messages where account_id = ? and in_inbox', [accountId]);
-    // The provider's inbox count is not read yet (labels/INBOX): the estimate stays unknown.
-    return { state: 'backfilling', lastSyncedAt, progress: { stored: count?.n ?? 0, estimatedTotal: null } };
+    const stored = count?.n ?? 0;
+    // The provider's inbox count read when the listing began (labels/INBOX); mail that arrived since can take stored past it.
+    const estimatedTotal = row.inbox_estimate == null ? null : Math.max(row.inbox_estimate, stored);
+    return { state: 'backfilling', lastSyncedAt, progress: { stored, estimatedTotal } };
   }
   return { state: row.running || row.notified ? 'catching_up' : 'current', lastSyncedAt, progress: null };
 }
