@@ -1,6 +1,7 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
 import { renderTracing, type TracingResult } from './scenarios.ts';
-import type { BackfillResult, CorpusResult, Explained, FreshnessResult, LoadResult, NotificationBurstResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
+import type { BackfillResult, BurstFloorResult, CorpusResult, Explained, FreshnessResult, HeavyThreadResult, LoadResult, NotificationBurstResult, SyncCpuResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
+import { renderBurstFloor, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -19,6 +20,9 @@ export interface BenchReport {
   corpus?: CorpusResult | null;
   twoInstances?: TwoInstancesResult | null;
   tracing?: TracingResult | null;
+  syncCpu?: SyncCpuResult | null;
+  burst?: BurstFloorResult | null;
+  heavyThread?: HeavyThreadResult | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -191,6 +195,9 @@ export function renderMarkdown(r: BenchReport): string {
   }
 
   if (r.tracing) out.push(...renderTracing(r.tracing));
+  if (r.syncCpu) out.push(...renderSyncCpu(r.syncCpu));
+  if (r.burst) out.push(...renderBurstFloor(r.burst));
+  if (r.heavyThread) out.push(...renderHeavyThread(r.heavyThread));
 
   if (r.list.length > 1 || new Set(r.sync.map((x) => x.threads)).size > 1) {
     out.push('## 4. Cost growth — stored threads of the account');

@@ -21,13 +21,18 @@
  *      fetched twice, each scheduled job once per cron period.
  *  10. Tracing: the server's CPU per list request with tracing on (exporting to a local OTLP
  *      receiver) next to off, in interleaved rounds.
+ *  11. CPU per incremental sync of one new message (route and notification path) next to a
+ *      floor making the same provider calls and writes with undici + pg; a CPU profile of it.
+ *  12. The 2,000-change burst drained by the service and by the floor, interleaved.
+ *  13. A heavy 100-message thread opened by 10 clients beside a normal user: event-loop delay,
+ *      RSS, the normal user's latency next to idle.
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,notifications,freshness,backfill,corpus,two,tracing
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,corpus,heavy,two,tracing
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -42,6 +47,9 @@ import { measureTracing } from './run/tracing.phase.ts';
 import { measureCorpus } from './run/corpus.phase.ts';
 import { measureBackfill, measureFreshness, measureTwoInstances } from './run/live.phase.ts';
 import { measureNotificationBurst, measureSync } from './run/sync-notifications.phase.ts';
+import { measureSyncCpu } from './run/sync-cpu.phase.ts';
+import { measureBurst } from './run/burst.phase.ts';
+import { measureHeavyThread } from './run/heavy.phase.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
 async function main() {
@@ -107,10 +115,13 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   // Right after the list, while the machine is as quiet as for it: the same load, tracing on and off.
   if (only.has('tracing')) await measureTracing(world, report, listAccounts);
   if (only.has('sync')) await measureSync(world, report, listAccounts);
+  if (only.has('synccpu')) await measureSyncCpu(world, report);
   if (only.has('notifications')) await measureNotificationBurst(world, report);
   if (only.has('freshness')) await measureFreshness(world, report);
+  if (only.has('burst')) await measureBurst(world, report);
   if (only.has('backfill')) await measureBackfill(world, report);
   if (only.has('corpus')) await measureCorpus(world, report);
+  if (only.has('heavy')) await measureHeavyThread(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);
 
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);

@@ -11,3 +11,6 @@ export * from './scenarios/mail-corpus.scenario.ts';
 export * from './scenarios/sync.scenario.ts';
 export * from './scenarios/two-instances.scenario.ts';
 export * from './scenarios/tracing.scenario.ts';
+export * from './scenarios/sync-cpu.scenario.ts';
+export * from './scenarios/burst-floor.scenario.ts';
+export * from './scenarios/heavy-thread.scenario.ts';

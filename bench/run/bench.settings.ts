@@ -71,6 +71,21 @@ export const settings = {
   corpusTokenStep: smoke ? 1000 : 1,
   corpusInboxStep: smoke ? 100 : 3,
   corpusIdleSeconds: smoke ? 1 : 10,
+  /** Item 11: rounds of each target (route, job, floor), syncs of one new message per round, and route syncs under the CPU profile. */
+  syncCpuRounds: smoke ? 1 : 5,
+  syncCpuSyncs: smoke ? 3 : 40,
+  syncCpuProfileSyncs: smoke ? 3 : 100,
+  /** Item 12: interleaved rounds of the 2,000-change burst drained by the service and by the floor; the floor's syncs in flight (the service's 8 workers x 8 jobs). */
+  burstRounds: smoke ? 1 : 2,
+  burstFloorConcurrency: 64,
+  /** Item 13: a heavy thread opened by 10 clients beside a normal user, in interleaved idle / heavy windows. */
+  heavyMessages: smoke ? 5 : 100,
+  heavyHtmlKiB: smoke ? 16 : 512,
+  heavyTextKiB: smoke ? 8 : 64,
+  heavyAttachments: 5,
+  heavyClients: 10,
+  heavySeconds: smoke ? 2 : 20,
+  heavyRounds: smoke ? 1 : 2,
   rateLimitMax: 1_000_000,
   logLevel: 'info',
   /**
@@ -79,7 +94,9 @@ export const settings = {
    */
   nodeEnv: 'development',
 };
-export const only = new Set((args.only ?? 'list,sync,notifications,freshness,backfill,corpus,two,tracing').split(','));
+/** Every scenario `--only` names; a full run runs them all. `burst` runs after `freshness` on its accounts (alone it signs them in). */
+export const ALL_SCENARIOS = ['list', 'sync', 'synccpu', 'notifications', 'freshness', 'burst', 'backfill', 'corpus', 'heavy', 'two', 'tracing'];
+export const only = new Set((args.only ?? ALL_SCENARIOS.join(',')).split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 
 export const step = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

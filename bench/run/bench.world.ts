@@ -29,7 +29,11 @@ export interface BenchWorld {
   serverRoot: string;
   listStatement: ListStatement;
   /** Starts another instance of the server: same configuration (plus `env`), database and subscription, its own port and log file (`server-<name>.log`). */
-  startSecondServer(opts?: { name?: string; env?: Record<string, string> }): Promise<{ server: NodeProcess; logFile: string }>;
+  startSecondServer(opts?: { name?: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<{ server: NodeProcess; logFile: string }>;
+  /** Starts the sync floor (bench/floor/sync-floor.server.ts) once; later calls return the same process. */
+  startSyncFloor(): Promise<NodeProcess>;
+  /** A Gmail stand-in access token for `email` that only the floor uses (the service's tokens stay the identity stand-in's). */
+  floorToken(email: string): string;
   /** Starts (zeroing the count) or stops forwarding Gmail's notifications; returns how many were published. */
   setForwarding(on: boolean): () => number;
 }
@@ -42,7 +46,8 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   // The server applies the migrations when it starts (before it answers /health).
 
   const identity = await startIdentityStandIn();
-  const gmail = await startGmailStandIn({ authorize: (token) => identity.accessTokenOwner(token)?.email ?? null });
+  const floorTokens = new Map<string, string>();
+  const gmail = await startGmailStandIn({ authorize: (token) => floorTokens.get(token) ?? identity.accessTokenOwner(token)?.email ?? null });
   // Pulls wait for messages as the real service's do (return_immediately=false), up to 5 s.
   const pubsub = await startPubSubStandIn({ projectId: 'bench-project', pullWaitMs: 5_000 });
   cleanups.push(() => Promise.all([identity.close(), gmail.close(), pubsub.close()]));
@@ -121,13 +126,26 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   if (failed) throw failed.reason;
   const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [NodeProcess, NodeProcess];
 
-  const startSecondServer = async (opts: { name?: string; env?: Record<string, string> } = {}) => {
+  const startSecondServer = async (opts: { name?: string; env?: Record<string, string>; nodeArgs?: string[] } = {}) => {
     const secondPort = await freePort();
     const logFile = path.join(work, `server-${opts.name ?? '2'}.log`);
-    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot });
+    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs, ...(opts.nodeArgs ?? [])], cwd: serverRoot });
     cleanups.push(() => second.stop());
     return { server: second, logFile };
   };
 
-  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer };
+  let floor: Promise<NodeProcess> | undefined;
+  const startSyncFloor = () =>
+    (floor ??= freePort().then(async (floorPort) => {
+      const p = await spawnNode({ script: 'bench/floor/sync-floor.server.ts', env: { DATABASE_URL: db.url, PORT: String(floorPort), GMAIL_API_URL: gmail.url }, port: floorPort, logFile: path.join(work, 'sync-floor.log'), readyPath: '/health', nodeArgs });
+      cleanups.push(() => p.stop());
+      return p;
+    }));
+  const floorToken = (email: string) => {
+    const token = `floor-${randomBytes(12).toString('hex')}`;
+    floorTokens.set(token, email);
+    return token;
+  };
+
+  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer, startSyncFloor, floorToken };
 }

@@ -106,7 +106,7 @@ export interface CorpusResult {
   eventLoop: { idle: EventLoopWindow; busy: EventLoopWindow & { messages: number; threadsOpened: number; non200: number }; alone?: OneAtATime };
 }
 
-async function readLag(serverUrl: string, adminToken: string): Promise<{ p99Ms: number; maxMs: number }> {
+export async function readLag(serverUrl: string, adminToken: string): Promise<{ p99Ms: number; maxMs: number }> {
   const scrape = () => fetch(`${serverUrl}/metrics`, { headers: { Authorization: `Bearer ${adminToken}` } });
   // A pooled keep-alive connection the server has just timed out fails once: ask again.
   const text = await (await scrape().catch(scrape)).text();

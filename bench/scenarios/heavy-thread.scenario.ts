@@ -1,0 +1,124 @@
+/**
+ * Issue 31's row: one heavy thread (100 messages, each a text part, a big nested HTML part and
+ * attachments) opened again and again by 10 clients, beside a normal user who lists their
+ * inbox and opens one of their threads in a loop. Windows of the normal user alone (idle) and
+ * with the heavy clients, interleaved: the server's event-loop delay (p99 and max, prom-client's
+ * monitorEventLoopDelay read and reset through GET /metrics), its resident memory (peak), the
+ * normal user's latency (p50, p99) and what the heavy opens answered.
+ */
+import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { sampleRss, type NodeProcess, type SignedIn } from '../infra.ts';
+
+export interface HeavyWindow {
+  kind: 'idle' | 'heavy';
+  seconds: number;
+  loop: { p99Ms: number; maxMs: number };
+  rssPeakMiB: number | null;
+  normal: { requests: number; p50Ms: number | null; p99Ms: number | null; maxMs: number | null; non200: number };
+  /** Heavy window only: opens of the heavy thread that finished, by status (0: failed or timed out). */
+  heavy?: { opens: number; byStatus: Record<string, number>; p50Ms: number | null; maxMs: number | null; bytesMedian: number | null };
+}
+
+export interface HeavyThreadResult {
+  messages: number;
+  htmlKiB: number;
+  textKiB: number;
+  attachments: number;
+  clients: number;
+  windows: HeavyWindow[];
+  /** Normal user's p99, median of the heavy windows over the median of the idle ones (goal ≤ 2). */
+  normalP99Ratio: number | null;
+}
+
+/** A nested HTML body of about `kib` KiB: blocks of nested divs and tables with text and links. */
+export function heavyHtml(kib: number, seed: number): string {
+  const block = (i: number) =>
+    `<div class="b${i}"><div><div><table><tr><td><p>Paragraph ${seed}.${i}: <a href="https://example.com/${seed}/${i}">link</a> <b>bold</b> <i>and</i> some words to fill the line.</p></td></tr></table></div></div></div>\n`;
+  const parts: string[] = ['<html><body>'];
+  let size = 0;
+  for (let i = 0; size < kib * 1024; i++) {
+    const b = block(i);
+    parts.push(b);
+    size += b.length;
+  }
+  parts.push('</body></html>');
+  return parts.join('');
+}
+
+/** Adds the heavy thread to `email`'s mailbox; its provider thread id. */
+export function seedHeavyThread(gmail: GmailStandIn, email: string, opts: { messages: number; htmlKiB: number; textKiB: number; attachments: number }): string {
+  let threadId: string | undefined;
+  const text = 'All work and no play makes a long message. '.repeat(Math.ceil((opts.textKiB * 1024) / 44)).slice(0, opts.textKiB * 1024);
+  for (let i = 0; i < opts.messages; i++) {
+    const m = gmail.addMessage(email, {
+      ...(threadId ? { threadId } : {}),
+      subject: 'Heavy thread',
+      bodyText: text,
+      bodyHtml: heavyHtml(opts.htmlKiB, i),
+      attachments: Array.from({ length: opts.attachments }, (_, k) => ({ filename: `file-${i}-${k}.pdf`, mimeType: 'application/pdf', size: 1_000_000 + k })),
+    });
+    threadId ??= m.threadId;
+  }
+  return threadId!;
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! : null;
+};
+
+async function timed(account: SignedIn, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number }> {
+  const t0 = performance.now();
+  try {
+    const res = await account.browser.fetch(path, { headers: { 'X-Forwarded-For': ip }, signal: AbortSignal.timeout(timeoutMs) });
+    const bytes = (await res.arrayBuffer()).byteLength;
+    return { ms: performance.now() - t0, status: res.status, bytes };
+  } catch {
+    return { ms: performance.now() - t0, status: 0, bytes: 0 };
+  }
+}
+
+export async function heavyWindow(opts: {
+  kind: 'idle' | 'heavy';
+  seconds: number;
+  server: NodeProcess;
+  readLag(): Promise<{ p99Ms: number; maxMs: number }>;
+  normal: { account: SignedIn; threadIds: string[] };
+  heavy: { account: SignedIn; threadId: string; clients: number };
+}): Promise<HeavyWindow> {
+  await opts.readLag(); // resets the histogram
+  const rss = sampleRss(opts.server.pid);
+  const t0 = performance.now();
+  const end = t0 + opts.seconds * 1000;
+  const normal: { ms: number; status: number }[] = [];
+  const heavy: { ms: number; status: number; bytes: number }[] = [];
+  const normalLoop = async () => {
+    for (let i = 0; performance.now() < end; i++) {
+      normal.push(await timed(opts.normal.account, '/api/mail/threads?limit=50', '10.31.0.1', 30_000));
+      const id = opts.normal.threadIds[i % opts.normal.threadIds.length]!;
+      normal.push(await timed(opts.normal.account, `/api/mail/threads/${id}`, '10.31.0.1', 30_000));
+    }
+  };
+  const heavyLoop = async (client: number) => {
+    while (performance.now() < end) heavy.push(await timed(opts.heavy.account, `/api/mail/threads/${opts.heavy.threadId}`, `10.31.1.${client}`, 120_000));
+  };
+  await Promise.all([normalLoop(), ...(opts.kind === 'heavy' ? Array.from({ length: opts.heavy.clients }, (_, c) => heavyLoop(c)) : [])]);
+  const seconds = Math.round((performance.now() - t0) / 100) / 10;
+  await new Promise((r) => setTimeout(r, 30)); // the monitor's next timer records the last turn
+  const loop = await opts.readLag();
+  const mem = rss.stop();
+  const ms = normal.map((n) => n.ms);
+  const byStatus: Record<string, number> = {};
+  for (const h of heavy) byStatus[h.status] = (byStatus[h.status] ?? 0) + 1;
+  const round1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
+  return {
+    kind: opts.kind,
+    seconds,
+    loop,
+    rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
+    normal: { requests: normal.length, p50Ms: round1(quantile(ms, 0.5)), p99Ms: round1(quantile(ms, 0.99)), maxMs: round1(quantile(ms, 1)), non200: normal.filter((n) => n.status !== 200).length },
+    ...(opts.kind === 'heavy'
+      ? { heavy: { opens: heavy.length, byStatus, p50Ms: round1(quantile(heavy.map((h) => h.ms), 0.5)), maxMs: round1(quantile(heavy.map((h) => h.ms), 1)), bytesMedian: quantile(heavy.map((h) => h.bytes), 0.5) } }
+      : {}),
+  };
+}
