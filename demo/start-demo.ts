@@ -2,7 +2,8 @@
  * The demo: the real service wired to local stand-ins of the identity, mail, queue and AI
  * providers, with a seeded mailbox of a few hundred messages and a new message arriving
  * every so often (its notification goes through the Pub/Sub stand-in to the service's
- * intake), plus a small web client built with the typed client on the web origin.
+ * intake), plus a small web client built with the typed client on the web origin, which
+ * follows the account's live events (no polling, so the default rate limit suits it).
  *
  * Restarts: the database is kept in the data directory, and so is the mailbox (see
  * mailbox-journal.ts): the stand-in is re-seeded with the first start's parameters and
@@ -84,7 +85,6 @@ export async function startDemo(opts: DemoOptions) {
   const webOrigin = `http://${browserHost(host)}:${opts.webPort}`;
   const config = await withDevSecrets(
     loadConfig({
-      RATE_LIMIT_MAX: '600', // the web client polls the sync state and the list every 2 s
       AI_DAILY_TOKEN_BUDGET: '200000',
       ...process.env,
       PORT: String(opts.apiPort),

@@ -53,7 +53,7 @@ if (email !== null) {
       try {
         const r = await api.mail.sync.mutate();
         notice(`Synced ${r.messagesSynced} messages${r.hasMore ? '; the rest follows in the background' : ''}.`);
-        await inbox.refresh();
+        await inbox.refresh(); // its events would bring it too, a moment later
       } catch (err) {
         // The inbox is being synced in the background (the sign-in's backfill, a new message): not an error for the user.
         if (isApiError(err, 'RATE_LIMITED')) notice('Syncing in the background — the list fills by itself.');
@@ -64,5 +64,5 @@ if (email !== null) {
     notice('Connected. Your inbox is being fetched; new mail then arrives by itself.');
     history.replaceState(null, '', '/');
   }
-  inbox.start(params.has('connected'));
+  inbox.start();
 }

@@ -31,9 +31,14 @@ export function explain(err: unknown): string {
   return isApiError(err) ? `${err.code}: ${err.message}` : 'The service could not be reached.';
 }
 
+/** The notice that the mail connection must be renewed, with the link that does it. */
+export function reconnectNotice() {
+  notice('The mail connection has expired (after a restart of the demo, for example).', { text: 'Reconnect', href: `${API_BASE}/auth/provider` });
+}
+
 /** Reports an error in the notice line; an expired connection offers to reconnect. */
 export function report(err: unknown) {
-  if (isApiError(err, 'TOKEN_EXPIRED')) notice('The mail connection has expired (after a restart of the demo, for example).', { text: 'Reconnect', href: `${API_BASE}/auth/provider` });
+  if (isApiError(err, 'TOKEN_EXPIRED')) reconnectNotice();
   else notice(explain(err));
 }
 

@@ -1,24 +1,22 @@
-// The thread list: fills by itself after sign-in (polling the sync state) with visible
-// progress, shows each thread's sender and date, and announces new mail instead of
-// moving the rows under the pointer ("N new messages — show").
+// The thread list, kept current by the account's live events (the `mail.events` subscription,
+// Server-Sent Events): re-read when an event says threads changed, with a progress line from
+// the `sync` event while the first load runs ("1,240 of ~3,000 messages"), and new mail
+// announced the moment its event arrives ("N new messages — show") instead of moving the
+// rows under the pointer. Nothing is polled.
+import { isApiError } from '../../shared/client.ts';
+import type { MailEvent, SyncEvent } from '../../shared/schemas/events.ts';
 import type { ThreadDetail, ThreadList, ThreadSummary } from '../../shared/schemas/mail.ts';
-import { $, api, el, report, when } from './dom.ts';
+import { $, API_BASE, api, el, notice, reconnectNotice, report, when } from './dom.ts';
 
 const PAGE = 25;
-const POLL_MS = 2_000;
-/** The list counts as filling while its total grew within this long. */
-const FILLING_MS = 4_000;
+/** Waits before subscribing again after the server ended the stream, or after a failure (growing, up to the last). */
+const RESUBSCRIBE_MS = [500, 2_000, 5_000, 15_000, 30_000];
 
 export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail | null> }) {
   let offset = 0;
   let shown: ThreadSummary[] = [];
   let pending: ThreadList | null = null;
   let selected: string | null = null;
-  let lastSyncedAt: string | null | undefined;
-  let total: number | undefined;
-  let grewAt = 0;
-  /** Once the inbox was in, growth is new mail, not the fill. */
-  let filled = false;
   const rows = new Map<string, HTMLLIElement>();
   /** A thread as of its latest message: a new message makes it another entry. */
   const key = (t: ThreadSummary) => `${t.id}@${t.lastMessageAt}`;
@@ -47,7 +45,7 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     ($('next') as HTMLButtonElement).disabled = !list.hasMore;
   }
 
-  /** New list: shown at once when it only appends to what is shown, else announced. */
+  /** New list: shown at once when it only appends to what is shown (the first load), else announced. */
   function offer(list: ThreadList) {
     const same = shown.every((t, i) => list.threads[i] && key(list.threads[i]) === key(t));
     if (shown.length === 0 || same) return render(list);
@@ -61,33 +59,81 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
 
   async function refresh(announce: boolean) {
     const list = await api.mail.threads.query({ limit: PAGE, offset });
-    if (total !== undefined && list.total > total) grewAt = Date.now();
-    total = list.total;
     if (announce) offer(list);
     else render(list);
   }
 
-  function progress() {
-    const filling = lastSyncedAt === null || (!filled && Date.now() - grewAt < FILLING_MS);
-    filled ||= !filling;
-    $('fill').hidden = !filling;
-    $('sync-state').textContent = filling
-      ? `Fetching your inbox… ${total ?? 0} conversation${total === 1 ? '' : 's'} so far`
-      : `Up to date · synced ${new Date(lastSyncedAt!).toLocaleTimeString()}`;
-    return filling;
+  /** Re-reads the list after an event; events that come while a read runs cost one more read, not one each. */
+  let reading = false;
+  let again = false;
+  async function reread() {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        await refresh(true).catch(report);
+      } while (again);
+    } finally {
+      reading = false;
+    }
   }
 
-  async function poll() {
-    try {
-      const state = await api.mail.syncState.query();
-      const changed = state.lastSyncedAt !== lastSyncedAt;
-      lastSyncedAt = state.lastSyncedAt;
-      const filling = progress();
-      if (changed || filling || total === undefined) await refresh(true);
-      progress();
-    } catch (err) {
-      report(err);
-    }
+  const count = (n: number) => n.toLocaleString();
+
+  /** The status line and the progress bar, from where the account stands. */
+  function showSync(e: SyncEvent) {
+    const fill = $('fill') as HTMLProgressElement;
+    const p = e.progress;
+    fill.hidden = e.state !== 'backfilling';
+    if (p?.estimatedTotal) {
+      fill.max = p.estimatedTotal;
+      fill.value = Math.min(p.stored, p.estimatedTotal);
+    } else fill.removeAttribute('value'); // indeterminate
+    const synced = e.lastSyncedAt ? ` · synced ${new Date(e.lastSyncedAt).toLocaleTimeString()}` : '';
+    const text: Record<SyncEvent['state'], () => string> = {
+      backfilling: () =>
+        p?.estimatedTotal
+          ? `Fetching your inbox… ${count(p.stored)} of ~${count(p.estimatedTotal)} messages`
+          : `Fetching your inbox… ${count(p?.stored ?? 0)} messages so far`,
+      current: () => `Up to date${synced}`,
+      catching_up: () => `Fetching new mail…${synced}`,
+      needs_reconnect: () => 'The mail connection needs renewing.',
+    };
+    $('sync-state').textContent = text[e.state]();
+    if (e.state === 'needs_reconnect') reconnectNotice();
+  }
+
+  function onEvent(e: MailEvent) {
+    if (e.type === 'sync') showSync(e);
+    else void reread(); // `threads` (which ones changed) or `reset` (re-read the list): this client shows one page either way
+  }
+
+  /**
+   * Subscribes to the account's events; when the server ends the stream (its longest life,
+   * a restart) subscribes again from the last event seen, so nothing is missed. Without a
+   * session any more, says so and stops.
+   */
+  function listen(lastEventId: string | null = null, failures = 0) {
+    let last = lastEventId;
+    let got = false;
+    const resubscribe = () => setTimeout(() => listen(last, got ? 0 : failures + 1), RESUBSCRIBE_MS[Math.min(failures, RESUBSCRIBE_MS.length - 1)]);
+    api.mail.events.subscribe(last ? { lastEventId: last } : undefined, {
+      onData: ({ id, data }) => {
+        last = id;
+        got = true;
+        onEvent(data);
+      },
+      onError: (err) => {
+        if (isApiError(err, 'AUTH_REQUIRED')) return notice('You are signed out.', { text: 'Sign in', href: `${API_BASE}/auth/provider` });
+        report(err);
+        resubscribe();
+      },
+      onComplete: resubscribe,
+    });
   }
 
   async function select(id: string) {
@@ -100,7 +146,7 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     if (pending && offset === 0) render(pending);
     else {
       offset = 0;
-      void refresh(false);
+      void refresh(false).catch(report);
     }
     $('list-scroll').scrollTop = 0;
   };
@@ -108,13 +154,12 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
   $('next').onclick = () => { offset += PAGE; void refresh(false).catch(report); };
 
   return {
-    /** Starts polling; `expectFill` after a sign-in shows progress from the first moment. */
-    start(expectFill: boolean) {
-      if (expectFill) grewAt = Date.now();
-      void poll();
-      setInterval(() => void poll(), POLL_MS);
+    /** Shows the list and follows the account's events from now on. */
+    start() {
+      void reread();
+      listen();
     },
     /** After a manual sync: show what it brought. */
-    refresh: () => refresh(true).then(progress),
+    refresh: () => reread(),
   };
 }

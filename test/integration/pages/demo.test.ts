@@ -1,6 +1,6 @@
 /**
  * `npm run demo` driven by a person in Chromium, on a desktop and on a 390 px phone: sign in,
- * the inbox fills by itself with visible progress, rows show sender and date, a thread opens,
+ * the inbox fills by itself with visible progress (from the account's live events), rows show sender and date, a thread opens,
  * Analyze and Draft a reply work (busy while they run, options in labelled selects), and new
  * mail is announced without moving the rows. Screenshots land in test-artifacts/ (gitignored).
  */
@@ -55,11 +55,16 @@ describe('npm run demo, driven by a person in a browser', () => {
     const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await desktop.newPage();
     await page.goto(demo.webOrigin);
+    // The mail provider answers slowly during the sign-in, so the page (subscribed to the
+    // account's events from its first moment) sees the first load under way, not only its end.
+    demo.gmail.setLatency(1_000);
     await page.click('#account >> text=Sign in');
     await page.waitForSelector('#account >> text=alice@example.com');
 
-    // The sign-in queued the backfill: the list fills by itself, with progress, without pressing Sync.
-    await page.waitForSelector('#sync-state >> text=/Fetching your inbox/', { timeout: 5_000 });
+    // The sign-in queued the backfill: the list fills by itself, with progress from the `sync` events, without pressing Sync.
+    await page.waitForSelector('#sync-state >> text=/Fetching your inbox… [\\d,]+ (of ~[\\d,]+ messages|messages so far)/', { timeout: 10_000 });
+    assert.equal(await page.locator('#fill').isVisible(), true, 'the progress bar shows while the inbox is fetched');
+    demo.gmail.setLatency(0);
     await page.waitForSelector('#threads li', { timeout: 15_000 });
     await page.waitForSelector('#sync-state >> text=/Up to date/', { timeout: 20_000 });
     assert.equal(await page.locator('#fill').isHidden(), true, 'the progress bar is gone once the inbox is in');
