@@ -16,21 +16,31 @@ import { JOURNAL_FILE } from '../../../demo/mailbox-journal.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import { signIn } from '../../helpers/providers.ts';
+import { openSse } from '../events/sse-reader.ts';
 
 type Summary = { id: string; mailThreadId: string; subject: string };
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 150));
+/**
+ * Follows the account's live events (GET /api/mail/events) and reads the thread list again
+ * after each one until `fn` finds what it waits for: no polling, and few enough reads for the
+ * default rate limit. The stream's first event comes at once, so `fn` runs at least twice.
+ */
+async function untilEvent<T>(browser: Browser, apiBase: string, fn: () => Promise<T | undefined>): Promise<T> {
+  const events = await openSse(`${apiBase}/api/mail/events`, { Cookie: browser.cookieHeader() });
+  try {
+    assert.equal(events.res.status, 200);
+    for (;;) {
+      const value = await fn();
+      if (value !== undefined) return value;
+      await events.next();
+    }
+  } finally {
+    events.close();
   }
 }
 
 describe('npm run demo, stopped and started again on the same data directory', () => {
-  it('keeps mailbox and database together: listed threads open and live mail still arrives', async (t) => {
+  it('keeps mailbox and database together: listed threads open and live mail still arrives', { timeout: 90_000 }, async (t) => {
     const db = await createTestDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'mia-demo-restart-'));
     const ports = { apiPort: await freePort(), webPort: await freePort() };
@@ -42,7 +52,7 @@ describe('npm run demo, stopped and started again on the same data directory', (
       const browser = new Browser(demo.apiBase, demo.webOrigin);
       await signIn(browser);
       const expected = inboxThreads(demo);
-      const threads = await until('the inbox to fill', async () => {
+      const threads = await untilEvent(browser, demo.apiBase, async () => {
         const list = (await (await browser.fetch('/api/mail/threads?limit=100')).json()) as { threads: Summary[]; total: number };
         return list.total === expected.size ? list.threads : undefined;
       });
@@ -59,7 +69,7 @@ describe('npm run demo, stopped and started again on the same data directory', (
     });
     let { browser, threads } = await signInAndFill(demo);
     demo.deliver({ subject: 'Before the restart', bodyText: 'Arrived in the first run.' });
-    await until('the first live message', async () => {
+    await untilEvent(browser, demo.apiBase, async () => {
       const list = (await (await browser.fetch('/api/mail/threads?limit=5')).json()) as { threads: Summary[] };
       return list.threads.some((s) => s.subject === 'Before the restart') || undefined;
     });
@@ -90,7 +100,7 @@ describe('npm run demo, stopped and started again on the same data directory', (
 
     // New live mail still arrives (watch -> Pub/Sub -> sync from the kept checkpoint), and is journaled.
     demo.deliver({ subject: 'After the restart', bodyText: 'Arrived in the second run.' });
-    await until('live mail after the restart', async () => {
+    await untilEvent(browser, demo.apiBase, async () => {
       const list = (await (await browser.fetch('/api/mail/threads?limit=5')).json()) as { threads: Summary[] };
       return list.threads[0]?.subject === 'After the restart' || undefined;
     });
