@@ -121,12 +121,15 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), answers: recorder, stop: service.stop, close };
 }
 
-/** One app for a describe block (rate limits out of the way), built before its tests and closed after them. */
-export function sharedApp(env: Record<string, string | undefined> = {}): () => TestApp {
+/**
+ * One app for a describe block (rate limits out of the way), built before its tests and closed
+ * after them; called outside any describe, one app for the whole file. `opts`: as buildTestApp's.
+ */
+export function sharedApp(env: Record<string, string | undefined> = {}, opts: Omit<TestAppOptions, 'env'> = {}): () => TestApp {
   const holder: { app?: TestApp } = {};
   let close: (() => unknown) | undefined;
   before(async () => {
-    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { env: { RATE_LIMIT_MAX: '100000', ...env } });
+    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { ...opts, env: { RATE_LIMIT_MAX: '100000', ...env } });
   });
   after(() => close?.());
   return () => holder.app!;

@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { ERROR_CODES, ERROR_TABLE } from '../../../shared/errors.ts';
 import { cachedProbe, httpProbe } from '../../../server/providers/reachability.ts';
 import { freePort } from '../../../server/infra/database.ts';
-import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
+import { ADMIN_TOKEN, buildTestApp, sharedApp, type TestApp } from '../../helpers/app.ts';
+import type { ComponentReport } from '../../../server/providers/reachability.ts';
 
 interface Provider {
   url: string;
@@ -47,6 +48,21 @@ const getJson = async (app: TestApp, path: string) => {
   return { res, body: await res.json() };
 };
 
+/**
+ * Tests that only need the service with its providers not configured share one app; tests of
+ * given probe answers share another, whose probes (never cached when overridden) answer what
+ * `probeAnswers` holds at the time. Tests of configured providers (their probes are cached for
+ * 15 s) and of other settings build their own.
+ */
+const plainApp = sharedApp();
+const probeAnswers: { mail: ComponentReport; ai: ComponentReport } = { mail: { state: 'not_configured', detail: 'not configured' }, ai: { state: 'not_configured', detail: 'not configured' } };
+const probedApp = sharedApp({}, { overrides: { probes: { mail: async () => probeAnswers.mail, ai: async () => probeAnswers.ai } } });
+/** The probed app, its probes answering `mail` and `ai` (the AI one not configured unless given). */
+function probed(mail: ComponentReport, ai: ComponentReport = { state: 'not_configured', detail: 'not configured' }): TestApp {
+  Object.assign(probeAnswers, { mail, ai });
+  return probedApp();
+}
+
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function assertReportShape(body: Record<string, any>) {
@@ -74,8 +90,8 @@ function parseHomePage(html: string) {
 }
 
 describe('GET /health', () => {
-  it('reports ok with both providers not configured', async (t) => {
-    const app = await buildTestApp(t);
+  it('reports ok with both providers not configured', async () => {
+    const app = plainApp();
     const before = Date.now();
     const { res, body } = await getJson(app, '/health');
     assert.equal(res.status, 200);
@@ -159,8 +175,8 @@ describe('GET /health', () => {
     assert.equal(body.status, 'degraded');
   });
 
-  it('uses overridden probes (status follows the worst configured component)', async (t) => {
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'operational', detail: 'fine' }), ai: async () => ({ state: 'degraded', detail: 'slow' }) } } });
+  it('uses overridden probes (status follows the worst configured component)', async () => {
+    const app = probed({ state: 'operational', detail: 'fine' }, { state: 'degraded', detail: 'slow' });
     const { body } = await getJson(app, '/health');
     assert.equal(body.status, 'degraded');
     assert.deepEqual(body.mail, { state: 'operational', detail: 'fine' });
@@ -227,8 +243,8 @@ describe('reachability probes', () => {
 });
 
 describe('GET / (HTML status page)', () => {
-  it('is text/html and shows the same states as /health', async (t) => {
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'not_configured', detail: 'not configured' }) } } });
+  it('is text/html and shows the same states as /health', async () => {
+    const app = probed({ state: 'down', detail: 'x' }, { state: 'not_configured', detail: 'not configured' });
     const res = await fetch(`${app.url}/`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
@@ -241,15 +257,15 @@ describe('GET / (HTML status page)', () => {
     assert.ok(html.includes(app.config.statusPageUrl), 'links the status page');
   });
 
-  it('shows ok when everything is fine', async (t) => {
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'operational', detail: 'ok' }), ai: async () => ({ state: 'operational', detail: 'ok' }) } } });
+  it('shows ok when everything is fine', async () => {
+    const app = probed({ state: 'operational', detail: 'ok' }, { state: 'operational', detail: 'ok' });
     const { overall, cells } = parseHomePage(await (await fetch(`${app.url}/`)).text());
     assert.equal(overall, 'ok');
     assert.deepEqual(cells, { Database: 'operational', 'Mail provider': 'operational', 'AI provider': 'operational' });
   });
 
-  it('escapes component details', async (t) => {
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'degraded', detail: '<script>alert(1)</script>' }) } } });
+  it('escapes component details', async () => {
+    const app = probed({ state: 'degraded', detail: '<script>alert(1)</script>' });
     const html = await (await fetch(`${app.url}/`)).text();
     assert.ok(!html.includes('<script>alert(1)</script>'));
     assert.ok(html.includes('&lt;script&gt;'));
@@ -257,8 +273,8 @@ describe('GET / (HTML status page)', () => {
 });
 
 describe('system.health over /trpc', () => {
-  it('returns the same report as /health', async (t) => {
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'down', detail: 'x' }), ai: async () => ({ state: 'operational', detail: 'y' }) } } });
+  it('returns the same report as /health', async () => {
+    const app = probed({ state: 'down', detail: 'x' }, { state: 'operational', detail: 'y' });
     const rest = (await getJson(app, '/health')).body;
     const res = await fetch(`${app.url}/trpc/system.health`);
     assert.equal(res.status, 200);
@@ -283,15 +299,21 @@ describe('incident feed', () => {
     return (await res.json()).incidents as Record<string, any>[];
   };
   const base = { kind: 'incident', state: 'investigating', title: 'Sync delayed', message: 'Mail sync is slow.', affectedComponents: ['mail', 'api'] };
+  /** The shared plain app with no incident stored: each test starts from an empty feed. */
+  const emptyFeed = async () => {
+    const app = plainApp();
+    await app.container.pool.query('delete from incidents');
+    return app;
+  };
   const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-  it('starts empty and is public', async (t) => {
-    const app = await buildTestApp(t);
+  it('starts empty and is public', async () => {
+    const app = await emptyFeed();
     assert.deepEqual(await list(app), []);
   });
 
-  it('creates an incident (201) with the fields given and startsAt defaulting to now', async (t) => {
-    const app = await buildTestApp(t);
+  it('creates an incident (201) with the fields given and startsAt defaulting to now', async () => {
+    const app = await emptyFeed();
     const before = Date.now();
     const res = await create(app, base);
     assert.equal(res.status, 201);
@@ -312,8 +334,8 @@ describe('incident feed', () => {
     assert.deepEqual(scheduled.affectedComponents, []);
   });
 
-  it('sets resolvedAt when created in a final state', async (t) => {
-    const app = await buildTestApp(t);
+  it('sets resolvedAt when created in a final state', async () => {
+    const app = await emptyFeed();
     for (const [kind, state] of [['incident', 'resolved'], ['maintenance', 'completed']]) {
       const res = await create(app, { ...base, kind, state });
       assert.equal(res.status, 201);
@@ -322,8 +344,8 @@ describe('incident feed', () => {
     }
   });
 
-  it('refuses a state that does not belong to the kind', async (t) => {
-    const app = await buildTestApp(t);
+  it('refuses a state that does not belong to the kind', async () => {
+    const app = await emptyFeed();
     for (const [kind, state] of [['incident', 'scheduled'], ['incident', 'completed'], ['maintenance', 'investigating'], ['maintenance', 'resolved']]) {
       const res = await create(app, { ...base, kind, state });
       assert.equal(res.status, 400, `${kind}/${state}`);
@@ -340,8 +362,8 @@ describe('incident feed', () => {
     assert.equal((await list(app)).length, 1, 'nothing was written');
   });
 
-  it('PATCH to resolved sets resolvedAt; back to monitoring clears it', async (t) => {
-    const app = await buildTestApp(t);
+  it('PATCH to resolved sets resolvedAt; back to monitoring clears it', async () => {
+    const app = await emptyFeed();
     const inc = await (await create(app, base)).json();
     const monitoring = await patch(app, inc.id, { state: 'monitoring', message: 'A fix is out.' });
     assert.equal(monitoring.status, 200);
@@ -367,23 +389,23 @@ describe('incident feed', () => {
     assert.equal(reopened.id, inc.id);
   });
 
-  it('PATCH of a maintenance to completed sets resolvedAt', async (t) => {
-    const app = await buildTestApp(t);
+  it('PATCH of a maintenance to completed sets resolvedAt', async () => {
+    const app = await emptyFeed();
     const inc = await (await create(app, { ...base, kind: 'maintenance', state: 'scheduled' })).json();
     const done = await (await patch(app, inc.id, { state: 'completed', affectedComponents: ['database'] })).json();
     assert.match(done.resolvedAt ?? '', ISO_MS);
     assert.deepEqual(done.affectedComponents, ['database']);
   });
 
-  it('PATCH of an unknown id is NOT_FOUND', async (t) => {
-    const app = await buildTestApp(t);
+  it('PATCH of an unknown id is NOT_FOUND', async () => {
+    const app = await emptyFeed();
     const res = await patch(app, '7b0f7a4e-1111-4222-8333-444455556666', { state: 'resolved' });
     assert.equal(res.status, 404);
     assert.equal((await res.json()).error.code, 'NOT_FOUND');
   });
 
-  it('lists the 100 most recent by startsAt, newest first', async (t) => {
-    const app = await buildTestApp(t);
+  it('lists the 100 most recent by startsAt, newest first', async () => {
+    const app = await emptyFeed();
     // 105 incidents with distinct start times, inserted in a shuffled order.
     const starts = Array.from({ length: 105 }, (_, i) => new Date(Date.UTC(2030, 0, 1) + i * 3_600_000).toISOString());
     const shuffled = starts.map((_, i) => starts[(i * 37) % starts.length]);
@@ -405,8 +427,8 @@ describe('incident feed', () => {
     assert.equal(now[0].startsAt, '2040-01-01T00:00:00.000Z');
   });
 
-  it('the same list through /trpc status.incidents', async (t) => {
-    const app = await buildTestApp(t);
+  it('the same list through /trpc status.incidents', async () => {
+    const app = await emptyFeed();
     await create(app, base);
     await create(app, { ...base, startsAt: '2031-01-01T00:00:00.000Z' });
     const rest = await list(app);
@@ -415,8 +437,8 @@ describe('incident feed', () => {
     assert.equal(rest[0].startsAt, '2031-01-01T00:00:00.000Z');
   });
 
-  it('refuses writes with a wrong or missing bearer token (FORBIDDEN) and writes nothing', async (t) => {
-    const app = await buildTestApp(t);
+  it('refuses writes with a wrong or missing bearer token (FORBIDDEN) and writes nothing', async () => {
+    const app = await emptyFeed();
     const inc = await (await create(app, base)).json();
     for (const auth of [undefined, 'Bearer not-the-token', `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Token ${ADMIN_TOKEN}`]) {
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
@@ -450,8 +472,8 @@ describe('incident feed', () => {
 });
 
 describe('GET /openapi.json', () => {
-  it('is an OpenAPI 3.x document of the REST routes with the error envelope', async (t) => {
-    const app = await buildTestApp(t);
+  it('is an OpenAPI 3.x document of the REST routes with the error envelope', async () => {
+    const app = plainApp();
     const res = await fetch(`${app.url}/openapi.json`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
