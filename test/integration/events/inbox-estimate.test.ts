@@ -25,7 +25,7 @@ const open = async (mail: MailApp, t: TestContext): Promise<SseReader> => {
 };
 
 describe('the backfill estimate', () => {
-  it("comes from the provider's inbox count and rides the sync events of the listing", async (t) => {
+  it("comes from the provider's inbox count and rides the sync events of the listing", { timeout: 60_000 }, async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 120, { sentReplies: false });
     const archived = mail.gmail.addMessage(ALICE, { subject: 'archived' });
@@ -47,7 +47,7 @@ describe('the backfill estimate', () => {
     assert.equal(done.json.progress, null, 'no progress once the copy is complete');
   });
 
-  it('stays unknown (null) when the count fails, hangs or the provider gives none; never below what is stored', async (t) => {
+  it('stays unknown (null) when the count fails, hangs or the provider gives none; never below what is stored', { timeout: 60_000 }, async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 60, { sentReplies: false });
     const { accountId, em, api } = await accountApi(mail);
