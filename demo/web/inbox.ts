@@ -98,7 +98,7 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
       backfilling: () =>
         p?.estimatedTotal
           ? `Fetching your inbox… ${count(p.stored)} of ~${count(p.estimatedTotal)} messages`
-          : `Fetching your inbox… ${count(p?.stored ?? 0)} messages so far`,
+          : `Fetching your inbox…${p?.stored ? ` ${count(p.stored)} messages so far` : ''}`,
       current: () => `Up to date${synced}`,
       catching_up: () => `Fetching new mail…${synced}`,
       needs_reconnect: () => 'The mail connection needs renewing.',
