@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Browser } from '../../../harness/browser.ts';
 import { signIn } from '../../helpers/providers.ts';
-import { accountBySub, authWorld, expectEnvelope, expectTrpcError, JSON_TYPE, type AuthWorld } from './auth-fixtures.ts';
+import { accountBySub, expectEnvelope, expectTrpcError, JSON_TYPE, sharedAuthWorld, type AuthWorld } from './auth-fixtures.ts';
 
 interface EventRow {
   name: string;
@@ -32,6 +32,17 @@ const VALID: Record<string, Record<string, unknown> | undefined> = {
   sync_clicked: undefined,
 };
 
+/**
+ * One world for the file (51 analytics calls in all, under the route's 60 a minute per client):
+ * each test starts with no analytics event stored.
+ */
+const sharedWorld = sharedAuthWorld();
+async function freshWorld(): Promise<AuthWorld> {
+  const world = sharedWorld();
+  await world.sql('delete from analytics_events');
+  return world;
+}
+
 async function expectOk(res: Response) {
   const text = await res.text();
   assert.equal(res.status, 200, text);
@@ -48,8 +59,8 @@ async function expectIssue(res: Response, path: string, code?: string) {
 }
 
 describe('POST /api/analytics/event without a session', () => {
-  it('records a public page_view, keeping anonymousId', async (t) => {
-    const world = await authWorld(t);
+  it('records a public page_view, keeping anonymousId', async () => {
+    const world = await freshWorld();
     const anon = new Browser(world.app.url);
     const anonymousId = randomUUID();
     await expectOk(await post(anon, { event: 'page_view', properties: { path: '/inbox', referrer: 'https://example.com/' }, anonymousId }));
@@ -61,8 +72,8 @@ describe('POST /api/analytics/event without a session', () => {
     assert.equal(anon.cookies.size, 0, 'no session is created for an anonymous event');
   });
 
-  it('refuses every non-public event with AUTH_REQUIRED, even with an anonymousId, storing nothing', async (t) => {
-    const world = await authWorld(t);
+  it('refuses every non-public event with AUTH_REQUIRED, even with an anonymousId, storing nothing', async () => {
+    const world = await freshWorld();
     const anon = new Browser(world.app.url);
     for (const [event, properties] of Object.entries(VALID)) {
       if (event === 'page_view') continue;
@@ -71,8 +82,8 @@ describe('POST /api/analytics/event without a session', () => {
     assert.deepEqual(await events(world), []);
   });
 
-  it('accepts and ignores unknown event names (200 {ok:true}, nothing stored), whatever their properties', async (t) => {
-    const world = await authWorld(t);
+  it('accepts and ignores unknown event names (200 {ok:true}, nothing stored), whatever their properties', async () => {
+    const world = await freshWorld();
     const anon = new Browser(world.app.url);
     for (const event of ['future_event', 'toString', '__proto__', 'constructor', 'PAGE_VIEW', 'x'.repeat(64)]) {
       await expectOk(await post(anon, { event, properties: { anything: [1, { nested: true }] }, anonymousId: randomUUID() }));
@@ -83,8 +94,8 @@ describe('POST /api/analytics/event without a session', () => {
 });
 
 describe('POST /api/analytics/event with a session', () => {
-  it('records every known event for the account, ignoring anonymousId', async (t) => {
-    const world = await authWorld(t);
+  it('records every known event for the account, ignoring anonymousId', async () => {
+    const world = await freshWorld();
     const browser = world.app.browser();
     await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
@@ -100,16 +111,16 @@ describe('POST /api/analytics/event with a session', () => {
     }
   });
 
-  it('unknown names are ignored with a session too', async (t) => {
-    const world = await authWorld(t);
+  it('unknown names are ignored with a session too', async () => {
+    const world = await freshWorld();
     const browser = world.app.browser();
     await signIn(browser);
     await expectOk(await post(browser, { event: 'not_yet_invented', properties: { a: 1 } }));
     assert.deepEqual(await events(world), []);
   });
 
-  it('refuses wrong property types, sizes, values and unknown property keys, naming the field under properties', async (t) => {
-    const world = await authWorld(t);
+  it('refuses wrong property types, sizes, values and unknown property keys, naming the field under properties', async () => {
+    const world = await freshWorld();
     const browser = world.app.browser();
     await signIn(browser);
     const cases: [string, unknown, string, string?][] = [
@@ -139,8 +150,8 @@ describe('POST /api/analytics/event with a session', () => {
 });
 
 describe('POST /api/analytics/event: the body itself', () => {
-  it('refuses unknown top-level keys, a bad event name, a bad anonymousId and non-object properties', async (t) => {
-    const world = await authWorld(t);
+  it('refuses unknown top-level keys, a bad event name, a bad anonymousId and non-object properties', async () => {
+    const world = await freshWorld();
     const anon = new Browser(world.app.url);
     await expectIssue(await post(anon, { event: 'page_view', properties: { path: '/' }, userId: 'u1' }), 'userId', 'unrecognized_keys');
     await expectIssue(await post(anon, { event: 'future_event', timestamp: 1 }), 'timestamp', 'unrecognized_keys');
@@ -159,8 +170,8 @@ describe('POST /api/analytics/event: the body itself', () => {
 });
 
 describe('analytics through /trpc (analytics.event)', () => {
-  it('same rules: public page_view, AUTH_REQUIRED, ignored unknown names, named property issues', async (t) => {
-    const world = await authWorld(t);
+  it('same rules: public page_view, AUTH_REQUIRED, ignored unknown names, named property issues', async () => {
+    const world = await freshWorld();
     const anon = new Browser(world.app.url);
     const call = (b: Browser, input: unknown) => b.fetch('/trpc/analytics.event', { method: 'POST', json: input });
     const ok = await call(anon, { event: 'page_view', properties: { path: '/trpc' } });

@@ -3,6 +3,7 @@
  * consent leg of the redirect flow done by hand (so a test can tamper with the callback),
  * SQL against the app's own database, and envelope / tRPC error assertions.
  */
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
@@ -37,6 +38,23 @@ export async function authWorld(
   const providers = await startProviders(t);
   const app = await buildTestApp(t, { env: { ...providers.env, ...env }, overrides: { mailWatch: opts.mailWatch?.(providers) } });
   return { providers, app, sql: sqlOf(app) };
+}
+
+/**
+ * One world for a file or describe block, built before its tests and torn down after them, for
+ * tests that can share one account store (each resets what it counts). Mind the fixed per-client
+ * limits of the routes the tests call (sign-in 20 a minute, analytics 60): the buckets are shared too.
+ */
+export function sharedAuthWorld(env: Record<string, string | undefined> = {}): () => AuthWorld {
+  let world: AuthWorld | undefined;
+  const cleanups: (() => unknown)[] = [];
+  before(async () => {
+    world = await authWorld({ after: (fn) => cleanups.push(fn) }, env);
+  });
+  after(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  return () => world!;
 }
 
 export function sqlOf(app: TestApp) {
