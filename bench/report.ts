@@ -1,6 +1,7 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
 import { renderTracing, type TracingResult } from './scenarios.ts';
 import type { BackfillResult, BurstFloorResult, CorpusResult, Explained, FreshnessResult, HeavyThreadResult, LoadResult, NotificationBurstResult, SyncCpuResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
+import { renderStorage, type StorageReading } from './storage.ts';
 import { renderBurstFloor, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
 export interface BenchReport {
@@ -23,6 +24,7 @@ export interface BenchReport {
   syncCpu?: SyncCpuResult | null;
   burst?: BurstFloorResult | null;
   heavyThread?: HeavyThreadResult | null;
+  storage?: StorageReading | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
   logs: string;
@@ -223,6 +225,8 @@ export function renderMarkdown(r: BenchReport): string {
   out.push('');
   out.push(`Goals: ≤ 160 MiB after start-up: ${ok((mem.afterStartMiB ?? Infinity) <= 160)}; ≤ 300 MiB at the peak under the list load: ${ok((mem.loadPeakMiB ?? Infinity) <= 300)}.`);
   out.push('');
+
+  if (r.storage) out.push(...renderStorage(r.storage));
 
   if (r.explain.length) {
     out.push('## Query plans — the list statement (inbox total and page in one statement), EXPLAIN (ANALYZE, BUFFERS) of the named prepared statement with the server\'s connection settings');

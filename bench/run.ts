@@ -50,6 +50,7 @@ import { measureNotificationBurst, measureSync } from './run/sync-notifications.
 import { measureSyncCpu } from './run/sync-cpu.phase.ts';
 import { measureBurst } from './run/burst.phase.ts';
 import { measureHeavyThread } from './run/heavy.phase.ts';
+import { readStorage } from './storage.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
 async function main() {
@@ -124,6 +125,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('heavy')) await measureHeavyThread(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);
 
+  report.storage = await readStorage(db.pool);
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
   const markdown = renderMarkdown(report);
   process.stdout.write(`${markdown}\n`);

@@ -8,7 +8,7 @@
  * engine, ORM, validation or live event.
  *
  *   PORT=… DATABASE_URL=… GMAIL_API_URL=… node --import tsx bench/floor/sync-floor.server.ts
- *   POST /sync  {"accounts":[{"accountId":"…","token":"…"}],"concurrency":1}  -> {"syncs":n,"stored":n}
+ *   POST /sync  {"accounts":[{"accountId":"…","token":"…"}],"concurrency":1}  -> {"syncs":n,"stored":n,"providerBytes":n}
  */
 import { createServer } from 'node:http';
 import pg from 'pg';
@@ -23,10 +23,15 @@ const pool = new pg.Pool({ ...(orm.driverOptions as pg.PoolConfig), connectionSt
 const users = new URL('gmail/v1/users/me/', gmailUrl);
 const META = 'format=metadata&metadataHeaders=From&metadataHeaders=Subject&metadataHeaders=Date&fields=id%2CthreadId%2ClabelIds%2Csnippet%2CinternalDate%2Cpayload%2Fheaders';
 
+/** Bytes of the provider's answers so far (bodies as received), reported with each /sync. */
+let providerBytes = 0;
+
 async function get<T>(path: string, token: string): Promise<T> {
   const res = await fetch(new URL(path, users), { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) throw new Error(`${path.split('?')[0]} answered ${res.status}`);
-  return (await res.json()) as T;
+  const text = await res.text();
+  providerBytes += Buffer.byteLength(text);
+  return JSON.parse(text) as T;
 }
 
 async function mapLimit<T, R>(xs: T[], limit: number, fn: (x: T) => Promise<R>): Promise<R[]> {
@@ -80,8 +85,9 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const body = JSON.parse(Buffer.concat(chunks).toString()) as { accounts: { accountId: string; token: string }[]; concurrency?: number };
+    const bytesBefore = providerBytes;
     mapLimit(body.accounts, body.concurrency ?? 1, (a) => syncAccount(a.accountId, a.token)).then(
-      (stored) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ syncs: stored.length, stored: stored.reduce((x, y) => x + y, 0) })),
+      (stored) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ syncs: stored.length, stored: stored.reduce((x, y) => x + y, 0), providerBytes: providerBytes - bytesBefore })),
       (err: unknown) => res.writeHead(500).end(String(err)),
     );
   });

@@ -51,7 +51,7 @@ export async function measureSyncCpu(world: BenchWorld, report: BenchReport): Pr
   const med = (t: SyncCpuTarget) => {
     const of = rounds.filter((r) => r.target === t);
     const st = of.map((r) => r.statementsPerSync).filter((x): x is number => x !== null);
-    return { processMs: median(of.map((r) => r.processMsPerSync)), databaseMs: median(of.map((r) => r.databaseMsPerSync)), statements: st.length ? median(st) : null };
+    return { processMs: median(of.map((r) => r.processMsPerSync)), databaseMs: median(of.map((r) => r.databaseMsPerSync)), statements: st.length ? median(st) : null, walBytes: median(of.map((r) => r.walBytesPerSync)) };
   };
   const m = { route: med('route'), job: med('job'), floor: med('floor') };
   const result: SyncCpuResult = { syncsPerRound: n, rounds, median: m, ratio: { route: m.route.processMs / m.floor.processMs, job: m.job.processMs / m.floor.processMs } };

@@ -20,6 +20,8 @@ export interface BurstRound {
   /** history.list calls (syncs) and messages.get calls of the round. */
   syncs: number;
   messageGets: number;
+  /** Service only: sync jobs the job engine created in the round (the intake's, one per notification it did not coalesce). */
+  jobs?: number | null;
   /** CPU (ms) of the round: the syncing process (server or floor) and the database's backends. */
   cpuMs: { process: number; database: number };
 }
@@ -59,7 +61,8 @@ const since = (read: CpuRead, start: { process: number; database: number }) => {
   return { process: now.process - start.process, database: now.database - start.database };
 };
 
-export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: GmailStandIn; pool: pg.Pool; changes: number; offset: number; timeoutMs: number; cpu: CpuRead; setForwarding(on: boolean): unknown }): Promise<BurstRound> {
+/** `pool`: where the bench polls for the stored rows (a connection whose CPU `cpu` leaves out). */
+export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: GmailStandIn; pool: pg.Pool | pg.Client; changes: number; offset: number; timeoutMs: number; cpu: CpuRead; setForwarding(on: boolean): unknown }): Promise<BurstRound> {
   const { gmail } = opts;
   const calls = { ...gmail.calls };
   const cpu0 = opts.cpu();
@@ -72,10 +75,13 @@ export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: Gmai
   while (Date.now() < deadline) {
     rows = (await opts.pool.query<{ id: string; at: Date }>('/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)', [ids])).rows;
     if (rows.length >= ids.length) break;
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 250));
   }
   const cpuMs = since(opts.cpu, cpu0);
   opts.setForwarding(false);
+  const jobs = await opts.pool
+    .query<{ n: string }>(`/*bench*/ select count(*) as n from pgboss.job where name = 'mail-sync' and created_on >= to_timestamp($1 / 1000.0)`, [t0])
+    .then((r) => Number(r.rows[0]!.n), () => null);
   const delays = rows.map((r) => new Date(r.at).getTime() - changedAt.get(r.id)!).sort((a, b) => a - b);
   const last = Math.max(...rows.map((r) => new Date(r.at).getTime()));
   return {
@@ -87,6 +93,7 @@ export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: Gmai
     p99Ms: quantile(delays, 0.99),
     syncs: (gmail.calls['history.list'] ?? 0) - (calls['history.list'] ?? 0),
     messageGets: (gmail.calls['messages.get'] ?? 0) - (calls['messages.get'] ?? 0),
+    jobs,
     cpuMs,
   };
 }

@@ -1,0 +1,23 @@
+/** `npm run bench -- --smoke --only freshness,burst,two` runs end to end (bench-smoke.helper.ts). */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertHeadings, runSmoke } from './bench-smoke.helper.ts';
+
+describe('npm run bench -- --smoke: the live inbox', () => {
+  it('measures freshness, drains the burst on the service and the floor, and runs two instances', { timeout: 180_000 }, async (t) => {
+    const { markdown, report } = await runSmoke(t, 'live');
+    assertHeadings(markdown, ['## 6. Freshness', '## 9. Two instances', '## 12. Burst next to its floor']);
+    for (const p of report.freshness.phases) {
+      assert.equal(p.visible, p.changes, `freshness ${p.name}: every change became visible`);
+      assert.ok(p.cpuMs && p.historyLists > 0, `freshness ${p.name}: its cost was read`);
+    }
+    for (const r of report.burst.rounds) assert.equal(r.stored, r.changes, `burst: the ${r.target} stored every change`);
+    assert.ok(report.burst.ratio > 0, 'burst: the ratio to the floor was taken');
+    const two = report.twoInstances;
+    assert.equal(two.stored, two.changes, 'two instances: every change stored');
+    assert.equal(two.fetchedTwice, 0, 'two instances: no message fetched twice');
+    const ran = (i: 0 | 1) => Object.values(two.instances[i].syncJobs as Record<string, number>).reduce((a, b) => a + b, 0);
+    assert.ok(ran(0) + ran(1) > 0, 'two instances: the syncs ran');
+    for (const job of two.scheduled) assert.ok(job.periods === 0 || job.maxPerPeriod === 1, `${job.job}: once per period`);
+  });
+});

@@ -1,0 +1,20 @@
+/** `npm run bench -- --smoke --only backfill,corpus` runs end to end (bench-smoke.helper.ts). */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertHeadings, runSmoke } from './bench-smoke.helper.ts';
+
+describe('npm run bench -- --smoke: backfill and big or hostile mail', () => {
+  it('backfills under the quota, counts corpus prompts and opens hostile mail', { timeout: 180_000 }, async (t) => {
+    const { markdown, report } = await runSmoke(t, 'mail');
+    assertHeadings(markdown, ['## 7. Backfill', '## 8. Mail anyone can send']);
+    assert.equal(report.backfill.stored, report.backfill.messages, 'the backfill stored the whole inbox');
+    assert.equal(report.backfill.refused, 0, 'no call refused by the provider quota');
+    assert.ok(report.corpus.tokens.corpus.n > 0 && report.corpus.tokens.corpus.max <= 2_500, 'corpus prompts counted, within the token cap');
+    assert.ok(report.corpus.tokens.hostile.max <= 2_500, 'hostile prompts within the token cap');
+    assert.equal(report.corpus.eventLoop.busy.non200, 0, 'every thread of the corpus and hostile inbox opened with 200');
+    assert.ok(report.corpus.eventLoop.busy.threadsOpened > 0 && Number.isFinite(report.corpus.eventLoop.busy.p99Ms));
+    const alone = report.corpus.eventLoop.alone;
+    assert.ok(alone && alone.threads >= 10 && alone.opens === 2 * alone.threads && alone.non200 === 0, 'each hostile thread opened alone, twice, with 200');
+    assert.ok(Number.isFinite(alone.maxMs) && alone.worst.length > 0);
+  });
+});
