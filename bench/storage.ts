@@ -34,7 +34,7 @@ export async function readStorage(pool: pg.Pool): Promise<StorageReading> {
 export function renderStorage(s: StorageReading): string[] {
   const out = ['## Storage — the mail tables at the end of the run', '', '| table | rows | heap | TOAST | indexes | bytes per row, all included |', '|---|---:|---:|---:|---:|---:|'];
   const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
-  for (const t of s.tables) out.push(`| ${t.table} | ${t.rows} | ${mib(t.heapBytes)} | ${mib(t.toastBytes)} | ${mib(t.indexBytes)} | ${t.bytesPerRow} |`);
+  for (const t of s.tables) out.push(`| ${t.table} | ${t.rows} | ${mib(t.heapBytes)} | ${mib(t.toastBytes)} | ${mib(t.indexBytes)} | ${t.rows ? t.bytesPerRow : 'n/a'} |`);
   out.push('');
   const m = s.syncedMessageRowBytes;
   out.push(`Message rows the service synced itself (${m.rows}; the seeded ones are shorter): ${m.metadataOnly ?? 'n/a'} bytes on average with metadata only, ${m.withBodies ?? 'n/a'} bytes with bodies fetched (pg_column_size, before TOAST compression of large bodies is counted in the table above).`);
