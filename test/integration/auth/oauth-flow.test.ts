@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { signIn } from '../../helpers/providers.ts';
 import {
-  accountBySub, assertOAuthFailed, authWorld, callback, consent, CONNECTED_URL, expectEnvelope, PREAUTH_COOKIE, sessionOf, sha256hex, type AuthWorld,
+  accountBySub, assertOAuthFailed, authWorld, callback, consent, CONNECTED_URL, expectEnvelope, PREAUTH_COOKIE, sessionOf, sha256hex, sharedAuthWorld, type AuthWorld,
 } from './auth-fixtures.ts';
 
 const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
@@ -40,9 +40,30 @@ async function assertFailedCallback(world: AuthWorld, res: Response, browser: Re
   assert.equal(await countRows(world, 'credentials'), 0, `${why}: no credentials`);
 }
 
+/**
+ * A shared world as a test that had its own found it: no account, session or pending state
+ * stored, and an identity provider with no fault pending, no scope override and zeroed counters,
+ * consenting as alice. (A world's sign-in routes count 20 calls a minute per client, shared by
+ * the tests that use it.)
+ */
+async function fresh(world: () => AuthWorld): Promise<AuthWorld> {
+  const w = world();
+  await w.sql('delete from accounts');
+  await w.sql('delete from sessions');
+  await w.sql('delete from oauth_states');
+  const { identity } = w.providers;
+  identity.clearFaults();
+  identity.setGrantedScope(null);
+  identity.resetCounters();
+  identity.setCurrentUser('user-alice');
+  return w;
+}
+
 describe('GET /auth/provider (consent redirect)', () => {
-  it('answers 302 to GOOGLE_AUTH_URL with exactly the contract parameters, PKCE S256 and a fresh state', async (t) => {
-    const world = await authWorld(t);
+  const consentWorld = sharedAuthWorld();
+
+  it('answers 302 to GOOGLE_AUTH_URL with exactly the contract parameters, PKCE S256 and a fresh state', async () => {
+    const world = await fresh(consentWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     const res = await browser.fetch('/auth/provider');
@@ -83,8 +104,8 @@ describe('GET /auth/provider (consent redirect)', () => {
     assert.notEqual(second.searchParams.get('code_challenge'), q.code_challenge, 'a new verifier per flow');
   });
 
-  it('redeems the code with the PKCE verifier matching the challenge, and client authentication', async (t) => {
-    const world = await authWorld(t);
+  it('redeems the code with the PKCE verifier matching the challenge, and client authentication', async () => {
+    const world = await fresh(consentWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     const { authorizeUrl, callback: cb } = await consent(browser);
@@ -99,8 +120,8 @@ describe('GET /auth/provider (consent redirect)', () => {
     assert.equal(identity.calls.tokenRequests.length, 1);
   });
 
-  it('never lets a query parameter move the Location off GOOGLE_AUTH_URL', async (t) => {
-    const world = await authWorld(t);
+  it('never lets a query parameter move the Location off GOOGLE_AUTH_URL', async () => {
+    const world = await fresh(consentWorld);
     const evil = encodeURIComponent('https://evil.example/steal');
     const res = await world.app.browser().fetch(`/auth/provider?redirect=${evil}&next=${evil}&return_to=${evil}&redirect_uri=${evil}`);
     assert.equal(res.status, 302);
@@ -207,8 +228,13 @@ describe('GET /auth/provider/callback: success', () => {
 });
 
 describe('GET /auth/provider/callback: every failure is the error=oauth_failed redirect', () => {
-  it('provider error= parameter (consent denied)', async (t) => {
-    const world = await authWorld(t);
+  // Two worlds, the first for the state and browser checks up to 'a state is single use', the
+  // second for the rest: 9 and 11 callback calls, under the callback's 20 a minute per client.
+  const stateWorld = sharedAuthWorld();
+  const exchangeWorld = sharedAuthWorld();
+
+  it('provider error= parameter (consent denied)', async () => {
+    const world = await fresh(stateWorld);
     world.providers.identity.denyNextConsent();
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -218,15 +244,15 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.equal(world.providers.identity.calls.tokenRequests.length, 0, 'no code exchange');
   });
 
-  it('provider error without any state', async (t) => {
-    const world = await authWorld(t);
+  it('provider error without any state', async () => {
+    const world = await fresh(stateWorld);
     const browser = world.app.browser();
     const res = await callback(browser, '/auth/provider/callback?error=access_denied');
     await assertFailedCallback(world, res, browser, 'error without state', /missing state/);
   });
 
-  it('unknown state, missing state and a repeated state parameter', async (t) => {
-    const world = await authWorld(t);
+  it('unknown state, missing state and a repeated state parameter', async () => {
+    const world = await fresh(stateWorld);
     const browser = world.app.browser();
     const { callback: cb, state } = await consent(browser);
     const code = new URL(cb, world.app.url).searchParams.get('code')!;
@@ -243,8 +269,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.equal((await sessionOf(browser)).authenticated, false);
   });
 
-  it('a reused state fails, and the code is not redeemed twice', async (t) => {
-    const world = await authWorld(t);
+  it('a reused state fails, and the code is not redeemed twice', async () => {
+    const world = await fresh(stateWorld);
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
     // Keep the pre-auth cookie to replay the callback exactly as the browser first sent it.
@@ -261,8 +287,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.equal((await sessionOf(replay)).authenticated, false);
   });
 
-  it('a state is single use whatever the outcome: a failed presentation burns it for the right browser too', async (t) => {
-    const world = await authWorld(t);
+  it('a state is single use whatever the outcome: a failed presentation burns it for the right browser too', async () => {
+    const world = await fresh(stateWorld);
     const owner = world.app.browser();
     const { callback: cb } = await consent(owner);
     const stranger = world.app.browser();
@@ -283,8 +309,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.equal(world.providers.identity.calls.tokenRequests.length, 0, 'no exchange for an expired state');
   });
 
-  it('a state presented by another browser (no pre-auth cookie, or its own) fails', async (t) => {
-    const world = await authWorld(t);
+  it('a state presented by another browser (no pre-auth cookie, or its own) fails', async () => {
+    const world = await fresh(exchangeWorld);
     const alice = world.app.browser();
     const { callback: aliceCallback } = await consent(alice);
     const mallory = world.app.browser();
@@ -307,16 +333,16 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     await assertFailedCallback(world, res3, forger, 'pre-auth cookie without signature', /another browser/);
   });
 
-  it('a missing code fails', async (t) => {
-    const world = await authWorld(t);
+  it('a missing code fails', async () => {
+    const world = await fresh(exchangeWorld);
     const browser = world.app.browser();
     const { state } = await consent(browser);
     const res = await callback(browser, `/auth/provider/callback?state=${encodeURIComponent(state)}`);
     await assertFailedCallback(world, res, browser, 'missing code', /missing code/);
   });
 
-  it('a failed code exchange fails (provider 500, and a code the provider refuses)', async (t) => {
-    const world = await authWorld(t);
+  it('a failed code exchange fails (provider 500, and a code the provider refuses)', async () => {
+    const world = await fresh(exchangeWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     identity.injectFault({ endpoint: 'token', status: 500 });
@@ -332,8 +358,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.ok(!JSON.stringify(world.app.logs).includes('forged-code'), 'the code is never logged');
   });
 
-  it('a failed userinfo request fails', async (t) => {
-    const world = await authWorld(t);
+  it('a failed userinfo request fails', async () => {
+    const world = await fresh(exchangeWorld);
     world.providers.identity.injectFault({ endpoint: 'userinfo', status: 500 });
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -341,8 +367,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     await assertFailedCallback(world, res, browser, 'userinfo 500', /userinfo failed/);
   });
 
-  it('userinfo without an email (email scope not granted) fails', async (t) => {
-    const world = await authWorld(t);
+  it('userinfo without an email (email scope not granted) fails', async () => {
+    const world = await fresh(exchangeWorld);
     world.providers.identity.setGrantedScope(`openid ${MAIL_SCOPE}`);
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -350,8 +376,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     await assertFailedCallback(world, res, browser, 'no email', /userinfo failed/);
   });
 
-  it('the mail scope not granted fails', async (t) => {
-    const world = await authWorld(t);
+  it('the mail scope not granted fails', async () => {
+    const world = await fresh(exchangeWorld);
     world.providers.identity.setGrantedScope('openid email');
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -360,8 +386,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     assert.equal(world.providers.identity.calls.userinfo, 0, 'no identity lookup without the scope');
   });
 
-  it('failure log lines carry the request id but never the state, the code or the verifier', async (t) => {
-    const world = await authWorld(t);
+  it('failure log lines carry the request id but never the state, the code or the verifier', async () => {
+    const world = await fresh(exchangeWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     for (const endpoint of ['token', 'userinfo'] as const) {
