@@ -1,6 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import { renderTracing, type TracingResult } from './scenarios.ts';
-import type { BackfillResult, BurstFloorResult, CorpusResult, Explained, FreshnessResult, HeavyThreadResult, LoadResult, NotificationBurstResult, SyncCpuResult, SyncRun, TwoInstancesResult } from './scenarios.ts';
+import { renderTracing, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
 import { renderStorage, type StorageReading } from './storage.ts';
 import { renderBurstFloor, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
@@ -225,7 +224,6 @@ export function renderMarkdown(r: BenchReport): string {
   out.push('');
   out.push(`Goals: ≤ 160 MiB after start-up: ${ok((mem.afterStartMiB ?? Infinity) <= 160)}; ≤ 300 MiB at the peak under the list load: ${ok((mem.loadPeakMiB ?? Infinity) <= 300)}.`);
   out.push('');
-
   if (r.storage) out.push(...renderStorage(r.storage));
 
   if (r.explain.length) {
