@@ -57,6 +57,25 @@ export function sharedAuthWorld(env: Record<string, string | undefined> = {}): (
   return () => world!;
 }
 
+/**
+ * A shared world as a test that had its own found it: no account, session or pending state
+ * stored, and an identity provider with no live grant, no fault pending, no scope override and
+ * zeroed counters, consenting as alice.
+ */
+export async function freshWorld(world: () => AuthWorld): Promise<AuthWorld> {
+  const w = world();
+  await w.sql('delete from accounts');
+  await w.sql('delete from sessions');
+  await w.sql('delete from oauth_states');
+  const { identity } = w.providers;
+  for (const sub of new Set(identity.grants().map((g) => g.sub))) identity.revokeUser(sub);
+  identity.clearFaults();
+  identity.setGrantedScope(null);
+  identity.resetCounters();
+  identity.setCurrentUser('user-alice');
+  return w;
+}
+
 export function sqlOf(app: TestApp) {
   return async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await app.container.pool.query(text, params)).rows as T[];
 }

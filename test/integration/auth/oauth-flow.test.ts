@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { signIn } from '../../helpers/providers.ts';
 import {
-  accountBySub, assertOAuthFailed, authWorld, callback, consent, CONNECTED_URL, expectEnvelope, PREAUTH_COOKIE, sessionOf, sha256hex, sharedAuthWorld, type AuthWorld,
+  accountBySub, assertOAuthFailed, authWorld, callback, consent, CONNECTED_URL, expectEnvelope, PREAUTH_COOKIE, freshWorld, sessionOf, sha256hex, sharedAuthWorld, type AuthWorld,
 } from './auth-fixtures.ts';
 
 const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
@@ -40,30 +40,11 @@ async function assertFailedCallback(world: AuthWorld, res: Response, browser: Re
   assert.equal(await countRows(world, 'credentials'), 0, `${why}: no credentials`);
 }
 
-/**
- * A shared world as a test that had its own found it: no account, session or pending state
- * stored, and an identity provider with no fault pending, no scope override and zeroed counters,
- * consenting as alice. (A world's sign-in routes count 20 calls a minute per client, shared by
- * the tests that use it.)
- */
-async function fresh(world: () => AuthWorld): Promise<AuthWorld> {
-  const w = world();
-  await w.sql('delete from accounts');
-  await w.sql('delete from sessions');
-  await w.sql('delete from oauth_states');
-  const { identity } = w.providers;
-  identity.clearFaults();
-  identity.setGrantedScope(null);
-  identity.resetCounters();
-  identity.setCurrentUser('user-alice');
-  return w;
-}
-
 describe('GET /auth/provider (consent redirect)', () => {
   const consentWorld = sharedAuthWorld();
 
   it('answers 302 to GOOGLE_AUTH_URL with exactly the contract parameters, PKCE S256 and a fresh state', async () => {
-    const world = await fresh(consentWorld);
+    const world = await freshWorld(consentWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     const res = await browser.fetch('/auth/provider');
@@ -105,7 +86,7 @@ describe('GET /auth/provider (consent redirect)', () => {
   });
 
   it('redeems the code with the PKCE verifier matching the challenge, and client authentication', async () => {
-    const world = await fresh(consentWorld);
+    const world = await freshWorld(consentWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     const { authorizeUrl, callback: cb } = await consent(browser);
@@ -121,7 +102,7 @@ describe('GET /auth/provider (consent redirect)', () => {
   });
 
   it('never lets a query parameter move the Location off GOOGLE_AUTH_URL', async () => {
-    const world = await fresh(consentWorld);
+    const world = await freshWorld(consentWorld);
     const evil = encodeURIComponent('https://evil.example/steal');
     const res = await world.app.browser().fetch(`/auth/provider?redirect=${evil}&next=${evil}&return_to=${evil}&redirect_uri=${evil}`);
     assert.equal(res.status, 302);
@@ -234,7 +215,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   const exchangeWorld = sharedAuthWorld();
 
   it('provider error= parameter (consent denied)', async () => {
-    const world = await fresh(stateWorld);
+    const world = await freshWorld(stateWorld);
     world.providers.identity.denyNextConsent();
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -245,14 +226,14 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('provider error without any state', async () => {
-    const world = await fresh(stateWorld);
+    const world = await freshWorld(stateWorld);
     const browser = world.app.browser();
     const res = await callback(browser, '/auth/provider/callback?error=access_denied');
     await assertFailedCallback(world, res, browser, 'error without state', /missing state/);
   });
 
   it('unknown state, missing state and a repeated state parameter', async () => {
-    const world = await fresh(stateWorld);
+    const world = await freshWorld(stateWorld);
     const browser = world.app.browser();
     const { callback: cb, state } = await consent(browser);
     const code = new URL(cb, world.app.url).searchParams.get('code')!;
@@ -270,7 +251,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a reused state fails, and the code is not redeemed twice', async () => {
-    const world = await fresh(stateWorld);
+    const world = await freshWorld(stateWorld);
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
     // Keep the pre-auth cookie to replay the callback exactly as the browser first sent it.
@@ -288,7 +269,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a state is single use whatever the outcome: a failed presentation burns it for the right browser too', async () => {
-    const world = await fresh(stateWorld);
+    const world = await freshWorld(stateWorld);
     const owner = world.app.browser();
     const { callback: cb } = await consent(owner);
     const stranger = world.app.browser();
@@ -310,7 +291,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a state presented by another browser (no pre-auth cookie, or its own) fails', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     const alice = world.app.browser();
     const { callback: aliceCallback } = await consent(alice);
     const mallory = world.app.browser();
@@ -334,7 +315,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a missing code fails', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     const browser = world.app.browser();
     const { state } = await consent(browser);
     const res = await callback(browser, `/auth/provider/callback?state=${encodeURIComponent(state)}`);
@@ -342,7 +323,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a failed code exchange fails (provider 500, and a code the provider refuses)', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     identity.injectFault({ endpoint: 'token', status: 500 });
@@ -359,7 +340,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('a failed userinfo request fails', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     world.providers.identity.injectFault({ endpoint: 'userinfo', status: 500 });
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -368,7 +349,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('userinfo without an email (email scope not granted) fails', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     world.providers.identity.setGrantedScope(`openid ${MAIL_SCOPE}`);
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -377,7 +358,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('the mail scope not granted fails', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     world.providers.identity.setGrantedScope('openid email');
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
@@ -387,7 +368,7 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
   });
 
   it('failure log lines carry the request id but never the state, the code or the verifier', async () => {
-    const world = await fresh(exchangeWorld);
+    const world = await freshWorld(exchangeWorld);
     const { identity } = world.providers;
     const browser = world.app.browser();
     for (const endpoint of ['token', 'userinfo'] as const) {

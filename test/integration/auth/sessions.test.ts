@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders } from '../../helpers/providers.ts';
-import { authWorld, CONNECTED_URL, expectEnvelope, expectTrpcError, JSON_TYPE, PREAUTH_COOKIE, SESSION_COOKIE, sessionOf, sha256hex } from './auth-fixtures.ts';
+import {
+  authWorld, CONNECTED_URL, expectEnvelope, expectTrpcError, freshWorld, JSON_TYPE, PREAUTH_COOKIE, SESSION_COOKIE, sessionOf, sha256hex, sharedAuthWorld,
+} from './auth-fixtures.ts';
 
 const secret = () => randomBytes(24).toString('base64url');
 
@@ -40,9 +42,17 @@ async function callbackPath(browser: Browser): Promise<string> {
   return back.pathname + back.search;
 }
 
+/**
+ * Two worlds shared by the tests that sign in over plain http with the default secret: the
+ * cookie and fixation tests, then the session and logout ones (7 sign-ins each, under the
+ * sign-in routes' 20 a minute per client). Each test starts from a fresh world (freshWorld).
+ */
+const cookieWorld = sharedAuthWorld();
+const sessionWorld = sharedAuthWorld();
+
 describe('session cookie attributes', () => {
-  it('HttpOnly, SameSite=Lax, Path=/, signed, and not Secure under an http PUBLIC_BASE_URL', async (t) => {
-    const world = await authWorld(t);
+  it('HttpOnly, SameSite=Lax, Path=/, signed, and not Secure under an http PUBLIC_BASE_URL', async () => {
+    const world = await freshWorld(cookieWorld);
     const browser = world.app.browser();
     const res = await browser.fetch(await callbackPath(browser));
     assert.equal(res.headers.get('location'), CONNECTED_URL);
@@ -83,8 +93,8 @@ describe('session cookie attributes', () => {
 });
 
 describe('cookie signing with SESSION_SECRET', () => {
-  it('refuses a cookie whose value or signature was tampered with, or that lacks a signature', async (t) => {
-    const world = await authWorld(t);
+  it('refuses a cookie whose value or signature was tampered with, or that lacks a signature', async () => {
+    const world = await freshWorld(cookieWorld);
     const browser = world.app.browser();
     await signIn(browser);
     const value = browser.cookies.get(SESSION_COOKIE)!;
@@ -142,8 +152,8 @@ describe('cookie signing with SESSION_SECRET', () => {
 });
 
 describe('session key at sign-in (no fixation)', () => {
-  it('a cookie held before sign-in is replaced, and the pre-sign-in key is useless afterwards', async (t) => {
-    const world = await authWorld(t);
+  it('a cookie held before sign-in is replaced, and the pre-sign-in key is useless afterwards', async () => {
+    const world = await freshWorld(cookieWorld);
     const { identity } = world.providers;
     // Mallory signs in and plants her session cookie in the victim's browser.
     identity.setCurrentUser({ sub: 'user-mallory', email: 'mallory@example.com' });
@@ -173,8 +183,8 @@ describe('session key at sign-in (no fixation)', () => {
     assert.ok(rows.some((r) => r.id === sha256hex(after)), 'the new key has one');
   });
 
-  it('re-signing in within the same browser also changes the key and retires the old one', async (t) => {
-    const world = await authWorld(t);
+  it('re-signing in within the same browser also changes the key and retires the old one', async () => {
+    const world = await freshWorld(cookieWorld);
     const browser = world.app.browser();
     await signIn(browser);
     const before = new Browser(world.app.url, WEB_ORIGIN);
@@ -185,8 +195,8 @@ describe('session key at sign-in (no fixation)', () => {
     assert.equal((await sessionOf(browser)).authenticated, true);
   });
 
-  it('the server stores a hash of the key, never the key, and no provider tokens in the session', async (t) => {
-    const world = await authWorld(t);
+  it('the server stores a hash of the key, never the key, and no provider tokens in the session', async () => {
+    const world = await freshWorld(cookieWorld);
     const browser = world.app.browser();
     await signIn(browser);
     const key = browser.cookies.get(SESSION_COOKIE)!;
@@ -204,8 +214,8 @@ describe('session key at sign-in (no fixation)', () => {
 });
 
 describe('GET /auth/session', () => {
-  it('signed out: {authenticated:false, csrfToken}; signed in: {authenticated:true, csrfToken, email}, stable within the session', async (t) => {
-    const world = await authWorld(t);
+  it('signed out: {authenticated:false, csrfToken}; signed in: {authenticated:true, csrfToken, email}, stable within the session', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     const out = await sessionOf(browser);
     assert.deepEqual(Object.keys(out).sort(), ['authenticated', 'csrfToken']);
@@ -229,16 +239,16 @@ describe('GET /auth/session', () => {
     assert.deepEqual(viaTrpc.result.data, a, '/trpc auth.session answers the same');
   });
 
-  it('an idle-expired session row no longer authenticates', async (t) => {
-    const world = await authWorld(t);
+  it('an idle-expired session row no longer authenticates', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     await signIn(browser);
     await world.sql(`update sessions set expires_at = now() - interval '1 second'`);
     assert.equal((await sessionOf(browser)).authenticated, false);
   });
 
-  it('a session past its absolute lifetime (30 days after sign-in) no longer authenticates', async (t) => {
-    const world = await authWorld(t);
+  it('a session past its absolute lifetime (30 days after sign-in) no longer authenticates', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const longAgo = Date.now() - 31 * 24 * 3600 * 1000;
@@ -251,16 +261,16 @@ describe('GET /auth/session', () => {
 });
 
 describe('POST /auth/logout', () => {
-  it('204 without a session, needing neither CSRF token nor Origin', async (t) => {
-    const world = await authWorld(t);
+  it('204 without a session, needing neither CSRF token nor Origin', async () => {
+    const world = await freshWorld(sessionWorld);
     const anonymous = new Browser(world.app.url);
     const res = await anonymous.fetch('/auth/logout', { method: 'POST' });
     assert.equal(res.status, 204);
     assert.equal(await res.text(), '');
   });
 
-  it('destroys the server-side session: 204, cookie cleared, the old cookie no longer authenticates, the row is gone', async (t) => {
-    const world = await authWorld(t);
+  it('destroys the server-side session: 204, cookie cleared, the old cookie no longer authenticates, the row is gone', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     await signIn(browser);
     const copy = world.app.browser();
@@ -279,8 +289,8 @@ describe('POST /auth/logout', () => {
     assert.equal((await world.sql('select 1 from credentials')).length, 1);
   });
 
-  it('through /trpc (auth.logout) as well', async (t) => {
-    const world = await authWorld(t);
+  it('through /trpc (auth.logout) as well', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     await signIn(browser);
     const copy = world.app.browser();
@@ -294,8 +304,8 @@ describe('POST /auth/logout', () => {
     assert.equal(anon.status, 200);
   });
 
-  it('after logout, an authenticated route answers AUTH_REQUIRED (REST and /trpc)', async (t) => {
-    const world = await authWorld(t);
+  it('after logout, an authenticated route answers AUTH_REQUIRED (REST and /trpc)', async () => {
+    const world = await freshWorld(sessionWorld);
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const copy = world.app.browser();
