@@ -7,6 +7,7 @@ export * from './mail-message.entity.ts';
 export * from './mail-inbox-count.entity.ts';
 export * from './sync-state.entity.ts';
 export * from './mail-set-aside.entity.ts';
+export * from './mail-listing.entity.ts';
 export * from './analysis.entity.ts';
 export * from './draft.entity.ts';
 export * from './ai-usage.entity.ts';
@@ -23,6 +24,7 @@ import { MailMessageSchema } from './mail-message.entity.ts';
 import { MailInboxCountSchema } from './mail-inbox-count.entity.ts';
 import { SyncStateSchema } from './sync-state.entity.ts';
 import { MailSetAsideSchema } from './mail-set-aside.entity.ts';
+import { MailListingSchema } from './mail-listing.entity.ts';
 import { AnalysisSchema } from './analysis.entity.ts';
 import { DraftSchema } from './draft.entity.ts';
 import { AiUsageSchema } from './ai-usage.entity.ts';
@@ -33,5 +35,5 @@ import { RateLimitSchema } from './rate-limit.entity.ts';
 export const allEntities = [
   AccountSchema, SessionSchema, OAuthStateSchema, CredentialSchema, MailThreadSchema, MailMessageSchema,
   SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema, MailInboxCountSchema,
-  MailSetAsideSchema,
+  MailSetAsideSchema, MailListingSchema,
 ];

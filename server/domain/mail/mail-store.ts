@@ -9,14 +9,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
+import { recordSetAside, type SetAside } from './set-aside.ts';
+
+export type { SetAside };
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
-
-/** A message the provider would not return, or that could not be read: recorded and retried later. */
-export interface SetAside {
-  providerMessageId: string;
-  reason: string;
-}
 
 export interface StoreChanges {
   upserts: MessageRow[];
@@ -29,34 +26,21 @@ export interface StoreChanges {
   /** Stored messages whose labels changed: their new full label set. */
   labelChanges: { providerMessageId: string; labelIds: string[] }[];
   deletes: string[];
+  /** An inbox listing begins: the ids of an earlier, abandoned one go. */
+  listingReset?: boolean;
+  /** Listed as unread in the inbox (a resync's first phase). */
+  listedUnread?: string[];
+  /** A page of inbox ids (positions newest first); stored ones not rewritten since `since` are relabelled from the ids. */
+  listedInbox?: { rows: { pmid: string; pos: number }[]; since: string };
+  /** Listed ids the provider no longer had when they were fetched. */
+  listingDrop?: string[];
+  /** The listing ended: its ids go. */
+  listingDone?: boolean;
 }
+
+export const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
 
 export const noChanges = (): StoreChanges => ({ upserts: [], labelChanges: [], deletes: [] });
-
-export interface KnownRows {
-  /** provider message id -> stored labels */
-  messages: Map<string, string[]>;
-  threads: Set<string>;
-}
-
-const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
-
-export async function lookupKnown(em: EntityManager, accountId: string, messageIds: string[], threadIds: string[]): Promise<KnownRows> {
-  const known: KnownRows = { messages: new Map(), threads: new Set() };
-  if (!messageIds.length && !threadIds.length) return known;
-  const rows = await em.execute<{ kind: string; pid: string; labels: string[] | null }[]>(
-    `select 'm' as kind, provider_message_id as pid, label_ids as labels from mail_messages
-       where account_id = ? and provider_message_id = any(array[?]::text[])
-     union all
-     select 't', provider_thread_id, null from mail_threads where account_id = ? and provider_thread_id = any(array[?]::text[])`,
-    [accountId, uniq(messageIds), accountId, uniq(threadIds)],
-  );
-  for (const r of rows) {
-    if (r.kind === 'm') known.messages.set(r.pid, r.labels ?? []);
-    else known.threads.add(r.pid);
-  }
-  return known;
-}
 
 /**
  * Locks the account row (key share: only a deletion waits for it), first thing in a
@@ -136,46 +120,6 @@ async function updateLabels(em: EntityManager, accountId: string, changes: Store
   return threadIdsOf(result);
 }
 
-/** Minutes before a set-aside message is tried again, doubling per attempt up to six hours. */
-const SET_ASIDE_RETRY_SQL = `now() + make_interval(mins => least(360, (2 ^ least(s.attempts, 9))::int))`;
-
-/** Records messages set aside (attempts counting up), and drops the records of those retried successfully or gone since. */
-async function recordSetAside(em: EntityManager, accountId: string, c: StoreChanges): Promise<void> {
-  const cleared = [...(c.setAsideRecovered ?? []), ...(c.setAsideGone ?? [])];
-  if (cleared.length) {
-    await em.execute('delete from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(cleared)], 'run');
-  }
-  if (!c.setAside?.length) return;
-  const payload = c.setAside.map((x) => ({ pmid: x.providerMessageId, reason: x.reason.slice(0, 64) }));
-  await executeBound(
-    em,
-    `insert into mail_set_aside as s (account_id, provider_message_id, reason, retry_after)
-     select ?::uuid, x.pmid, x.reason, now() + interval '1 minute' from jsonb_to_recordset(?::jsonb) as x(pmid text, reason text)
-     on conflict (account_id, provider_message_id) do update set attempts = s.attempts + 1, reason = excluded.reason, retry_after = ${SET_ASIDE_RETRY_SQL}`,
-    [accountId, JSON.stringify(payload)],
-  );
-}
-
-/** Which of these messages already failed before (have a record). */
-export async function recordedFailures(em: EntityManager, accountId: string, ids: string[]): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>('select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, ids]);
-  return rows.map((r) => r.pmid);
-}
-
-/** Records messages that failed a sync (outside its transaction, which rolled back): a second failure sets them aside. */
-export async function recordFailures(em: EntityManager, accountId: string, failures: SetAside[]): Promise<void> {
-  await recordSetAside(em, accountId, { ...noChanges(), setAside: failures });
-}
-
-/** Set-aside messages of the account due for another try (oldest first). */
-export async function dueSetAside(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>(
-    'select provider_message_id as pmid from mail_set_aside where account_id = ? and retry_after <= now() order by retry_after limit ?',
-    [accountId, limit],
-  );
-  return rows.map((r) => r.pmid);
-}
-
 /** Recomputes the aggregates of the given threads and deletes those left without messages. */
 export async function refreshThreads(em: EntityManager, threadIds: string[]): Promise<void> {
   const ids = uniq(threadIds);
@@ -203,9 +147,55 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
   );
 }
 
+/**
+ * Records a listing's ids; stored messages of an inbox page that nothing rewrote since the
+ * listing began are relabelled from the ids: in the inbox, unread when the unread listing
+ * named them (their other labels kept). Returns the threads of relabelled messages.
+ */
+async function recordListing(em: EntityManager, accountId: string, c: StoreChanges): Promise<string[]> {
+  const clear = () => em.execute('delete from mail_listing where account_id = ?', [accountId], 'run');
+  if (c.listingReset) await clear();
+  if (c.listedUnread?.length) {
+    await em.execute(
+      `insert into mail_listing (account_id, provider_message_id, unread) select ?::uuid, unnest(array[?]::text[]), true
+       on conflict (account_id, provider_message_id) do update set unread = true`,
+      [accountId, uniq(c.listedUnread)],
+      'run',
+    );
+  }
+  let touched: string[] = [];
+  if (c.listedInbox?.rows.length) {
+    const rows = await executeBound<{ thread_id: string }>(
+      em,
+      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int)),
+       listed as (
+         insert into mail_listing as l (account_id, provider_message_id, pos, inbox) select ?::uuid, x.pmid, x.pos, true from x
+         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos
+         returning l.provider_message_id as pmid, l.unread
+       ), want as (
+         select m.id, array_remove(array_remove(m.label_ids, 'INBOX'), 'UNREAD') || array['INBOX'] || case when l.unread then array['UNREAD'] else array[]::text[] end as labels
+         from listed l join mail_messages m on m.account_id = ?::uuid and m.provider_message_id = l.pmid
+         where m.updated_at < ?::timestamptz and (not m.in_inbox or m.is_unread <> l.unread)
+       )
+       update mail_messages m set label_ids = want.labels, in_inbox = true, is_unread = 'UNREAD' = any(want.labels), updated_at = now()
+       from want where m.id = want.id
+       returning m.thread_id`,
+      [JSON.stringify(c.listedInbox.rows), accountId, accountId, c.listedInbox.since],
+    );
+    touched = threadIdsOf(rows);
+  }
+  // The listing ended (perhaps in the call that listed its last page, whose relabelling used its rows): its ids go.
+  if (c.listingDone) await clear();
+  else if (c.listingDrop?.length) {
+    await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');
+  }
+  return touched;
+}
+
 /** Applies a batch; call inside the transaction that also moves the checkpoint. */
 export async function applyChanges(em: EntityManager, accountId: string, c: StoreChanges): Promise<void> {
   const touched: string[] = [];
+  touched.push(...(await recordListing(em, accountId, c)));
   if (c.upserts.length) touched.push(...(await upsertMessages(em, accountId, c.upserts)));
   if (c.labelChanges.length) touched.push(...(await updateLabels(em, accountId, c.labelChanges)));
   if (c.deletes.length) {
@@ -215,7 +205,7 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
     );
     touched.push(...threadIdsOf(rows));
   }
-  await recordSetAside(em, accountId, c);
+  await recordSetAside(em, accountId, c.setAside ?? [], [...(c.setAsideRecovered ?? []), ...(c.setAsideGone ?? [])]);
   await refreshThreads(em, touched);
 }
 

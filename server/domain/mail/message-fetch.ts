@@ -7,7 +7,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi } from '../../providers/gmail.ts';
 import { AppError } from '../errors.ts';
-import { dueSetAside, recordedFailures, type SetAside, type StoreChanges } from './mail-store.ts';
+import type { SetAside, StoreChanges } from './mail-store.ts';
+import { dueSetAside, recordedFailures } from './set-aside.ts';
 import type { MessageMeta } from '../../providers/gmail.ts';
 
 /** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
@@ -25,17 +26,19 @@ export class MessageFetchFailures extends Error {
 /**
  * The metadata of these messages, normalised. A message the provider will not return, or
  * that cannot be read, fails the sync the first time (SYNC_FAILED, nothing written, the
- * message recorded); when it fails again in a background sync (`setAside`) it is set aside
- * (retried later on its own) so that the rest of the account and its checkpoint move on. The
- * sync route never sets aside: every provider failure is its SYNC_FAILED, as the spec says. When every one of several fetches
- * failed the provider itself is failing: the sync fails, nothing is set aside.
+ * message recorded); when it fails again, in a background sync or the route's, it is set
+ * aside (retried later on its own) so that the rest of the account and its checkpoint move
+ * on: a user pressing Sync sees "sync failed" for one bad message once, not at every press.
+ * When every one of several fetches failed the provider itself is failing: the sync fails,
+ * nothing is set aside.
  */
-export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string; setAside?: boolean }, ids: string[]): Promise<Fetched> {
+export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[]): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
   const fetched = normalise(await p.api.getMetadata(ids));
   if (!fetched.setAside.length) return fetched;
   if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
-  const known = new Set(p.setAside ? await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)) : []);
+  // What failed before is known to the route and the background alike: the route answers SYNC_FAILED for a message once, not at every press.
+  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
   const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
   if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
   return fetched;

@@ -16,10 +16,12 @@ import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
-import { applyChanges, recordFailures } from './mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states/index.ts';
+import { applyChanges } from './mail-store.ts';
+import { recordFailures } from './set-aside.ts';
+import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
-import { decodeCursor, planHistory, planListingPage, planReconcile, type SyncPlan } from './sync-plan.ts';
+import { decodeCursor, planListing, startCursor } from './listing-plan.ts';
+import { planHistory, type SyncPlan } from './sync-plan.ts';
 
 /** Renews the lease every third of its length until stopped; a failed renewal is retried at the next beat. */
 function keepAlive(renew: () => Promise<unknown>, seconds = LEASE_SECONDS): { stop(): void } {
@@ -49,8 +51,6 @@ export interface SyncOptions {
   maxMessages?: number;
   /** Ignore the stored checkpoint and list the whole inbox again (reconciling with the store). */
   fullResync?: boolean;
-  /** A background sync: a message that fails again is set aside and the rest moves on (the route: SYNC_FAILED). */
-  setAside?: boolean;
 }
 
 export interface SyncOutcome {
@@ -78,26 +78,25 @@ export function createSyncService(deps: {
   const clock = deps.clock ?? (() => new Date());
 
   async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
-    const fullResync = opts.fullResync === true;
-    const ctx = { api, em, accountId, budget, setAside: opts.setAside === true };
+    const ctx = { api, em, accountId, budget };
     const cursor = decodeCursor(lease.cursor);
     // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
     if (lease.historyId && lease.fullSyncActive && cursor) {
-      return cursor.reconcile ? planReconcile(ctx, lease.historyId, cursor) : planListingPage(ctx, lease.historyId, cursor);
+      const resumed = await planListing(ctx, lease.historyId, cursor, false);
+      if (resumed !== 'expired') return resumed;
+      log.info({ accountId }, 'the history a listing began at expired; listing again');
     }
-    if (!fullResync && lease.historyId) {
-      if (!lease.fullSyncActive) {
-        const incremental = await planHistory(ctx, lease.historyId);
-        if (incremental !== 'expired') return incremental;
-        log.info({ accountId }, 'mail history checkpoint expired; falling back to a full resync');
-      }
+    if (opts.fullResync !== true && lease.historyId && !lease.fullSyncActive) {
+      const incremental = await planHistory(ctx, lease.historyId);
+      if (incremental !== 'expired') return incremental;
+      log.info({ accountId }, 'mail history checkpoint expired; falling back to a full resync');
     }
-    // A new listing: its checkpoint is the history id from before the first page, so that
-    // whatever changes while the listing is drained is replayed from history afterwards.
-    const { historyId, emailAddress } = await api.profile();
-    const listing = await planListingPage(ctx, historyId, { startedAt: lease.dbNow });
+    // A new listing: its checkpoint is the history id from before the first page (what changes
+    // meanwhile is read from there), and the provider's inbox count is its progress's total.
+    const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
+    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.hasInbox), { replaces: lease.fullSyncActive });
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
-    return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress } };
+    return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress, inboxEstimate } };
   }
 
   /**
@@ -130,6 +129,8 @@ export function createSyncService(deps: {
           p.changes.upserts.push(...retry.upserts);
           p.changes.setAside = [...(p.changes.setAside ?? []), ...(retry.setAside ?? [])];
           p.changes.setAsideGone = retry.setAsideGone;
+          // A set-aside message the provider no longer has leaves the store too (it may have been stored before it failed).
+          p.changes.deletes.push(...(retry.setAsideGone ?? []));
           p.changes.setAsideRecovered = retry.setAsideRecovered;
           p.messagesSynced += retry.upserts.length;
         }
@@ -137,7 +138,8 @@ export function createSyncService(deps: {
         const synced = p.messagesSynced;
         const lost = () => new LeaseLost();
         const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
-        if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
+        const listing = p.changes.listingReset || p.changes.listingDone || p.changes.listedUnread?.length || p.changes.listedInbox || p.changes.listingDrop?.length;
+        if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length && !listing) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
           // Where the account stands changed only when it was catching up, a listing began or ended, or it never synced.

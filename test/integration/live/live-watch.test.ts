@@ -168,11 +168,12 @@ describe('mail watch and safety sweep', () => {
 
   it('history gone when the sweep comes: the listing resumes from its stored page and never restarts from the top', async (t) => {
     const w = await startLiveWorld(t, { intake: false, work: false });
-    w.gmail.seed(ALICE, 300, { sentReplies: false });
-    await w.syncAll(); // by the route: 300 stored, checkpoint set
+    // Above what one call lists (4 pages of 500 ids): every message unread, so the unread ids alone take two calls.
+    w.gmail.seed(ALICE, 2_600, { sentReplies: false, readRatio: 0 });
+    while ((await w.app.container.services.sync.syncAccount(w.accountId)).hasMore); // 2,600 stored, checkpoint set
     unnotifiedChanges(w);
     w.gmail.expireHistory(ALICE);
-    // The route takes one bounded call: the expired history starts a listing (first page stored, cursor kept).
+    // The route takes one bounded call: the expired history starts a listing (its first pages of ids, cursor kept).
     const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).hasMore, true);
@@ -192,8 +193,8 @@ describe('mail watch and safety sweep', () => {
 
   it('a listing the sync route began and the client left is resumed by the sweep once no job has moved it for 10 minutes', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
-    w.gmail.seed(ALICE, 120, { sentReplies: false });
-    await w.idle(); // the sign-in's backfill
+    w.gmail.seed(ALICE, 2_600, { sentReplies: false, readRatio: 0 }); // above what one listing call reads
+    await w.idle(60_000); // the sign-in's backfill
     unnotifiedChanges(w);
     w.gmail.expireHistory(ALICE);
     const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });

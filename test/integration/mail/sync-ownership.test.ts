@@ -1,13 +1,14 @@
 /**
  * What the sync owns and nothing else may undo: a thread opened
  * while a sync commits only fills bodies; a full resync reconciles deletions and labels of
- * every stored message; a message the provider will not return fails the route's sync every
- * time (SYNC_FAILED), and a background sync sets it aside once it failed before, while the
- * rest of the account and its checkpoint move on; it is retried on its own.
+ * stored inbox messages; a message the provider will not return fails a sync once (the
+ * route's SYNC_FAILED), and any later sync, the route's or the background's, sets it aside
+ * while the rest of the account and its checkpoint move on; it is retried on its own, and
+ * leaves the store when the provider no longer has it.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALICE, startMailApp } from './mail-app.ts';
+import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
 describe('what the sync owns', () => {
   it('a thread opened while a sync commits never deletes its new message nor puts back an older unread state', async (t) => {
@@ -35,7 +36,7 @@ describe('what the sync owns', () => {
     assert.equal(thread!.is_unread, true, 'the reply is unread');
   });
 
-  it('a message the provider will not return fails the route every time; a background sync sets it aside and the account moves on; stored once the provider returns it', async (t) => {
+  it('a message the provider will not return fails a Sync press once; then it is set aside, for the route and the background alike, and stored once the provider returns it', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 8, { sentReplies: false });
     await mail.drain();
@@ -53,16 +54,16 @@ describe('what the sync owns', () => {
     const [strike] = await mail.sql<{ attempts: number; reason: string }>('select attempts, reason from mail_set_aside where provider_message_id = ?', [poison.id]);
     assert.deepEqual(strike, { attempts: 1, reason: 'HTTP_500' });
 
-    assert.equal((await mail.sync()).status, 502, "the route's every provider failure is its SYNC_FAILED");
-    // The background sync job (as it calls the sync): a message failing again is set aside.
-    const background = () => mail.app.container.services.sync.syncAccount(accountId, { setAside: true });
-    const moved = await background();
+    // The next press knows it failed before (as the background does): set aside, the rest stored, 200.
+    const moved = await mail.syncOk();
     assert.equal(moved.messagesSynced, 3, 'the rest of the batch is stored');
     assert.equal(await checkpoint(), String(mail.gmail.historyId(ALICE)), 'the checkpoint moved past it');
     const [aside] = await mail.sql<{ attempts: number }>('select attempts from mail_set_aside where provider_message_id = ?', [poison.id]);
-    assert.equal(aside!.attempts, 3, 'set aside, with a record of its failures');
+    assert.equal(aside!.attempts, 2, 'set aside, with a record of its failures');
     assert.equal((await mail.stored()).has(poison.id), false);
-    assert.equal((await mail.syncOk()).messagesSynced, 0, 'later syncs are not held up by it (not due yet)');
+    for (let i = 0; i < 3; i++) assert.equal((await mail.syncOk()).messagesSynced, 0, 'later presses are not held up by it (not due yet)');
+    // The background sync job (as it calls the sync) is not held up either.
+    assert.equal((await mail.app.container.services.sync.syncAccount(accountId)).messagesSynced, 0);
 
     mail.gmail.clearFaults();
     await mail.sql('update mail_set_aside set retry_after = now()');
@@ -79,12 +80,37 @@ describe('what the sync owns', () => {
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, pathIncludes: poison.id, times: 2 });
     assert.equal((await mail.sync()).status, 502);
     const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
-    await mail.app.container.services.sync.syncAccount(accountId, { setAside: true });
+    await mail.app.container.services.sync.syncAccount(accountId);
     assert.equal((await mail.sql('select 1 from mail_set_aside')).length, 1);
     mail.gmail.deleteMessage(ALICE, poison.id);
     await mail.sql('update mail_set_aside set retry_after = now()');
     await mail.drain();
     assert.deepEqual(await mail.sql('select * from mail_set_aside'), []);
     assert.equal((await mail.stored()).has(poison.id), false);
+  });
+
+  it('a stored message set aside by a resync and deleted upstream leaves the inbox at its retry', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 8, { sentReplies: false });
+    await mail.drain();
+    const [victim] = mail.gmail.inbox(ALICE);
+    // Archived upstream while the history expired: the resync's end check fetches it, and the provider fails for it twice.
+    mail.gmail.archive(ALICE, victim!.id);
+    mail.gmail.expireHistory(ALICE);
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: victim!.id, times: 2 });
+    assert.equal((await mail.sync()).status, 502, 'its first failure');
+    await mail.drain();
+    const [aside] = await mail.sql<{ attempts: number }>('select attempts from mail_set_aside where provider_message_id = ?', [victim!.id]);
+    assert.equal(aside?.attempts, 2, 'set aside at its second failure');
+    assert.equal((await mail.stored()).get(victim!.id)?.in_inbox, true, 'its stored copy is as it was');
+    // Deleted upstream while the history expired again: no history record tells; the resync skips it (set aside), its retry finds it gone.
+    mail.gmail.deleteMessage(ALICE, victim!.id);
+    mail.gmail.expireHistory(ALICE);
+    await mail.sql('update mail_set_aside set retry_after = now()');
+    await mail.drain();
+    assert.deepEqual(await mail.sql('select * from mail_set_aside'), []);
+    assert.equal((await mail.stored()).has(victim!.id), false, 'deleted upstream: gone from the store and the inbox');
+    const threads = await allThreads(mail);
+    assert.deepEqual(threads.map((x: { mailThreadId: string }) => x.mailThreadId), [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))], 'the list is the provider\'s inbox');
   });
 });

@@ -16,6 +16,17 @@ export const ESTIMATE_WAIT_MS = 2_000;
  * read, replacing a previous listing's). Never throws; returns what it stored.
  */
 export async function recordInboxEstimate(em: Sql, accountId: string, api: Pick<GmailApi, 'inboxCount'>, waitMs = ESTIMATE_WAIT_MS): Promise<number | null> {
+  const estimate = await readInboxEstimate(api, waitMs);
+  try {
+    await em.execute('update sync_states set inbox_estimate = ? where account_id = ?', [estimate, accountId]);
+  } catch {
+    return null; // the sync's own statements will meet the database's trouble and report it
+  }
+  return estimate;
+}
+
+/** The provider's inbox count, or null when it fails, is missing or takes longer than `waitMs`. Never throws. */
+export async function readInboxEstimate(api: Pick<GmailApi, 'inboxCount'>, waitMs = ESTIMATE_WAIT_MS): Promise<number | null> {
   let estimate: number | null = null;
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -27,11 +38,6 @@ export async function recordInboxEstimate(em: Sql, accountId: string, api: Pick<
     estimate = null; // the count is a nicety: quota, grant and provider failures are the sync's own calls' to report
   } finally {
     clearTimeout(timer);
-  }
-  try {
-    await em.execute('update sync_states set inbox_estimate = ? where account_id = ?', [estimate, accountId]);
-  } catch {
-    return null; // the sync's own statements will meet the database's trouble and report it
   }
   return estimate;
 }

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, encodeCursor, planHistory, planListingPage, planReconcile } from '../../../../server/domain/mail/sync-plan.ts';
+import { decodeCursor, encodeCursor } from '../../../../server/domain/mail/listing-plan.ts';
+import { planHistory } from '../../../../server/domain/mail/sync-plan.ts';
 import type { GmailApi, HistoryRecord, MessageMeta } from '../../../../server/providers/gmail.ts';
 
 /** An EntityManager stand-in answering lookupKnown from a fixed store. */
@@ -91,46 +92,15 @@ describe('planHistory', () => {
   });
 });
 
-describe('planListingPage', () => {
-  it('pages the inbox, remembers where it stopped and goes on to reconcile when the listing ends', async () => {
-    const inbox = Array.from({ length: 6 }, (_, i) => `m${i}`);
-    const { api } = fakeApi({ inbox });
-    const ctx = { api, em: fakeEm({ m0: ['INBOX'], m1: ['INBOX', 'UNREAD'] }), accountId: 'a', budget: 3 };
-    const first = await planListingPage(ctx, '77', { startedAt: '2026-01-01T00:00:00.000Z' });
-    assert.equal(first.messagesSynced, 2, 'm0 is stored unchanged; m1 changed (read); m2 is new');
-    assert.equal(first.changes.upserts.length, 3);
-    assert.equal(first.hasMore, true);
-    assert.deepEqual(first.next, { historyId: '77', cursor: encodeCursor({ startedAt: '2026-01-01T00:00:00.000Z', pageToken: '3' }), fullSyncActive: true });
-    const cursor = decodeCursor(first.next.cursor)!;
-    const last = await planListingPage(ctx, '77', cursor);
-    assert.equal(last.hasMore, true, 'the last page used the whole budget: the reconciliation is still to come');
-    assert.equal(last.changes.upserts.length, 3);
-    assert.deepEqual(last.next, { historyId: '77', cursor: encodeCursor({ startedAt: '2026-01-01T00:00:00.000Z', reconcile: true }), fullSyncActive: true });
-    assert.deepEqual(decodeCursor(last.next.cursor), { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true });
-  });
-
-  it('reconciles what the listing did not refresh: relabels what the provider returns, deletes what it does not have', async () => {
-    const { api, fetched } = fakeApi({});
-    // Stored but not refreshed by the listing: 'archived' (the fake provider returns it, with INBOX) and 'gone' (it does not).
-    const unrefreshed = [{ pmid: 'archived', labels: ['UNREAD'] }, { pmid: 'gone', labels: ['INBOX', 'UNREAD'] }];
-    const withGone: GmailApi = { ...api, getMetadata: async (ids) => ({ ...(await api.getMetadata(ids.filter((id) => id !== 'gone'))) }) };
-    const em = { execute: async () => unrefreshed } as unknown as EntityManager;
-    const step = await planReconcile({ api: withGone, em, accountId: 'a', budget: 50 }, '77', { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true });
-    assert.deepEqual(fetched, [['archived']]);
-    assert.deepEqual(step.changes.upserts.map((u) => [u.providerMessageId, u.labelIds]), [['archived', ['INBOX']]]);
-    assert.deepEqual(step.changes.deletes, ['gone']);
-    assert.equal(step.messagesSynced, 2);
-    assert.deepEqual([step.next, step.hasMore], [{ historyId: '77', cursor: null, fullSyncActive: false }, false], 'fewer than the budget were left: done in this call');
-  });
-
-  it('ends the reconciliation when nothing is left; says more remains when the mailbox changed meanwhile', async () => {
-    const em = { execute: async () => [] } as unknown as EntityManager;
-    const cursor = { startedAt: '2026-01-01T00:00:00.000Z', reconcile: true };
-    const done = await planReconcile({ api: fakeApi({ profileHistoryId: '77' }).api, em, accountId: 'a', budget: 50 }, '77', cursor);
-    assert.deepEqual([done.next, done.hasMore], [{ historyId: '77', cursor: null, fullSyncActive: false }, false]);
-    const changed = await planReconcile({ api: fakeApi({ profileHistoryId: '78' }).api, em, accountId: 'a', budget: 50 }, '77', cursor);
-    assert.equal(changed.next.cursor, null, 'the listing is complete');
-    assert.equal(changed.hasMore, true, 'history since the checkpoint is still to be replayed');
+describe('listing cursor', () => {
+  it('round-trips, and an unreadable or older-form cursor reads as none (a new listing starts)', () => {
+    const c = { startedAt: '2026-01-01T00:00:00.000Z', live: '77', phase: 'inbox' as const, pageToken: 'p2', count: 500 };
+    assert.deepEqual(decodeCursor(encodeCursor(c)), c);
+    assert.deepEqual(decodeCursor(encodeCursor({ ...c, phase: 'gone', listed: true })), { ...c, phase: 'gone', listed: true });
     assert.equal(decodeCursor('not json'), null);
+    assert.equal(decodeCursor(JSON.stringify({ startedAt: '2026-01-01T00:00:00.000Z', pageToken: '3' })), null, 'the cursor of the listing before two cursors');
+    assert.equal(decodeCursor(JSON.stringify({ ...c, live: 'x' })), null);
+    assert.equal(decodeCursor(JSON.stringify({ ...c, phase: 'other' })), null);
+    assert.equal(decodeCursor(JSON.stringify({ ...c, count: -1 }))?.count, 0);
   });
 });

@@ -1,0 +1,22 @@
+/**
+ * One id of an inbox listing under way (a backfill or a resync), until the listing ends: the
+ * listing is read as ids only and compared with the store, so only unknown messages are
+ * fetched (see the migration that creates this table and server/domain/mail/sync-plan.ts).
+ */
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.entity.ts';
+
+export const MailListingSchema = defineEntity({
+  name: 'MailListing',
+  tableName: 'mail_listing',
+  indexes: [{ properties: ['account', 'pos'] }],
+  properties: {
+    account: () => p.manyToOne(Account).mapToPk().primary().deleteRule('cascade'),
+    providerMessageId: p.string().primary(),
+    pos: p.integer().default(0),
+    unread: p.boolean().default(false),
+    inbox: p.boolean().default(false),
+  },
+});
+export class MailListing extends MailListingSchema.class {}
+MailListingSchema.setClass(MailListing);

@@ -1,0 +1,244 @@
+/**
+ * An inbox listing (the first backfill, or a resync after the provider dropped the history),
+ * one bounded call at a time, planned before anything is written (the caller commits the
+ * plan's changes and its cursor in one transaction). Two cursors move together:
+ *
+ * - **the listing**, read as ids only, 500 a page (`messages.list`, 5 quota units a page):
+ *   the inbox's unread ids first when the store already holds inbox messages (a resync),
+ *   then the inbox's ids, newest first, kept in `mail_listing`. Only ids the store does not
+ *   know are fetched (`messages.get`, 5 units each, at most the call's budget); known ones
+ *   are relabelled from the ids (in the inbox; unread or not); stored inbox messages the
+ *   listing did not name are fetched at the end to learn whether they were archived or
+ *   deleted. A resync of a 100k inbox that changed little costs a few hundred list pages,
+ *   not 100k fetches.
+ * - **the live history**, from the history id the listing began at: every call first reads
+ *   what happened since, so mail that arrives while a long listing runs is stored within a
+ *   call, not when the listing ends. While the listing runs it stores new messages and
+ *   deletions only: labels of stored rows may still be older than the listing, so label
+ *   changes wait for the replay from the listing's start once it ends (which fetches
+ *   nothing the live cursor already stored).
+ *
+ * Rows written since the listing began (by the live history or by the listing's fetches)
+ * are fresher than its pages: the relabelling and the end check leave them alone.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { noChanges, type StoreChanges } from './mail-store.ts';
+import { fetchMeta } from './message-fetch.ts';
+import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
+
+/** Ids per listing page (the provider's maximum). */
+export const LISTING_PAGE = 500;
+/** Listing pages read per call at most (each 5 quota units); a call stays short. */
+const PAGES_PER_CALL = 4;
+
+export interface ListingCursor {
+  /** The database clock when the listing began. */
+  startedAt: string;
+  /** The history id the live cursor has read to. */
+  live: string;
+  /** unread: listing the inbox's unread ids; inbox: listing (and fetching) the inbox; gone: checking stored messages it did not name. */
+  phase: 'unread' | 'inbox' | 'gone';
+  pageToken?: string;
+  /** In the inbox phase: no page is left to list. */
+  listed?: boolean;
+  /** Ids listed so far in the inbox phase (their positions, newest first). */
+  count: number;
+}
+
+export function encodeCursor(c: ListingCursor): string {
+  return JSON.stringify(c);
+}
+
+/** The stored cursor, or null when there is none or it is of an older form (a new listing then starts). */
+export function decodeCursor(raw: string | null): ListingCursor | null {
+  if (!raw) return null;
+  try {
+    const c = JSON.parse(raw) as Partial<ListingCursor>;
+    if (typeof c.startedAt !== 'string' || typeof c.live !== 'string' || !/^\d+$/.test(c.live)) return null;
+    if (c.phase !== 'unread' && c.phase !== 'inbox' && c.phase !== 'gone') return null;
+    return {
+      startedAt: c.startedAt,
+      live: c.live,
+      phase: c.phase,
+      ...(typeof c.pageToken === 'string' ? { pageToken: c.pageToken } : {}),
+      ...(c.listed === true ? { listed: true } : {}),
+      count: typeof c.count === 'number' && Number.isSafeInteger(c.count) && c.count >= 0 ? c.count : 0,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Of these listed ids, those the listing will not fetch: stored ones (mapped to whether the
+ * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
+ * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
+ */
+async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[]): Promise<Map<string, boolean>> {
+  if (!ids.length) return new Map();
+  const rows = await em.execute<{ pmid: string; relabel: boolean }[]>(
+    `select m.provider_message_id as pmid,
+       (m.updated_at < ?::timestamptz and (not m.in_inbox or m.is_unread <> (coalesce(l.unread, false) or m.provider_message_id = any(array[?]::text[])))) as relabel
+     from mail_messages m left join mail_listing l on l.account_id = m.account_id and l.provider_message_id = m.provider_message_id
+     where m.account_id = ? and m.provider_message_id = any(array[?]::text[])
+     union all
+     select provider_message_id, false from mail_set_aside where account_id = ? and attempts > 1 and provider_message_id = any(array[?]::text[])`,
+    [since, unreadNow, accountId, ids, accountId, ids],
+  );
+  return new Map(rows.map((r) => [r.pmid, r.relabel]));
+}
+
+/** Listed inbox ids the store does not know yet, in listing order. */
+async function unknownListed(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
+  const rows = await em.execute<{ pmid: string }[]>(
+    `select l.provider_message_id as pmid from mail_listing l
+      where l.account_id = ? and l.inbox
+        and not exists (select 1 from mail_messages m where m.account_id = l.account_id and m.provider_message_id = l.provider_message_id)
+        and not exists (select 1 from mail_set_aside s where s.account_id = l.account_id and s.provider_message_id = l.provider_message_id and s.attempts > 1)
+      order by l.pos limit ?`,
+    [accountId, limit],
+  );
+  return rows.map((r) => r.pmid);
+}
+
+/** Stored inbox messages the listing did not name (`listedNow`: named by this call, not recorded yet) and nothing rewrote since it began. */
+async function unnamedInbox(em: EntityManager, accountId: string, since: string, listedNow: string[], limit: number): Promise<string[]> {
+  const rows = await em.execute<{ pmid: string }[]>(
+    `select m.provider_message_id as pmid from mail_messages m
+      where m.account_id = ? and m.in_inbox and m.updated_at < ?::timestamptz and m.provider_message_id <> all(array[?]::text[])
+        and not exists (select 1 from mail_listing l where l.account_id = m.account_id and l.provider_message_id = m.provider_message_id and l.inbox)
+        and not exists (select 1 from mail_set_aside s where s.account_id = m.account_id and s.provider_message_id = m.provider_message_id and s.attempts > 1)
+      order by m.provider_message_id limit ?`,
+    [accountId, since, listedNow, limit],
+  );
+  return rows.map((r) => r.pmid);
+}
+
+function merge(into: StoreChanges, from: StoreChanges): void {
+  into.upserts.push(...from.upserts);
+  into.deletes.push(...from.deletes);
+  into.labelChanges.push(...from.labelChanges);
+  if (from.setAside?.length) into.setAside = [...(into.setAside ?? []), ...from.setAside];
+}
+
+/** A new listing: its checkpoint is the history id read before its first page. */
+export function startCursor(startedAt: string, historyId: string, resync: boolean): ListingCursor {
+  return { startedAt, live: historyId, phase: resync ? 'unread' : 'inbox', count: 0 };
+}
+
+/**
+ * One call of a listing. `checkpoint` is the history id the listing began at (the stored
+ * checkpoint while it runs); `fresh`: the listing begins in this call (its live cursor is
+ * where it starts); `replaces`: a listing was under way (its cursor unreadable, or its history
+ * gone): its ids go. 'expired': the history since the listing began is gone; list again.
+ */
+export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false): Promise<SyncPlan | 'expired'>;
+export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: { replaces: boolean }): Promise<SyncPlan>;
+export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false | { replaces: boolean }): Promise<SyncPlan | 'expired'> {
+  const changes: StoreChanges = { ...noChanges(), ...(fresh && fresh.replaces ? { listingReset: true } : {}) };
+  const c: ListingCursor = { ...cursor };
+  let budget = p.budget;
+  let synced = 0;
+  const fetched = new Set<string>();
+
+  if (!fresh) {
+    const live = await planHistory(p, c.live, { newOnly: true });
+    // The provider dropped the history the listing began at (a listing older than its retention): the caller begins again.
+    if (live === 'expired') return 'expired';
+    merge(changes, live.changes);
+    for (const u of live.changes.upserts) fetched.add(u.providerMessageId);
+    for (const x of live.changes.setAside ?? []) fetched.add(x.providerMessageId);
+    budget -= fetched.size;
+    synced += live.messagesSynced;
+    c.live = live.next.historyId ?? c.live;
+  }
+
+  const fetch = async (ids: string[]) => {
+    const want = ids.filter((id) => !fetched.has(id)).slice(0, Math.max(0, budget));
+    if (!want.length) return;
+    const got = await fetchMeta(p, want);
+    for (const id of want) fetched.add(id);
+    budget -= want.length;
+    // Listed, then deleted before it was fetched: it leaves the listing (else it would be asked for again).
+    const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId)]);
+    const gone = want.filter((id) => !answered.has(id));
+    if (gone.length) changes.listingDrop = [...(changes.listingDrop ?? []), ...gone];
+    changes.upserts.push(...got.metas);
+    if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
+    synced += got.metas.length;
+  };
+
+  let pages = 0;
+  if (c.phase === 'unread') {
+    const unread: string[] = [];
+    while (pages < PAGES_PER_CALL) {
+      const page = await p.api.listInbox({ labelIds: ['INBOX', 'UNREAD'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
+      pages++;
+      unread.push(...page.messages.map((m) => m.id));
+      if (!page.nextPageToken) {
+        c.phase = 'inbox';
+        delete c.pageToken;
+        break;
+      }
+      c.pageToken = page.nextPageToken;
+    }
+    changes.listedUnread = unread;
+  }
+
+  if (c.phase === 'inbox') {
+    // Unknown ids listed by earlier calls go first (newest first); more of them than the budget: no new page yet.
+    let pending = budget <= 0;
+    if (!fresh && budget > 0) {
+      const unknown = await unknownListed(p.em, p.accountId, budget + 1);
+      pending = unknown.length > budget;
+      await fetch(unknown);
+    }
+    const rows: { pmid: string; pos: number }[] = [];
+    while (!c.listed && !pending && pages < PAGES_PER_CALL) {
+      const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
+      pages++;
+      const ids = page.messages.map((m) => m.id);
+      for (const id of ids) rows.push({ pmid: id, pos: c.count++ });
+      if (page.nextPageToken) c.pageToken = page.nextPageToken;
+      else {
+        c.listed = true;
+        delete c.pageToken;
+      }
+      const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? []);
+      for (const relabel of known.values()) if (relabel) synced++;
+      const unknown = ids.filter((id) => !known.has(id));
+      await fetch(unknown);
+      // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
+      pending = unknown.some((id) => !fetched.has(id));
+    }
+    if (rows.length) changes.listedInbox = { rows, since: c.startedAt };
+    if (c.listed && !pending) c.phase = 'gone';
+  }
+
+  let done = false;
+  if (c.phase === 'gone' && budget > 0) {
+    const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget);
+    if (unnamed.length) {
+      const got = await fetchMeta(p, unnamed);
+      const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId)]);
+      // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
+      changes.upserts.push(...got.metas);
+      if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
+      const deletes = unnamed.filter((id) => !answered.has(id));
+      changes.deletes.push(...deletes);
+      synced += got.metas.length + deletes.length;
+    }
+    done = unnamed.length < budget;
+  }
+
+  if (done) {
+    changes.listingDone = true;
+    // The listing is complete. What changed since it began is replayed from its start by the next
+    // call: say so when the live cursor saw changes, or when the listing began in this call (nothing
+    // read the history since its first page).
+    const changedSince = fresh !== false || BigInt(c.live) > BigInt(checkpoint);
+    return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
+  }
+  return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true };
+}
+
