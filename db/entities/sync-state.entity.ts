@@ -29,6 +29,8 @@ export const SyncStateSchema = defineEntity({
     /** The address the provider gives the mailbox (its profile), which notifications name. */
     mailboxAddress: p.text().nullable(),
     lastNotificationAt: p.datetime().nullable(),
+    /** The highest history id a notification named (the provider may notify before its history shows it). */
+    notifiedHistoryId: p.bigint().nullable(),
     /** The provider's inbox message count, read when a listing begins: a backfill's estimated total (null: unknown). */
     inboxEstimate: p.integer().nullable(),
     /** The code of the last background sync failure, cleared by a sync that succeeds. */

@@ -22,7 +22,7 @@ export function notificationAccounts(orm: MikroORM) {
   const db = () => orm.em.getConnection();
   return {
     resolveAccount: (emailAddress: string): Promise<NotifiedAccount | null> => resolveNotifiedAccount(db(), emailAddress),
-    noteNotification: (accountId: string): Promise<void> => noteNotification(db(), accountId),
+    noteNotification: (accountId: string, historyId: bigint | null): Promise<void> => noteNotification(db(), accountId, historyId),
   };
 }
 
@@ -57,7 +57,9 @@ export function createNotificationIntake(deps: IntakeDeps) {
   async function intake(email: string, group: { historyId: bigint | null }[]): Promise<void> {
     const account = await deps.resolveAccount(email);
     if (!account) return;
-    await deps.noteNotification(account.id);
+    const target = group.reduce<bigint | null>((max, d) => (d.historyId !== null && (max === null || d.historyId > max) ? d.historyId : max), null);
+    await deps.noteNotification(account.id, target);
+    // A point the checkpoint already passed costs no sync at all.
     if (covered(group, account.syncedThrough)) return;
     await deps.engine.enqueueSync({ accountId: account.id, reason: 'notification' });
   }

@@ -63,7 +63,7 @@ export const SCHEDULES: Partial<Record<QueueName, string>> = {
 export interface SyncRequest {
   accountId: string;
   /** Why the sync was asked for (logs only). */
-  reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep';
+  reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep' | 'history-lag';
   /** When tracing runs: the W3C traceparent of the span that asked (set by enqueueSync), which the job's span links to. */
   trace?: string;
 }

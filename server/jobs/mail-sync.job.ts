@@ -15,7 +15,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
-import { recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
+import { notifiedAhead, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
@@ -37,9 +37,25 @@ export const BATCH = 8;
 
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : 'INTERNAL_ERROR');
 
-export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; sync: Pick<SyncService, 'syncAccount'>; log: Logger; metrics?: Pick<Metrics, 'syncJob'>; callsPerJob?: number }) {
+/**
+ * The provider notifies before its history shows the change: a caught-up account whose
+ * checkpoint is below the notified history id syncs again after `firstSeconds`, then after
+ * as long again as has passed since the notification (2, 4, 8 … s), for `windowSeconds`.
+ */
+export const HISTORY_LAG = { firstSeconds: 2, windowSeconds: 120 };
+
+export function createMailSyncWorker(deps: {
+  orm: MikroORM;
+  engine: JobEngine;
+  sync: Pick<SyncService, 'syncAccount'>;
+  log: Logger;
+  metrics?: Pick<Metrics, 'syncJob'>;
+  callsPerJob?: number;
+  historyLag?: { firstSeconds: number; windowSeconds: number };
+}) {
   const log = deps.log.child({ component: 'mail-sync-job' });
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
+  const lag = deps.historyLag ?? HISTORY_LAG;
   /** Set at shutdown: jobs in flight commit the call they are in and queue the rest for whichever instance is up. */
   let stopping = false;
 
@@ -80,7 +96,7 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
       if (i > 0 && i % calls === 0 && (Date.now() - started > MAX_JOB_MS || (await othersWaiting(accountId)))) break;
       let hasMore: boolean;
       try {
-        ({ hasMore } = await deps.sync.syncAccount(accountId, { setAside: true }));
+        ({ hasMore } = await deps.sync.syncAccount(accountId));
       } catch (err) {
         const code = codeOf(err);
         if (code === 'RATE_LIMITED' || code === 'MAIL_RATE_LIMITED') {
@@ -95,6 +111,12 @@ export function createMailSyncWorker(deps: { orm: MikroORM; engine: JobEngine; s
       }
       if (!hasMore) {
         await recordSuccess(accountId);
+        // The history ended before the point a notification named: it lags; look again soon, backing off.
+        const ahead = await notifiedAhead(deps.orm.em.getConnection(), accountId).catch(() => null);
+        if (ahead && ahead.sinceSeconds < lag.windowSeconds) {
+          await deps.engine.enqueueSync({ accountId, reason: 'history-lag' }, { startAfterSeconds: Math.max(lag.firstSeconds, ahead.sinceSeconds) });
+          return 'history-lag';
+        }
         return 'caught-up';
       }
       // Shutting down (or the engine gave up on the job: fetch() hands out no signal): queue the rest.

@@ -21,6 +21,8 @@ export const SUBSCRIPTION = 'mail-sync';
 export const TOPIC_NAME = 'projects/test-project/topics/mail';
 /** Sync jobs retried twice, 1 s then ~2 s apart, before they are set aside (production: 10, from 5 s). */
 export const LIVE_RETRY = { limit: 2, delaySeconds: 1 };
+/** A sync behind a notified history id looks again after 1 s, backing off, for 4 s (production: from 2 s, for 2 minutes). */
+export const LIVE_HISTORY_LAG = { firstSeconds: 1, windowSeconds: 4 };
 
 export interface LiveWorld {
   app: TestApp;
@@ -88,7 +90,7 @@ export async function startLiveWorld(
   const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
-  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY } } });
+  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG } } });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 
@@ -170,7 +172,7 @@ export async function startLiveWorld(
       return buildTestApp(t, {
         databaseUrl: app.databaseUrl,
         env: { ...env, ...(o.intake === false ? {} : subscriptionEnv) },
-        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY } },
+        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG } },
       });
     },
     async signInAs(user) {

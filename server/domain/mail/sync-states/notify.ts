@@ -28,14 +28,33 @@ export async function resolveNotifiedAccount(em: Sql, emailAddress: string): Pro
   return { id: row.id, syncedThrough: row.full_sync_active ? null : row.history_id };
 }
 
-/** The account's notifications arrive (the quiet sweep leaves it alone meanwhile). */
-export async function noteNotification(em: Sql, accountId: string): Promise<void> {
+/**
+ * The account's notifications arrive (the quiet sweep leaves it alone meanwhile); `historyId`:
+ * the highest one they named, the point the account's syncs aim for.
+ */
+export async function noteNotification(em: Sql, accountId: string, historyId: bigint | null = null): Promise<void> {
   const rows = await select<{ was_behind: boolean }>(
     em,
-    `update sync_states s set last_notification_at = now() from (select last_notification_at > coalesce(last_synced_at, '-infinity') as behind
+    `update sync_states s set last_notification_at = now(), notified_history_id = greatest(s.notified_history_id, ?::bigint)
+       from (select last_notification_at > coalesce(last_synced_at, '-infinity') as behind
        from sync_states where account_id = ? for update) before where s.account_id = ? returning coalesce(before.behind, false) as was_behind`,
-    [accountId, accountId],
+    [historyId === null ? null : String(historyId), accountId, accountId],
   );
   // The account starts catching up: open event streams hear it (once, not per notification).
   if (rows[0] && !rows[0].was_behind) await announceSync(em, accountId);
+}
+
+/**
+ * A caught-up account whose checkpoint is still below the history id its notifications named
+ * (the provider's history lags its notifications by seconds): how long ago the last one came.
+ * Null when the checkpoint got there, a listing runs, or nothing was notified.
+ */
+export async function notifiedAhead(em: Sql, accountId: string): Promise<{ sinceSeconds: number } | null> {
+  const rows = await select<{ since: number }>(
+    em,
+    `select extract(epoch from now() - last_notification_at)::float8 as since from sync_states
+      where account_id = ? and not full_sync_active and history_id is not null and notified_history_id > history_id and last_notification_at is not null`,
+    [accountId],
+  );
+  return rows[0] ? { sinceSeconds: Math.max(0, rows[0].since) } : null;
 }
