@@ -65,9 +65,17 @@ export const settings = {
    */
   tracingRate: smoke ? 20 : 200,
   tracingConnections: smoke ? 2 : 10,
-  /** The issue's 10,000-message inbox; the quota scaled ×4 from Gmail's 250 so the run takes ~1 minute (the ratio is the figure). */
-  backfillMessages: smoke ? 200 : 10_000,
-  backfillQuota: 1_000,
+  /**
+   * Issue 28's 20,000-message inbox at Gmail's real 250 units/s (about 7 minutes) when the
+   * backfill runs alone (`--only backfill`: the server's pacer is then 250 too); in a run of
+   * every scenario the quota is ×4 (the other rows' syncs are not paced), 10,000 messages.
+   */
+  backfillMessages: smoke ? 200 : args.only === 'backfill' ? 20_000 : 10_000,
+  backfillQuota: args.only === 'backfill' ? 250 : 1_000,
+  /** A message arrives upstream this often while the backfill runs (its delay until stored is measured). */
+  backfillArrivalMs: smoke ? 200 : 2_000,
+  /** The resync after the backfill: share of the inbox changed upstream while the history expired. */
+  resyncChangeShare: 0.01,
   /** Item 8: every n-th corpus file for the token count (1: all ~6,000) and for the inbox the server backfills and opens. */
   corpusTokenStep: smoke ? 1000 : 1,
   corpusInboxStep: smoke ? 100 : 3,

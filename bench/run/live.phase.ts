@@ -56,9 +56,22 @@ export async function measureFreshness(world: BenchWorld, report: BenchReport): 
 export async function measureBackfill(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
   step(`backfill: a ${settings.backfillMessages}-message inbox from sign-in to fully listed, provider quota ${settings.backfillQuota} units/s`);
-  report.backfill = await backfill({ serverUrl: server.url, webOrigin: WEB_ORIGIN, identity, gmail, pool: db.pool, messages: settings.backfillMessages, quotaUnitsPerSecond: settings.backfillQuota });
+  report.backfill = await backfill({
+    serverUrl: server.url,
+    webOrigin: WEB_ORIGIN,
+    identity,
+    gmail,
+    pool: db.pool,
+    messages: settings.backfillMessages,
+    quotaUnitsPerSecond: settings.backfillQuota,
+    arrivalEveryMs: settings.backfillArrivalMs,
+    resyncChangeShare: settings.resyncChangeShare,
+    setForwarding: (on) => world.setForwarding(on),
+  });
   const b = report.backfill;
   step(`backfill: ${b.stored}/${b.messages} stored in ${(b.ms / 1000).toFixed(1)} s (optimum ${(b.optimumMs / 1000).toFixed(1)} s, ratio ${(b.ratio * 100).toFixed(0)} %), ${b.refused} calls refused`);
+  if (b.arrivals) step(`backfill: ${b.arrivals.stored}/${b.arrivals.count} arriving messages stored, p50 ${b.arrivals.p50Ms} ms, p99 ${b.arrivals.p99Ms} ms`);
+  if (b.resync) step(`resync: ${b.resync.units} quota units for ${b.resync.changed} changes, ${(b.resync.share * 100).toFixed(2)} % of fetching every message`);
 }
 
 export async function measureTwoInstances(world: BenchWorld, report: BenchReport): Promise<void> {

@@ -1,14 +1,17 @@
 /**
- * Backfill: a new user's whole inbox, from sign-in to fully listed, against a
- * Gmail stand-in that enforces the provider's per-user quota (units per moving second:
- * messages.list 5, messages.get 5, history.list 2, ...). The figure is the ratio to the
- * quota-limited optimum (the units the listing needs, spent at exactly the quota), and no
- * call may be refused (a refusal would reach the user as MAIL_RATE_LIMITED).
+ * Backfill: a new user's whole inbox, from sign-in to fully listed, against a Gmail stand-in
+ * that enforces the provider's per-user quota (units per moving second: messages.list 5,
+ * messages.get 5, history.list 2, ...). The figures: the ratio to the quota-limited optimum
+ * (the units the listing needs, spent at exactly the quota), no call refused (a refusal would
+ * reach the user as MAIL_RATE_LIMITED), and how long mail that arrives while the backfill
+ * runs waits before it is stored (the listing's second cursor reads the history between its
+ * pages). Then the resync: the history expires, 1 % of the inbox changes, and the quota units
+ * the resync spends are set next to what fetching every message again would cost.
  */
 import type pg from 'pg';
 import type { IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
-import { signIn } from '../infra.ts';
+import { backgroundSyncDone, signIn } from '../infra.ts';
 
 export interface BackfillResult {
   messages: number;
@@ -22,25 +25,79 @@ export interface BackfillResult {
   ratio: number;
   refused: number;
   providerRequests: number;
+  /** Mail that arrived while the backfill ran: how many, and ms until each was stored. */
+  arrivals?: { count: number; stored: number; p50Ms: number; p99Ms: number; maxMs: number };
+  /** The resync after the history expired and `changed` messages changed upstream. */
+  resync?: { changed: number; units: number; fetchAllUnits: number; share: number; messagesGets: number; listPages: number; ms: number };
 }
 
-export async function backfill(opts: { serverUrl: string; webOrigin: string; identity: IdentityStandIn; gmail: GmailStandIn; pool: pg.Pool; messages: number; quotaUnitsPerSecond: number }): Promise<BackfillResult> {
-  const { gmail } = opts;
+/** Gmail's quota units of the calls the stand-in counted. */
+function unitsOf(calls: Record<string, number>): number {
+  return 5 * (calls['messages.list'] ?? 0) + 5 * (calls['messages.get'] ?? 0) + 2 * (calls['history.list'] ?? 0) + (calls.profile ?? 0) + (calls['labels.get'] ?? 0) + 100 * (calls.watch ?? 0);
+}
+
+const quantile = (xs: number[], q: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]! : 0);
+
+export async function backfill(opts: {
+  serverUrl: string;
+  webOrigin: string;
+  identity: IdentityStandIn;
+  gmail: GmailStandIn;
+  pool: pg.Pool;
+  messages: number;
+  quotaUnitsPerSecond: number;
+  arrivalEveryMs?: number;
+  resyncChangeShare?: number;
+  /** Forwards the stand-in's notifications to the service's subscription while on. */
+  setForwarding?: (on: boolean) => unknown;
+}): Promise<BackfillResult> {
+  const { gmail, pool } = opts;
   const email = 'backfill@bench.example';
   gmail.setLatency(0);
   gmail.seed(email, opts.messages, { sentReplies: false });
   gmail.resetCounters();
   gmail.setQuota(opts.quotaUnitsPerSecond);
+  const arrivals = new Map<string, { at: number; storedAt?: number }>();
+  let backfilling = true;
   const t0 = performance.now();
+  // Its notifications reach the service as the provider's would.
+  opts.setForwarding?.(Boolean(opts.arrivalEveryMs));
   try {
+    // Mail keeps arriving while the backfill runs; each one's delay until it is stored is measured.
+    const arriving = (async () => {
+      if (!opts.arrivalEveryMs) return;
+      for (let i = 0; backfilling; i++) {
+        await new Promise((r) => setTimeout(r, opts.arrivalEveryMs));
+        if (!backfilling) break;
+        const m = gmail.addMessage(email, { subject: `Arrived during the backfill ${i}` });
+        arrivals.set(m.id, { at: performance.now() });
+      }
+    })();
+    const watching = (async () => {
+      while (backfilling || [...arrivals.values()].some((a) => a.storedAt === undefined)) {
+        const waiting = [...arrivals].filter(([, a]) => a.storedAt === undefined).map(([id]) => id);
+        if (waiting.length) {
+          const { rows } = await pool.query<{ pmid: string }>('/*bench*/ select provider_message_id as pmid from mail_messages where provider_message_id = any($1::text[])', [waiting]);
+          const now = performance.now();
+          for (const r of rows) arrivals.get(r.pmid)!.storedAt = now;
+        }
+        if (!backfilling && performance.now() - t0 > 30 * 60_000) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     // signIn returns once the account's background sync is done (no job, no lease).
-    const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-backfill', email }, opts.pool);
+    const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-backfill', email }, pool);
     const ms = performance.now() - t0;
-    const stored = Number((await opts.pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where account_id = $1', [account.accountId])).rows[0]!.n);
-    // A listing: one messages.list (5) per 50 messages, one messages.get (5) per message, the watch (100), two profiles (1).
-    const units = Math.ceil(opts.messages / 50) * 5 + opts.messages * 5 + 100 + 2;
+    backfilling = false;
+    await arriving;
+    await Promise.race([watching, new Promise((r) => setTimeout(r, 30_000))]);
+    opts.setForwarding?.(false);
+    const stored = Number((await pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where account_id = $1', [account.accountId])).rows[0]!.n);
+    // A listing by id: one messages.list (5) per 500 ids, one messages.get (5) per message, the watch (100), the profile and the inbox count (1 each).
+    const units = Math.ceil(opts.messages / 500) * 5 + opts.messages * 5 + 100 + 2;
     const optimumMs = (units / opts.quotaUnitsPerSecond) * 1000;
-    return {
+    const delays = [...arrivals.values()].filter((a) => a.storedAt !== undefined).map((a) => a.storedAt! - a.at);
+    const result: BackfillResult = {
       messages: opts.messages,
       quotaUnitsPerSecond: opts.quotaUnitsPerSecond,
       ms,
@@ -49,8 +106,62 @@ export async function backfill(opts: { serverUrl: string; webOrigin: string; ide
       ratio: optimumMs / ms,
       refused: gmail.calls['quota-refused'] ?? 0,
       providerRequests: gmail.requests.length,
+      ...(opts.arrivalEveryMs
+        ? { arrivals: { count: arrivals.size, stored: delays.length, p50Ms: Math.round(quantile(delays, 0.5)), p99Ms: Math.round(quantile(delays, 0.99)), maxMs: Math.round(Math.max(0, ...delays)) } }
+        : {}),
     };
+    if (opts.resyncChangeShare && opts.setForwarding) result.resync = await resync(opts, email, account.accountId, opts.resyncChangeShare);
+    return result;
   } finally {
+    backfilling = false;
+    opts.setForwarding?.(false);
     gmail.setQuota(null);
   }
+}
+
+/** The history expires and `share` of the inbox changes (notified): the resync's units, next to fetching every message. */
+async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForwarding?: (on: boolean) => unknown }, email: string, accountId: string, share: number) {
+  const { gmail } = opts;
+  const inbox = gmail.inbox(email);
+  const n = Math.max(1, Math.round(inbox.length * share));
+  gmail.resetCounters();
+  const t0 = performance.now();
+  // While nobody hears (an outage): a quarter each archived, read or unread again, deleted, and new; then the history expires.
+  const q = Math.max(1, Math.floor(n / 4));
+  for (let i = 0; i < q; i++) {
+    gmail.archive(email, inbox[i * 4 + 4]!.id);
+    gmail.setRead(email, inbox[i * 4 + 5]!.id, inbox[i * 4 + 5]!.unread);
+    gmail.deleteMessage(email, inbox[i * 4 + 6]!.id);
+    gmail.addMessage(email, { subject: `New during the outage ${i}` });
+  }
+  gmail.expireHistory(email);
+  opts.setForwarding!(true);
+  try {
+    // The next notification finds the history gone: the resync.
+    gmail.addMessage(email, { subject: 'The first notification after the outage' });
+    // Done when the stored inbox is the provider's again, and the account's jobs have ended.
+    const want = gmail.inbox(email).map((m) => `${m.id}:${m.unread}`).sort().join(',');
+    for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; ) {
+      const { rows } = await opts.pool.query<{ k: string }>(
+        `/*bench*/ select provider_message_id || ':' || is_unread as k from mail_messages where account_id = $1 and in_inbox order by 1`,
+        [accountId],
+      );
+      if (rows.map((r) => r.k).sort().join(',') === want) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await backgroundSyncDone(opts.pool, accountId, 30 * 60_000);
+  } finally {
+    opts.setForwarding!(false);
+  }
+  const units = unitsOf(gmail.calls);
+  const fetchAllUnits = 5 * inbox.length;
+  return {
+    changed: 4 * q + 1,
+    units,
+    fetchAllUnits,
+    share: units / fetchAllUnits,
+    messagesGets: gmail.calls['messages.get'] ?? 0,
+    listPages: gmail.calls['messages.list'] ?? 0,
+    ms: Math.round(performance.now() - t0),
+  };
 }
