@@ -127,21 +127,27 @@ export async function startFuzzWorld(t: { after(fn: () => unknown): void }, lane
     });
 
   const signIn = async (lane: Lane) => {
-    lane.browser = new Browser(app.url, WEB_ORIGIN);
-    lane.csrfToken = await browserSignIn(lane, lane.browser);
+    // The new session reaches the lane (and so the other lanes, whose 'other-lane' requests
+    // borrow its cookie) only once it is synced and listed: POST /auth/logout needs no CSRF
+    // token, so another lane's fuzzed logout could otherwise end it between the sync and the
+    // list below (which then answered 401).
+    const browser = new Browser(app.url, WEB_ORIGIN);
+    const csrfToken = await browserSignIn(lane, browser);
     lane.signIns += 1;
-    const headers = { 'X-CSRF-Token': lane.csrfToken, Origin: WEB_ORIGIN };
+    const headers = { 'X-CSRF-Token': csrfToken, Origin: WEB_ORIGIN };
     // Sync (a deleted account comes back empty) and learn the thread ids.
     for (let i = 0; i < 5; i++) {
-      const sync = await lane.browser.fetch('/api/mail/sync', { method: 'POST', headers: { ...headers, 'X-Forwarded-For': nextIp() } });
+      const sync = await browser.fetch('/api/mail/sync', { method: 'POST', headers: { ...headers, 'X-Forwarded-For': nextIp() } });
       if (sync.status !== 200) throw new Error(`sync answered ${sync.status}: ${await sync.text()}`);
       if (!(await sync.json()).hasMore) break;
     }
-    const listed = await lane.browser.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': nextIp() } });
+    const listed = await browser.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': nextIp() } });
     if (listed.status !== 200) throw new Error(`the thread list after sign-in answered ${listed.status}: ${await listed.text()}`);
     const list = await listed.json();
     lane.threadIds = list.threads.map((th: { id: string }) => th.id);
     for (const id of lane.threadIds) threadOwner.set(id, lane.name);
+    lane.browser = browser;
+    lane.csrfToken = csrfToken;
     lane.stale = false;
   };
 
