@@ -66,6 +66,8 @@ export interface SyncRequest {
   reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep' | 'history-lag';
   /** When tracing runs: the W3C traceparent of the span that asked (set by enqueueSync), which the job's span links to. */
   trace?: string;
+  /** Quota answers in a row before this job (its wait grew with each). */
+  quotaStreak?: number;
 }
 
 export interface EnqueueOptions {

@@ -31,6 +31,8 @@ export interface LiveInboxOptions {
   retry?: MailSyncRetry;
   /** How long and how often a sync behind a notified history id looks again (tests shorten it). */
   historyLag?: { firstSeconds: number; windowSeconds: number };
+  /** Sync workers and jobs per fetch (tests). */
+  concurrency?: { workers: number; batch: number };
 }
 
 export interface LiveInbox {
@@ -62,7 +64,7 @@ export async function createLiveInbox(deps: {
     api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), accountId) },
   });
   const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry });
-  const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag });
+  const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag, concurrency: deps.options?.concurrency });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 
   // The Pub/Sub client (gRPC, protobufs: ~27 MiB resident) is loaded only where a subscription is read.

@@ -17,10 +17,14 @@ import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
 import { notifiedAhead, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
-import type { Logger } from '../infra/logger.ts';
+import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
 import { inSpan } from '../infra/trace-hooks.ts';
 import { QUEUES, type JobEngine, type SyncRequest } from './engine.ts';
+
+/** A quota answer's wait when the provider gives none shorter; doubled per quota answer in a row, up to the max. */
+const QUOTA_BACKOFF_FIRST_SECONDS = 1;
+const QUOTA_BACKOFF_MAX_SECONDS = 300;
 
 /** Sync calls (≤ 50 messages each) a job makes before it looks whether other accounts wait. */
 export const CALLS_PER_JOB = 4;
@@ -52,6 +56,8 @@ export function createMailSyncWorker(deps: {
   metrics?: Pick<Metrics, 'syncJob'>;
   callsPerJob?: number;
   historyLag?: { firstSeconds: number; windowSeconds: number };
+  /** Engine workers and jobs per fetch (default WORKERS, BATCH; a test takes one worker to see a batch). */
+  concurrency?: { workers: number; batch: number };
 }) {
   const log = deps.log.child({ component: 'mail-sync-job' });
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
@@ -69,19 +75,40 @@ export function createMailSyncWorker(deps: {
 
   const recordSuccess = (accountId: string) => recordSyncSuccess(deps.orm.em.getConnection(), accountId);
 
-  async function recordFailure(job: JobWithMetadata<SyncRequest>, code: string) {
-    const final = job.retryCount >= job.retryLimit;
+  async function recordFailure(job: JobWithMetadata<SyncRequest>, code: string, final: boolean) {
     await recordSyncFailure(deps.orm.em.getConnection(), job.data.accountId, code, final).catch(() => undefined);
     const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1 };
     if (final) log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 
-  /** Another account's sync job is ready to run (so this one should make way). */
+  /**
+   * Another account's sync job is ready to run (so this one should make way): due now, and its
+   * account's sync not running already (that one waits for it, not for us). One indexed query.
+   */
   async function othersWaiting(accountId: string): Promise<boolean> {
-    const queued = await deps.engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { queued: true, limit: 20 });
-    const now = Date.now();
-    return queued.some((j) => j.singletonKey !== accountId && new Date(j.startAfter).getTime() <= now);
+    const rows = (await deps.orm.em.getConnection().execute(
+      `select exists (select 1 from pgboss.job j where j.name = ? and j.state in ('created', 'retry') and j.start_after <= now()
+         and j.singleton_key is distinct from ?
+         and not exists (select 1 from pgboss.job a where a.name = j.name and a.state = 'active' and a.singleton_key = j.singleton_key)) as waiting`,
+      [QUEUES.mailSync, accountId],
+    )) as { waiting: boolean }[];
+    return rows[0]?.waiting === true;
+  }
+
+  /**
+   * Settles one job the moment it ends (fenced to the attempt it was fetched as), not when the
+   * slowest job of its batch does: a finished job never stays active, holding its account's
+   * next job back. A failure's retry or dead letter is the engine's own decision: read back.
+   */
+  async function settle(job: JobWithMetadata<SyncRequest>, result: { status: 'completed'; outcome: string } | { status: 'failed'; code: string }): Promise<void> {
+    if (result.status === 'completed') {
+      await deps.engine.boss.complete(QUEUES.mailSync, job, { outcome: result.outcome });
+      return;
+    }
+    await deps.engine.boss.fail(QUEUES.mailSync, job, { code: result.code });
+    const after = await deps.engine.boss.getJobById<SyncRequest>(QUEUES.mailSync, job.id).catch(() => null);
+    await recordFailure(job, result.code, after ? after.state === 'failed' : job.retryCount >= job.retryLimit);
   }
 
   /**
@@ -99,14 +126,19 @@ export function createMailSyncWorker(deps: {
         ({ hasMore } = await deps.sync.syncAccount(accountId));
       } catch (err) {
         const code = codeOf(err);
-        if (code === 'RATE_LIMITED' || code === 'MAIL_RATE_LIMITED') {
-          const wait = (err as AppError).retryAfter ?? 5;
-          await deps.engine.enqueueSync({ accountId, reason: code === 'RATE_LIMITED' ? 'busy' : 'quota' }, { startAfterSeconds: wait });
-          return code === 'RATE_LIMITED' ? 'busy' : 'quota';
+        if (code === 'RATE_LIMITED') {
+          await deps.engine.enqueueSync({ accountId, reason: 'busy' }, { startAfterSeconds: (err as AppError).retryAfter ?? 5 });
+          return 'busy';
+        }
+        if (code === 'MAIL_RATE_LIMITED') {
+          // The provider's Retry-After, and at least a wait that doubles with each quota answer in a row (1 s, 2 s, 4 s … 5 min).
+          const streak = (job.data.reason === 'quota' ? (job.data.quotaStreak ?? 0) : 0) + 1;
+          const wait = Math.max((err as AppError).retryAfter ?? 0, Math.min(QUOTA_BACKOFF_MAX_SECONDS, QUOTA_BACKOFF_FIRST_SECONDS * 2 ** (streak - 1)));
+          await deps.engine.enqueueSync({ accountId, reason: 'quota', quotaStreak: streak }, { startAfterSeconds: wait });
+          return 'quota';
         }
         // Disconnected or deleted while this sync ran: nothing to retry until a reconnect enqueues again.
         if (!(await connected(accountId).catch(() => true))) return 'disconnected';
-        await recordFailure(job, code);
         throw err;
       }
       if (!hasMore) {
@@ -135,7 +167,7 @@ export function createMailSyncWorker(deps: {
     },
     async start() {
       stopping = false;
-      const options = { localConcurrency: WORKERS, batchSize: BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 } as const;
+      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: deps.concurrency?.batch ?? BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 } as const;
       await deps.engine.work<SyncRequest>(QUEUES.mailSync, options, (jobs) =>
         // Each job of a batch runs and settles on its own (a failure retries that job only).
         Promise.all(
@@ -145,9 +177,12 @@ export function createMailSyncWorker(deps: {
               const outcome = await inSpan('mail-sync job', { 'messaging.message.id': job.id, 'mail.sync.reason': job.data.reason, 'mail.sync.attempt': job.retryCount + 1 }, () => run(job), { kind: 'consumer', linkTo: job.data.trace });
               deps.metrics?.syncJob(outcome, outcome === 'quota' ? 'MAIL_RATE_LIMITED' : undefined);
               log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
+              await settle(job, { status: 'completed', outcome }).catch((e: unknown) => log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'));
               return { id: job.id, status: 'completed' as const };
             } catch (err) {
               deps.metrics?.syncJob('failed', codeOf(err));
+              await settle(job, { status: 'failed', code: codeOf(err) }).catch((e: unknown) => log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'));
+              // Already settled above (the batch's settle of the same attempt is then a no-op).
               return { id: job.id, status: 'failed' as const, output: { code: codeOf(err) } };
             }
           }),

@@ -77,7 +77,7 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
 
 export async function startLiveWorld(
   t: { after(fn: () => unknown): void },
-  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean } = {},
+  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean; concurrency?: { workers: number; batch: number } } = {},
 ): Promise<LiveWorld> {
   const providers = await startProviders(t);
   const pubsub = await startPubSubStandIn({ projectId: 'test-project' });
@@ -90,7 +90,7 @@ export async function startLiveWorld(
   const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
-  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG } } });
+  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency } } });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 

@@ -1,0 +1,51 @@
+/**
+ * One sync job is settled the moment it ends (issue 29), not when the slowest job of the
+ * batch it was fetched in does: with one engine worker taking both accounts' jobs in one
+ * batch, the fast account's job is completed while the slow one's still runs. And when
+ * another account's job waits, a long sync makes way (the "someone is waiting" check in SQL).
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { QUEUES } from '../../../server/jobs/engine.ts';
+import { ALICE, startLiveWorld, waitFor } from './live-harness.ts';
+
+const BOB = { sub: 'user-bob', email: 'bob@example.com' };
+
+describe('sync jobs: settlement and backoff', () => {
+  it('completes a finished job while the slow job of its batch still runs', async (t) => {
+    const w = await startLiveWorld(t, { intake: false, concurrency: { workers: 1, batch: 8 } });
+    const bob = await w.signInAs(BOB);
+    await w.idle();
+    const slow = w.gmail.addMessage(ALICE, { subject: 'Slow to fetch' });
+    w.gmail.addMessage(BOB.email, { subject: 'Quick to fetch' });
+    w.gmail.injectFault({ endpoint: 'messages.get', status: 200, delayMs: 3_000, pathIncludes: slow.id, times: 1 });
+    const { engine } = w.app.container.liveInbox;
+    // Both jobs in one statement: the one worker fetches them as one batch.
+    await engine.boss.insert(QUEUES.mailSync, [
+      { data: { accountId: w.accountId, reason: 'notification' }, singletonKey: w.accountId },
+      { data: { accountId: bob.accountId, reason: 'notification' }, singletonKey: bob.accountId },
+    ]);
+    const state = async (accountId: string) =>
+      (await w.sql<{ state: string }>(`select state from pgboss.job where name = ? and singleton_key = ? order by created_on desc limit 1`, [QUEUES.mailSync, accountId]))[0]?.state;
+    await waitFor(async () => (await state(bob.accountId)) === 'completed', "bob's job completed");
+    assert.equal(await state(w.accountId), 'active', "alice's job (same batch) still runs: bob's was settled on its own");
+    await w.idle();
+    assert.equal(await state(w.accountId), 'completed');
+  });
+
+  it('waits longer after each quota answer in a row (1 s, 2 s, 4 s, the provider asking 1 s), then syncs', async (t) => {
+    const w = await startLiveWorld(t, { intake: false });
+    await w.idle();
+    w.gmail.injectFault({ endpoint: 'history.list', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 1, times: 3 });
+    const late = w.gmail.addMessage(ALICE, { subject: 'After three quota answers' });
+    await w.app.container.liveInbox.engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
+    await waitFor(async () => (await w.stored()).inbox.some((x) => x.startsWith(`${late.id}:`)), 'stored after the quota answers', 20_000);
+    const waits = await w.sql<{ streak: number; wait: number }>(
+      `select (data->>'quotaStreak')::int as streak, extract(epoch from start_after - created_on)::float8 as wait from pgboss.job
+        where name = ? and singleton_key = ? and data->>'reason' = 'quota' order by created_on`,
+      [QUEUES.mailSync, w.accountId],
+    );
+    assert.deepEqual(waits.map((x) => x.streak), [1, 2, 3]);
+    waits.forEach((x, i) => assert.ok(x.wait >= 2 ** i - 0.1, `wait ${i + 1}: ${x.wait} s, at least ${2 ** i} s`));
+  });
+});
