@@ -66,14 +66,21 @@ describe('database stopped and restarted under traffic (service as a child proce
     // New mail keeps arriving, so syncs (the route's and the background jobs') have work to commit.
     const arrivals = setInterval(() => providers.gmail.addMessage(ALICE.email, { subject: 'during the traffic' }), 150);
     const traffic = startTraffic(mixedCalls(alice, aliceCsrf, threads.map((t: { id: string }) => t.id), WEB_ORIGIN), { workers: 6 });
+    // Each phase lasts its time and, on a loaded machine, until it has seen what the tests below
+    // count on (a slow service answers fewer requests in the same seconds).
+    const answered = (phase: string) => traffic.outcomes.filter((o) => o.phase === phase);
+    const acknowledged = (phase: string) => answered(phase).filter((o) => o.route === 'analytics' && o.status === 200).length;
+    const seen = (what: () => boolean) => eventually(async () => what(), 30_000, 50);
     try {
       traffic.setPhase('up');
       await sleep(1_500);
+      await seen(() => acknowledged('up') >= 6);
       traffic.setPhase('stopping');
       await cluster.stop();
       traffic.setPhase('down');
       bobMessageId = providers.gmail.addMessage(BOB.email, { subject: 'arrived while the database was down' }).id;
       await sleep(3_000);
+      await seen(() => answered('down').length >= 20 && DB_ROUTES.every((route) => answered('down').some((o) => o.route === route)));
       traffic.setPhase('starting');
       await cluster.start();
       const started = Date.now();
@@ -84,6 +91,8 @@ describe('database stopped and restarted under traffic (service as a child proce
       await sleep(1_000);
       traffic.setPhase('after');
       await sleep(2_000);
+      const normal = [...DB_ROUTES, 'health'].filter((r) => r !== 'sync');
+      await seen(() => answered('after').length >= 20 && acknowledged('after') >= 6 && normal.every((route) => answered('after').some((o) => o.route === route && o.status === 200)));
     } finally {
       clearInterval(arrivals);
       await traffic.stop();
