@@ -14,6 +14,7 @@ export * from './ai-usage.entity.ts';
 export * from './analytics-event.entity.ts';
 export * from './incident.entity.ts';
 export * from './rate-limit.entity.ts';
+export * from './event-stream-slot.entity.ts';
 
 import { AccountSchema } from './account.entity.ts';
 import { SessionSchema } from './session.entity.ts';
@@ -31,9 +32,10 @@ import { AiUsageSchema } from './ai-usage.entity.ts';
 import { AnalyticsEventSchema } from './analytics-event.entity.ts';
 import { IncidentSchema } from './incident.entity.ts';
 import { RateLimitSchema } from './rate-limit.entity.ts';
+import { EventStreamSlotSchema } from './event-stream-slot.entity.ts';
 
 export const allEntities = [
   AccountSchema, SessionSchema, OAuthStateSchema, CredentialSchema, MailThreadSchema, MailMessageSchema,
   SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema, MailInboxCountSchema,
-  MailSetAsideSchema, MailListingSchema,
+  MailSetAsideSchema, MailListingSchema, EventStreamSlotSchema,
 ];

@@ -2,7 +2,8 @@
  * The live events of an account, as GET /api/mail/events and the `mail.events` subscription
  * serve them: a `sync` event first (where the account stands), then what this instance hears
  * (coalesced per stream), resumed from a `Last-Event-ID` through the account's event log.
- * Streams are limited per session and per account on this instance (the hub counts them).
+ * Streams are limited per session and per account across the cluster: each open stream holds
+ * a row of `event_streams` (server/events/slots.ts), kept alive by the instance's heartbeat.
  */
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -10,7 +11,9 @@ import type { MailEvent } from '../../shared/schemas/events.ts';
 import { announceEnd } from '../domain/events/announce.ts';
 import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event-log.ts';
 import { AppError } from '../domain/errors.ts';
+import { errorSummary } from '../infra/logger.ts';
 import type { EventHub } from './hub.ts';
+import { createStreamSlots } from './slots.ts';
 
 export interface StreamLimits {
   perSession: number;
@@ -25,9 +28,15 @@ export interface StreamLimits {
    * container sets the session's idle lifetime.
    */
   maxStreamMs?: number;
+  /**
+   * An open stream's row in `event_streams` lives this long past the instance's last
+   * heartbeat (ms; refreshed every `heartbeatMs`): a crashed instance's streams stop counting
+   * after it.
+   */
+  slotTtlMs?: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30, heartbeatMs: 25_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30, heartbeatMs: 25_000, slotTtlMs: 60_000 };
 
 export interface OpenStream {
   accountId: string;
@@ -62,18 +71,37 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
   const { orm, hub } = deps;
   const limits = deps.limits ?? DEFAULT_STREAM_LIMITS;
   const sql = () => orm.em.fork();
+  const heartbeatMs = limits.heartbeatMs ?? DEFAULT_STREAM_LIMITS.heartbeatMs!;
+  const slots = createStreamSlots({
+    orm,
+    limits: { perSession: limits.perSession, perAccount: limits.perAccount, ttlMs: limits.slotTtlMs ?? DEFAULT_STREAM_LIMITS.slotTtlMs! },
+    refreshMs: heartbeatMs,
+    onError: (err) => hub.log.warn(errorSummary(err), 'live events: stream places not kept'),
+  });
+  hub.onStop(() => slots.stop());
+  const refuse = () => new AppError('RATE_LIMITED', { retryAfter: limits.retryAfterSeconds });
 
   return {
-    heartbeatMs: limits.heartbeatMs ?? DEFAULT_STREAM_LIMITS.heartbeatMs!,
+    heartbeatMs,
     async open({ accountId, sessionKey, lastEventId, signal }) {
+      // This instance's own streams refuse without a round trip; the cluster's are counted in `event_streams`.
       const open = hub.count(accountId, sessionKey);
-      if (open.session >= limits.perSession || open.account >= limits.perAccount) {
-        throw new AppError('RATE_LIMITED', { retryAfter: limits.retryAfterSeconds });
-      }
+      if (open.session >= limits.perSession || open.account >= limits.perAccount) throw refuse();
+      const slot = await slots.claim(accountId, sessionKey);
+      if (!slot) throw refuse();
       // Listening before the log is read: what commits in between is held, not lost.
       const stream = hub.add(accountId, sessionKey);
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        stream.end();
+        // Gone from the hub's count once its place is free in the cluster's too.
+        void slots.release(slot).finally(() => hub.remove(stream));
+      };
       // A stream given up before its first event (the client went away) is let go at once.
-      signal.addEventListener('abort', () => hub.remove(stream), { once: true });
+      signal.addEventListener('abort', close, { once: true });
+      if (signal.aborted) close();
       let first: IdentifiedEvent[];
       try {
         const em = sql();
@@ -85,7 +113,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
         if (resumed && !resumed.known) first.unshift({ id: position, data: { type: 'reset' } });
         stream.open(position, resumed?.events ?? []);
       } catch (err) {
-        hub.remove(stream);
+        close();
         throw err;
       }
       const expiry = limits.maxStreamMs ? setTimeout(() => stream.end(), limits.maxStreamMs) : undefined;
@@ -103,7 +131,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
         } finally {
           clearTimeout(expiry);
           stream.end();
-          hub.remove(stream);
+          close();
         }
       })();
     },

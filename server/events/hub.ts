@@ -13,8 +13,12 @@ import { EventStream } from './stream.ts';
 export interface EventHub {
   /** Starts listening (resolves once LISTEN succeeded, or the first attempt failed and retries are scheduled). */
   start(): Promise<void>;
-  /** Ends every stream and closes the connection. */
+  /** Ends every stream, runs what was given to `onStop`, and closes the connection. */
   stop(): Promise<void>;
+  /** Runs `fn` at the stop, after the streams ended (freeing the instance's places in `event_streams`). */
+  onStop(fn: () => Promise<void>): void;
+  /** The instance's logger (what fails off a request's path). */
+  readonly log: Logger;
   /** Registers a stream of the account; it receives what is heard from now on. */
   add(accountId: string, sessionKey: string): EventStream;
   remove(stream: EventStream): void;
@@ -31,6 +35,7 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   let attempt = 0;
+  const stopHooks: (() => Promise<void>)[] = [];
 
   function each(fn: (s: EventStream) => void, accountId?: string | null) {
     const sets = accountId ? [byAccount.get(accountId)] : [...byAccount.values()];
@@ -102,6 +107,7 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
       if (retry) clearTimeout(retry);
       each((s) => s.end());
       byAccount.clear();
+      for (const fn of stopHooks.splice(0)) await fn();
       const c = client;
       client = undefined;
       if (c) {
@@ -109,6 +115,8 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
         await c.end().catch(() => undefined);
       }
     },
+    onStop: (fn) => void stopHooks.push(fn),
+    log,
     add(accountId, sessionKey) {
       const s = new EventStream(accountId, sessionKey);
       if (stopped) s.end();

@@ -31,7 +31,7 @@ export function eventRoutes(): Json {
           '`threads` (ids of at most 100 threads whose stored state changed, sent after the commit: read them again);',
           '`reset` (too much changed, or the events since `Last-Event-ID` are no longer known: read the list again).',
           'A comment line (`: ping`) about every 25 seconds keeps the connection open. Send the last `id` back as `Last-Event-ID` to resume without loss.',
-          'At most 5 open streams per session and 20 per account (per instance): beyond, RATE_LIMITED with Retry-After. Logout ends the session\'s streams; disconnect and account deletion end every stream of the account. No CSRF token: it only reads.',
+          'At most 5 open streams per session and 20 per account, counted over every instance of the service: beyond, RATE_LIMITED with Retry-After (a stream closed frees its place at once; one whose server went away stops counting within about a minute). Logout ends the session\'s streams; disconnect and account deletion end every stream of the account. No CSRF token: it only reads.',
         ].join(' '),
         tags: ['mail'],
         security: securityFor(errors),
