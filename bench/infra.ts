@@ -31,7 +31,7 @@ export interface SignedIn {
 }
 
 /** The real sign-in: service -> identity stand-in consent (as `user`) -> callback -> session. */
-export async function signIn(serverUrl: string, webOrigin: string, identity: IdentityStandIn, user: { sub: string; email: string }, pool: pg.Pool): Promise<SignedIn> {
+export async function signIn(serverUrl: string, webOrigin: string, identity: IdentityStandIn, user: { sub: string; email: string }, pool: pg.Pool, syncTimeoutMs?: number): Promise<SignedIn> {
   identity.setCurrentUser(user);
   const browser = new Browser(serverUrl, webOrigin);
   const headers = { 'X-Forwarded-For': freshIp() };
@@ -44,7 +44,7 @@ export async function signIn(serverUrl: string, webOrigin: string, identity: Ide
   const session = (await (await browser.fetch('/auth/session', { headers })).json()) as { authenticated: boolean; csrfToken: string };
   if (!session.authenticated) throw new Error(`sign-in of ${user.email} did not authenticate`);
   const { rows } = await pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [user.sub]);
-  await backgroundSyncDone(pool, rows[0]!.id);
+  await backgroundSyncDone(pool, rows[0]!.id, syncTimeoutMs);
   return { email: user.email, accountId: rows[0]!.id, cookie: browser.cookieHeader(), csrfToken: session.csrfToken, browser };
 }
 

@@ -86,7 +86,7 @@ export async function backfill(opts: {
       }
     })();
     // signIn returns once the account's background sync is done (no job, no lease).
-    const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-backfill', email }, pool);
+    const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-backfill', email }, pool, 30 * 60_000);
     const ms = performance.now() - t0;
     backfilling = false;
     await arriving;

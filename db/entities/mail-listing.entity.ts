@@ -9,13 +9,15 @@ import { Account } from './account.entity.ts';
 export const MailListingSchema = defineEntity({
   name: 'MailListing',
   tableName: 'mail_listing',
-  indexes: [{ properties: ['account', 'pos'] }],
+  indexes: [{ name: 'mail_listing_pending_index', expression: 'create index "mail_listing_pending_index" on "mail_listing" ("account_id", "pos") where "pending"' }],
   properties: {
     account: () => p.manyToOne(Account).mapToPk().primary().deleteRule('cascade'),
     providerMessageId: p.string().primary(),
     pos: p.integer().default(0),
     unread: p.boolean().default(false),
     inbox: p.boolean().default(false),
+    /** Listed, unknown to the store, not fetched yet. */
+    pending: p.boolean().default(false),
   },
 });
 export class MailListing extends MailListingSchema.class {}

@@ -88,14 +88,14 @@ async function knownListed(em: EntityManager, accountId: string, ids: string[], 
   return new Map(rows.map((r) => [r.pmid, r.relabel]));
 }
 
-/** Listed inbox ids the store does not know yet, in listing order. */
+/**
+ * Listed inbox ids the store did not know and no call has fetched yet, in listing order. Read
+ * from the listing alone (its `pending` flag, a partial index): a join with the store would
+ * be planned from statistics that lag a fast-growing backfill (measured: 16 s at 8,000 of 20,000).
+ */
 async function unknownListed(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
   const rows = await em.execute<{ pmid: string }[]>(
-    `select l.provider_message_id as pmid from mail_listing l
-      where l.account_id = ? and l.inbox
-        and not exists (select 1 from mail_messages m where m.account_id = l.account_id and m.provider_message_id = l.provider_message_id)
-        and not exists (select 1 from mail_set_aside s where s.account_id = l.account_id and s.provider_message_id = l.provider_message_id and s.attempts > 1)
-      order by l.pos limit ?`,
+    'select provider_message_id as pmid from mail_listing where account_id = ? and pending order by pos limit ?',
     [accountId, limit],
   );
   return rows.map((r) => r.pmid);
@@ -193,12 +193,11 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       pending = unknown.length > budget;
       await fetch(unknown);
     }
-    const rows: { pmid: string; pos: number }[] = [];
+    const rows: { pmid: string; pos: number; pending: boolean }[] = [];
     while (!c.listed && !pending && pages < PAGES_PER_CALL) {
       const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
       pages++;
       const ids = page.messages.map((m) => m.id);
-      for (const id of ids) rows.push({ pmid: id, pos: c.count++ });
       if (page.nextPageToken) c.pageToken = page.nextPageToken;
       else {
         c.listed = true;
@@ -208,6 +207,8 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       for (const relabel of known.values()) if (relabel) synced++;
       const unknown = ids.filter((id) => !known.has(id));
       await fetch(unknown);
+      // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order).
+      for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id) });
       // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
       pending = unknown.some((id) => !fetched.has(id));
     }
@@ -231,6 +232,8 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     done = unnamed.length < budget;
   }
 
+  // Fetched (by the listing or the live cursor) or set aside: no longer pending.
+  if (!fresh) changes.listingFetched = [...fetched];
   if (done) {
     changes.listingDone = true;
     // The listing is complete. What changed since it began is replayed from its start by the next

@@ -30,8 +30,10 @@ export interface StoreChanges {
   listingReset?: boolean;
   /** Listed as unread in the inbox (a resync's first phase). */
   listedUnread?: string[];
-  /** A page of inbox ids (positions newest first); stored ones not rewritten since `since` are relabelled from the ids. */
-  listedInbox?: { rows: { pmid: string; pos: number }[]; since: string };
+  /** A page of inbox ids (positions newest first; `pending`: still to fetch); stored ones not rewritten since `since` are relabelled from the ids. */
+  listedInbox?: { rows: { pmid: string; pos: number; pending: boolean }[]; since: string };
+  /** Listed ids fetched (or set aside) by this call: no longer pending. */
+  listingFetched?: string[];
   /** Listed ids the provider no longer had when they were fetched. */
   listingDrop?: string[];
   /** The listing ended: its ids go. */
@@ -167,10 +169,10 @@ async function recordListing(em: EntityManager, accountId: string, c: StoreChang
   if (c.listedInbox?.rows.length) {
     const rows = await executeBound<{ thread_id: string }>(
       em,
-      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int)),
+      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int, pending boolean)),
        listed as (
-         insert into mail_listing as l (account_id, provider_message_id, pos, inbox) select ?::uuid, x.pmid, x.pos, true from x
-         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos
+         insert into mail_listing as l (account_id, provider_message_id, pos, inbox, pending) select ?::uuid, x.pmid, x.pos, true, x.pending from x
+         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos, pending = excluded.pending
          returning l.provider_message_id as pmid, l.unread
        ), want as (
          select m.id, array_remove(array_remove(m.label_ids, 'INBOX'), 'UNREAD') || array['INBOX'] || case when l.unread then array['UNREAD'] else array[]::text[] end as labels
@@ -186,8 +188,13 @@ async function recordListing(em: EntityManager, accountId: string, c: StoreChang
   }
   // The listing ended (perhaps in the call that listed its last page, whose relabelling used its rows): its ids go.
   if (c.listingDone) await clear();
-  else if (c.listingDrop?.length) {
-    await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');
+  else {
+    if (c.listingDrop?.length) {
+      await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');
+    }
+    if (c.listingFetched?.length) {
+      await em.execute('update mail_listing set pending = false where account_id = ? and pending and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingFetched)], 'run');
+    }
   }
   return touched;
 }

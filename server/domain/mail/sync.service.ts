@@ -138,7 +138,7 @@ export function createSyncService(deps: {
         const synced = p.messagesSynced;
         const lost = () => new LeaseLost();
         const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
-        const listing = p.changes.listingReset || p.changes.listingDone || p.changes.listedUnread?.length || p.changes.listedInbox || p.changes.listingDrop?.length;
+        const listing = p.changes.listingReset || p.changes.listingDone || p.changes.listedUnread?.length || p.changes.listedInbox || p.changes.listingDrop?.length || p.changes.listingFetched?.length;
         if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length && !listing) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();

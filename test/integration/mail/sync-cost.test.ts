@@ -61,7 +61,8 @@ describe('cost of one sync', () => {
     t.diagnostic(second.statements.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' | '));
     // Statements do not grow with the number of messages: one per kind of write.
     assert.ok(first.statements.length <= 8, `${first.statements.length} statements`);
-    assert.ok(second.statements.length <= first.statements.length);
+    // A later listing call also marks the ids it fetched in the listing (one statement more at most).
+    assert.ok(second.statements.length <= first.statements.length + 1, `${second.statements.length} statements`);
 
     await service.syncAccount(accountId, { maxMessages: 50 });
     await service.syncAccount(accountId);
