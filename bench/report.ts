@@ -1,5 +1,5 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import { renderTracing, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
+import { renderLiveEvents, renderTracing, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
 import { renderStorage, type StorageReading } from './storage.ts';
 import { renderBackfillLive, renderBurstFloor, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
@@ -23,6 +23,7 @@ export interface BenchReport {
   syncCpu?: SyncCpuResult | null;
   burst?: BurstFloorResult | null;
   heavyThread?: HeavyThreadResult | null;
+  liveEvents?: LiveEventsResult | null;
   storage?: StorageReading | null;
   memory: { afterStartMiB: number | null; idleMiB: number | null; loadPeakMiB: number | null; loadMeanMiB: number | null; afterLoadMiB: number | null };
   /** Where the server's and the bare handler's logs of the run were written. */
@@ -199,7 +200,7 @@ export function renderMarkdown(r: BenchReport): string {
   if (r.syncCpu) out.push(...renderSyncCpu(r.syncCpu));
   if (r.burst) out.push(...renderBurstFloor(r.burst));
   if (r.heavyThread) out.push(...renderHeavyThread(r.heavyThread));
-
+  if (r.liveEvents) out.push(...renderLiveEvents(r.liveEvents));
   if (r.list.length > 1 || new Set(r.sync.map((x) => x.threads)).size > 1) {
     out.push('## 4. Cost growth — stored threads of the account');
     out.push('');
@@ -214,7 +215,6 @@ export function renderMarkdown(r: BenchReport): string {
     }
     out.push('');
   }
-
   const mem = r.memory;
   out.push('## 5. Memory — resident set of the server process');
   out.push('');

@@ -26,13 +26,15 @@
  *  12. The 2,000-change burst drained by the service and by the floor, interleaved.
  *  13. A heavy 100-message thread opened by 10 clients beside a normal user: event-loop delay,
  *      RSS, the normal user's latency next to idle.
+ *  14. Live events: memory per idle open stream; provider change -> `threads` event on the
+ *      account's open stream, p50/p99 at a fixed rate; CPU per event delivered.
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,corpus,heavy,two,tracing
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,corpus,heavy,two,tracing,events
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -50,6 +52,7 @@ import { measureNotificationBurst, measureSync } from './run/sync-notifications.
 import { measureSyncCpu } from './run/sync-cpu.phase.ts';
 import { measureBurst } from './run/burst.phase.ts';
 import { measureHeavyThread } from './run/heavy.phase.ts';
+import { measureLiveEvents } from './run/events.phase.ts';
 import { readStorage } from './storage.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
@@ -124,6 +127,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('corpus')) await measureCorpus(world, report);
   if (only.has('heavy')) await measureHeavyThread(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);
+  if (only.has('events')) await measureLiveEvents(world, report, work);
 
   report.storage = await readStorage(db.pool);
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);

@@ -12,6 +12,9 @@ export const { values: args } = parseArgs({
     out: { type: 'string' },
     'database-url': { type: 'string' },
     only: { type: 'string' },
+    /** Live events: idle streams for the memory reading, and accounts (one stream each for freshness). */
+    'events-streams': { type: 'string' },
+    'events-accounts': { type: 'string' },
     connections: { type: 'string' },
     duration: { type: 'string' },
     /** Write a V8 CPU profile of the server (and the bare handler) into the run's log directory. */
@@ -52,6 +55,11 @@ export const settings = {
   freshnessPerSecond: smoke ? 5 : 20,
   freshnessSeconds: smoke ? 2 : 20,
   freshnessBurst: smoke ? 20 : 2_000,
+  // Live events (issue 30): idle streams for the memory reading (5 per session), accounts with one stream each for freshness.
+  eventsIdleStreams: Number(args['events-streams'] ?? (smoke ? 20 : 10_000)),
+  eventsAccounts: Number(args['events-accounts'] ?? (smoke ? 5 : 1_000)),
+  eventsPerSecond: smoke ? 5 : 20,
+  eventsSeconds: smoke ? 2 : 20,
   /** Item 9: two instances share the live inbox's work; the full run lasts until a period of the 10-minute jobs has run. */
   twoAccounts: smoke ? 5 : 200,
   twoPerSecond: smoke ? 5 : 20,

@@ -20,7 +20,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export const SMOKE_GROUPS = {
   list: ['list', 'tracing'],
   sync: ['sync', 'synccpu', 'notifications', 'heavy'],
-  live: ['freshness', 'burst', 'two'],
+  live: ['freshness', 'burst', 'two', 'events'],
   mail: ['backfill', 'corpus'],
 } as const;
 
