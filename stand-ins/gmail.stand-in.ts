@@ -137,6 +137,7 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     },
     clearFaults: () => void (state.faults.length = 0),
     setLatency: (ms) => void (state.latencyMs = ms),
+    setDeltaOnlyLabels: (on) => void (state.deltaOnlyLabels = on),
     setQuota: (unitsPerSecond) => void (state.quotaUnitsPerSecond = unitsPerSecond),
     calls: state.calls,
     requests: state.requests,

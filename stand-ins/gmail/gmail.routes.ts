@@ -159,7 +159,7 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
         });
       }
       case 'history.list':
-        return send(res, 200, listHistory(mb, sp));
+        return send(res, 200, listHistory(mb, sp, state.deltaOnlyLabels));
       case 'watch': {
         let parsed: Json;
         try {

@@ -27,6 +27,8 @@ export class GmailState {
   url = '';
   /** The provider's per-user quota (units per moving second); null: unlimited. */
   quotaUnitsPerSecond: number | null = null;
+  /** History label records carry only the change (no `labelIds` snapshot of the message), as Gmail's may. */
+  deltaOnlyLabels = false;
   private readonly spent = new Map<string, { at: number; units: number }[]>();
 
   /**

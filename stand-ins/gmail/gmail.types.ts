@@ -101,6 +101,8 @@ export interface GmailStandIn {
   injectFault(fault: FaultSpec): void;
   clearFaults(): void;
   setLatency(ms: number): void;
+  /** History label records without the message's label snapshot (only the labels added or removed), as Gmail's may come. */
+  setDeltaOnlyLabels(on: boolean): void;
   /** Enforces the provider's per-user quota (units per moving second: messages.list 5, messages.get 5, history.list 2, threads.get 10, ...); null lifts it. Refusals count as calls['quota-refused']. */
   setQuota(unitsPerSecond: number | null): void;
 

@@ -52,7 +52,7 @@ export function listMessages(mb: Mailbox, sp: URLSearchParams): Json {
   return out;
 }
 
-export function listHistory(mb: Mailbox, sp: URLSearchParams): Json {
+export function listHistory(mb: Mailbox, sp: URLSearchParams, deltaOnly = false): Json {
   const raw = sp.get('startHistoryId');
   if (raw === null || raw === '') throw new HttpError(400, 'Missing required parameter: startHistoryId', 'invalidArgument');
   if (!/^\d+$/.test(raw)) throw new HttpError(400, `Invalid value for startHistoryId: ${raw}`, 'invalidArgument');
@@ -76,7 +76,7 @@ export function listHistory(mb: Mailbox, sp: URLSearchParams): Json {
   );
   const page = matching.slice(0, max);
   const out: Json = {};
-  if (page.length) out.history = page.map(wireHistory);
+  if (page.length) out.history = page.map((e) => wireHistory(e, deltaOnly));
   if (matching.length > max) out.nextPageToken = String(page[page.length - 1]!.id);
   out.historyId = String(mb.historyId);
   return out;

@@ -157,13 +157,14 @@ export function attachmentBytes(a: StandInAttachment): Buffer {
   return buf;
 }
 
-export function wireHistory(e: HistoryEntry): Json {
+/** A history record on the wire; `deltaOnly`: label records name the message without its labels. */
+export function wireHistory(e: HistoryEntry, deltaOnly = false): Json {
   const ref = { id: e.message.id, threadId: e.message.threadId };
   const msg = { ...ref, labelIds: [...e.message.labelIds] };
   const rec: Json = { id: String(e.id), messages: [ref] };
   if (e.type === 'messageAdded') rec.messagesAdded = [{ message: msg }];
   if (e.type === 'messageDeleted') rec.messagesDeleted = [{ message: msg }];
-  if (e.type === 'labelAdded') rec.labelsAdded = [{ message: msg, labelIds: e.labelIds }];
-  if (e.type === 'labelRemoved') rec.labelsRemoved = [{ message: msg, labelIds: e.labelIds }];
+  if (e.type === 'labelAdded') rec.labelsAdded = [{ message: deltaOnly ? ref : msg, labelIds: e.labelIds }];
+  if (e.type === 'labelRemoved') rec.labelsRemoved = [{ message: deltaOnly ? ref : msg, labelIds: e.labelIds }];
   return rec;
 }

@@ -278,6 +278,17 @@ describe('gmail stand-in', () => {
       assert.deepEqual([...p1.data.history!, ...p2.data.history!, ...p3.data.history!].map((r) => r.id), ids.map(String));
     });
 
+    it('delta-only label records name the message without its labels; added messages keep theirs', async (t) => {
+      t.after(() => s.setDeltaOnlyLabels(false));
+      const start = (await api.users.getProfile({ userId: 'me' })).data.historyId!;
+      const m = s.addMessage(ALICE);
+      s.setDeltaOnlyLabels(true);
+      s.archive(ALICE, m.id);
+      const h = (await api.users.history.list({ userId: 'me', startHistoryId: start })).data.history!;
+      assert.deepEqual(h[0]!.messagesAdded?.[0]?.message?.labelIds, ['INBOX', 'UNREAD']);
+      assert.deepEqual(h[1]!.labelsRemoved, [{ message: { id: m.id, threadId: m.threadId }, labelIds: ['INBOX'] }]);
+    });
+
     it('400 without startHistoryId; 404 once expired, fine again from a fresh checkpoint', async () => {
       const missing = await rejection(() => api.users.history.list({ userId: 'me' }, NO_RETRY));
       assert.equal(missing.status, 400);

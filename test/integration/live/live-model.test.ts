@@ -1,6 +1,7 @@
 /**
  * The model-based proof of the live inbox: random schedules of provider-side changes (new,
- * deleted, read/unread, moved out of and back into the inbox), their change notifications
+ * deleted, read/unread, moved out of and back into the inbox; history label records with or
+ * without the message's labels, as the provider may send them), their change notifications
  * duplicated, reordered, delayed or dropped, history expiry, injected provider and queue
  * faults, syncs interrupted half-way (a fault part-way through the fetches, a crashed holder
  * of the account's lease, a lease lost to another instance before the commit, the mailbox
@@ -102,6 +103,8 @@ interface Schedule {
   rounds: number;
   batch: number;
   reportAttempts: boolean;
+  /** The provider's history label records carry only the change, not the message's labels (the fold's delta branch). */
+  deltaOnlyLabels: boolean;
   ops: Op[];
 }
 
@@ -151,6 +154,7 @@ const scheduleArb: fc.Arbitrary<Schedule> = fc.record({
   rounds: fc.constantFrom(1, 2, 4),
   batch: fc.constantFrom(1, 3, 10),
   reportAttempts: fc.boolean(),
+  deltaOnlyLabels: fc.boolean(),
   ops: fc.array(opArb, { minLength: 1, maxLength: 22 }),
 });
 
@@ -213,6 +217,7 @@ async function runSchedule(s: Schedule): Promise<void> {
   // The schedule's own services log nothing (hundreds of schedules); MODEL_DEBUG=1 sends them to the app's log.
   const log = process.env.MODEL_DEBUG ? app.container.log.child({ model: scheduleNo }) : quiet;
   const violations: string[] = [];
+  gmail.setDeltaOnlyLabels(s.deltaOnlyLabels);
   try {
     const syncs: SyncService = createSyncService({ orm: app.container.orm, gmail: hookedGmail, credentials: app.container.credentials, log });
     const competitor: SyncService = createSyncService({ orm: app.container.orm, gmail: realGmail, credentials: app.container.credentials, log });
@@ -478,6 +483,7 @@ async function runSchedule(s: Schedule): Promise<void> {
   } finally {
     readHook = null;
     gmail.clearFaults();
+    gmail.setDeltaOnlyLabels(false);
     await sql('delete from accounts where id = ?', [accountId]);
     await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSync);
     await app.container.liveInbox.engine.boss.deleteAllJobs(QUEUES.mailSyncDeadLetter);
