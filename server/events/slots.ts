@@ -1,12 +1,14 @@
 /**
  * This instance's places among the cluster's open streams (server/domain/events/stream-slots.ts):
  * a stream takes one before it opens and frees it when it ends; while any is held, one
- * heartbeat per instance (not per stream) keeps all of them alive. Stopped with the hub:
- * every place of the instance is freed in one statement.
+ * heartbeat per instance (not per stream) keeps all of them alive. Places freed together (a
+ * proxy dropping every connection at once) are freed in one statement per turn, not one per
+ * stream: thousands of deletes at once would queue on the pool. Stopped with the hub: every
+ * place of the instance is freed in one statement.
  */
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { claimSlot, refreshSlots, releaseInstance, releaseSlot, type SlotLimits } from '../domain/events/stream-slots.ts';
+import { claimSlot, refreshSlots, releaseInstance, releaseSlots, type SlotLimits } from '../domain/events/stream-slots.ts';
 
 export interface StreamSlots {
   /** The instance's id in `event_streams`. */
@@ -27,6 +29,26 @@ export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; ref
   let beating: Promise<void> | undefined;
   let stopped = false;
   const failed = (err: unknown) => deps.onError?.(err);
+  /** Places to free in the next statement (one statement in flight at a time), and its outcome. */
+  let pending: { ids: string[]; done: Promise<void> } | undefined;
+  let inflight: Promise<void> = Promise.resolve();
+
+  function free(id: string): Promise<void> {
+    if (pending) {
+      pending.ids.push(id);
+      return pending.done;
+    }
+    const batch: { ids: string[]; done: Promise<void> } = { ids: [id], done: inflight };
+    batch.done = inflight
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        if (pending === batch) pending = undefined;
+        return stopped ? undefined : releaseSlots(orm.em.fork(), batch.ids).catch(failed);
+      });
+    pending = batch;
+    inflight = batch.done;
+    return batch.done;
+  }
 
   function refresh() {
     if (beating || !held.size) return;
@@ -42,7 +64,7 @@ export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; ref
       if (!(await claimSlot(orm.em.fork(), { id, accountId, sessionKey, instance }, limits))) return null;
       if (stopped) {
         // Taken while the instance stopped (its rows were freed already): the hub ends the stream.
-        await releaseSlot(orm.em.fork(), id).catch(failed);
+        await releaseSlots(orm.em.fork(), [id]).catch(failed);
         return id;
       }
       held.add(id);
@@ -59,7 +81,7 @@ export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; ref
         beat = undefined;
       }
       // After the stop, the instance's rows are gone already (one statement for all).
-      if (!stopped) await releaseSlot(orm.em.fork(), id).catch(failed);
+      if (!stopped) await free(id);
     },
     async stop() {
       stopped = true;

@@ -54,9 +54,9 @@ export async function refreshSlots(em: Sql, instance: string, ids: string[], ttl
   );
 }
 
-/** The stream ended: its place is free on every instance. */
-export async function releaseSlot(em: Sql, id: string): Promise<void> {
-  await em.execute('delete from event_streams where id = ?::uuid', [id]);
+/** The streams ended: their places are free on every instance. */
+export async function releaseSlots(em: Sql, ids: string[]): Promise<void> {
+  await em.execute('delete from event_streams where id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x)', [JSON.stringify(ids)]);
 }
 
 /** The instance stops: every place it held is free. */
