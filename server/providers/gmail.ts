@@ -41,6 +41,11 @@ export interface MessageRef {
   id: string;
   threadId: string;
 }
+/** The quota ran out part-way through a getMetadata: the error to answer, and the ids left unfetched. */
+export interface MetadataQuota {
+  error: AppError;
+  unfetched: string[];
+}
 export interface HistoryPage {
   records: HistoryRecord[];
   /** The mailbox's current history id (valid as a checkpoint only when `complete`). */
@@ -56,10 +61,12 @@ export interface GmailApi {
    * format=metadata for each id (at most GET_CONCURRENCY at a time), normalised
    * (mail/message-meta.ts). Messages gone (404) are left out; a message the provider
    * answers for with an error of its own (5xx, a malformed answer, a dropped connection) or
-   * that cannot be normalised is listed in `failed` while the others come back; quota and
-   * authorization failures fail the whole call.
+   * that cannot be normalised is listed in `failed` while the others come back; authorization
+   * failures fail the whole call. When the quota runs out part-way, what was fetched comes back
+   * with `quota` (the error, and the ids not fetched: neither gone nor failed); when it runs out
+   * before anything was fetched, the call fails (MAIL_RATE_LIMITED).
    */
-  getMetadata(ids: string[]): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[] }>;
+  getMetadata(ids: string[]): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[]; quota?: MetadataQuota }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /**
@@ -162,7 +169,9 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
 
       async getMetadata(ids) {
         const failed: { id: string; reason: string }[] = [];
+        let quota: AppError | undefined;
         const got = await mapLimit(ids, GET_CONCURRENCY, async (messageId) => {
+          if (quota) return undefined; // the quota ran out: the rest waits (unfetched)
           try {
             return await orNullOn404(
               call(
@@ -172,13 +181,20 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
               ),
             );
           } catch (err) {
-            if (!(err instanceof AppError) || err.code !== 'SYNC_FAILED') throw err; // quota, grant: the whole sync waits
+            if (err instanceof AppError && err.code === 'MAIL_RATE_LIMITED') {
+              quota ??= err;
+              return undefined;
+            }
+            if (!(err instanceof AppError) || err.code !== 'SYNC_FAILED') throw err; // the grant, a timeout: the whole sync waits
             const status = statusOf(err.cause);
             failed.push({ id: messageId, reason: status ? `HTTP_${status}` : 'UNREADABLE' });
             return null;
           }
         });
         const messages: MessageMeta[] = [];
+        const unfetched = ids.filter((_, i) => got[i] === undefined);
+        // Nothing fetched before the quota ran out: the call fails as a whole (MAIL_RATE_LIMITED).
+        if (quota && unfetched.length === ids.length) throw quota;
         for (const m of got) {
           if (!m) continue;
           try {
@@ -187,7 +203,7 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
             failed.push({ id: m.id, reason: 'UNPARSABLE' });
           }
         }
-        return { messages, failed };
+        return quota ? { messages, failed, quota: { error: quota, unfetched } } : { messages, failed };
       },
 
       async listHistory(startHistoryId) {

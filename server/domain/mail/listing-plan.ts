@@ -21,9 +21,10 @@
  * Rows written since the listing began (by the live history or by the listing's fetches)
  * are fresher than its pages: the relabelling and the end check leave them alone.
  */
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { noChanges, type StoreChanges } from './mail-store.ts';
-import { fetchMeta } from './message-fetch.ts';
+import type { AppError } from '../errors.ts';
+import { knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
+import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
 
 /** Ids per listing page (the provider's maximum). */
@@ -69,51 +70,6 @@ export function decodeCursor(raw: string | null): ListingCursor | null {
   }
 }
 
-/**
- * Of these listed ids, those the listing will not fetch: stored ones (mapped to whether the
- * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
- * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
- */
-async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[]): Promise<Map<string, boolean>> {
-  if (!ids.length) return new Map();
-  const rows = await em.execute<{ pmid: string; relabel: boolean }[]>(
-    `select m.provider_message_id as pmid,
-       (m.updated_at < ?::timestamptz and (not m.in_inbox or m.is_unread <> (coalesce(l.unread, false) or m.provider_message_id = any(array[?]::text[])))) as relabel
-     from mail_messages m left join mail_listing l on l.account_id = m.account_id and l.provider_message_id = m.provider_message_id
-     where m.account_id = ? and m.provider_message_id = any(array[?]::text[])
-     union all
-     select provider_message_id, false from mail_set_aside where account_id = ? and attempts > 1 and provider_message_id = any(array[?]::text[])`,
-    [since, unreadNow, accountId, ids, accountId, ids],
-  );
-  return new Map(rows.map((r) => [r.pmid, r.relabel]));
-}
-
-/**
- * Listed inbox ids the store did not know and no call has fetched yet, in listing order. Read
- * from the listing alone (its `pending` flag, a partial index): a join with the store would
- * be planned from statistics that lag a fast-growing backfill (measured: 16 s at 8,000 of 20,000).
- */
-async function unknownListed(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>(
-    'select provider_message_id as pmid from mail_listing where account_id = ? and pending order by pos limit ?',
-    [accountId, limit],
-  );
-  return rows.map((r) => r.pmid);
-}
-
-/** Stored inbox messages the listing did not name (`listedNow`: named by this call, not recorded yet) and nothing rewrote since it began. */
-async function unnamedInbox(em: EntityManager, accountId: string, since: string, listedNow: string[], limit: number): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>(
-    `select m.provider_message_id as pmid from mail_messages m
-      where m.account_id = ? and m.in_inbox and m.updated_at < ?::timestamptz and m.provider_message_id <> all(array[?]::text[])
-        and not exists (select 1 from mail_listing l where l.account_id = m.account_id and l.provider_message_id = m.provider_message_id and l.inbox)
-        and not exists (select 1 from mail_set_aside s where s.account_id = m.account_id and s.provider_message_id = m.provider_message_id and s.attempts > 1)
-      order by m.provider_message_id limit ?`,
-    [accountId, since, listedNow, limit],
-  );
-  return rows.map((r) => r.pmid);
-}
-
 function merge(into: StoreChanges, from: StoreChanges): void {
   into.upserts.push(...from.upserts);
   into.deletes.push(...from.deletes);
@@ -140,6 +96,8 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
   let budget = p.budget;
   let synced = 0;
   const fetched = new Set<string>();
+  /** The quota ran out part-way through a fetch: this call stops there, keeping what it fetched. */
+  let quota: AppError | undefined;
 
   if (!fresh) {
     const live = await planHistory(p, c.live, { newOnly: true });
@@ -151,17 +109,26 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     budget -= fetched.size;
     synced += live.messagesSynced;
     c.live = live.next.historyId ?? c.live;
+    if (live.quota) {
+      quota = live.quota;
+      budget = 0;
+    }
   }
 
   const fetch = async (ids: string[]) => {
     const want = ids.filter((id) => !fetched.has(id)).slice(0, Math.max(0, budget));
     if (!want.length) return;
     const got = await fetchMeta(p, want);
-    for (const id of want) fetched.add(id);
+    const unfetched = new Set(got.quota?.unfetched ?? []);
+    for (const id of want) if (!unfetched.has(id)) fetched.add(id);
     budget -= want.length;
+    // The quota ran out part-way: what was fetched is kept, the rest waits for the next call.
+    if (got.quota) {
+      quota = got.quota.error;
+      budget = 0;
+    }
     // Listed, then deleted before it was fetched: it leaves the listing (else it would be asked for again).
-    const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId)]);
-    const gone = want.filter((id) => !answered.has(id));
+    const gone = goneOf(want, got);
     if (gone.length) changes.listingDrop = [...(changes.listingDrop ?? []), ...gone];
     changes.upserts.push(...got.metas);
     if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
@@ -194,7 +161,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       await fetch(unknown);
     }
     const rows: { pmid: string; pos: number; pending: boolean }[] = [];
-    while (!c.listed && !pending && pages < PAGES_PER_CALL) {
+    while (!c.listed && !pending && !quota && pages < PAGES_PER_CALL) {
       const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
       pages++;
       const ids = page.messages.map((m) => m.id);
@@ -213,7 +180,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       pending = unknown.some((id) => !fetched.has(id));
     }
     if (rows.length) changes.listedInbox = { rows, since: c.startedAt };
-    if (c.listed && !pending) c.phase = 'gone';
+    if (c.listed && !pending && !quota) c.phase = 'gone';
   }
 
   let done = false;
@@ -221,15 +188,15 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget);
     if (unnamed.length) {
       const got = await fetchMeta(p, unnamed);
-      const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId)]);
       // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
       changes.upserts.push(...got.metas);
       if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
-      const deletes = unnamed.filter((id) => !answered.has(id));
+      const deletes = goneOf(unnamed, got);
       changes.deletes.push(...deletes);
       synced += got.metas.length + deletes.length;
+      if (got.quota) quota = got.quota.error;
     }
-    done = unnamed.length < budget;
+    done = unnamed.length < budget && !quota;
   }
 
   // Fetched (by the listing or the live cursor) or set aside: no longer pending.
@@ -242,6 +209,6 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     const changedSince = fresh !== false || BigInt(c.live) > BigInt(checkpoint);
     return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
   }
-  return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true };
+  return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };
 }
 

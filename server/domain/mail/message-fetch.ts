@@ -9,7 +9,7 @@ import type { GmailApi } from '../../providers/gmail.ts';
 import { AppError } from '../errors.ts';
 import type { SetAside, StoreChanges } from './mail-store.ts';
 import { dueSetAside, recordedFailures } from './set-aside.ts';
-import type { MessageMeta } from '../../providers/gmail.ts';
+import type { MessageMeta, MetadataQuota } from '../../providers/gmail.ts';
 
 /** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
 const OUTAGE_FAILURES = 3;
@@ -44,14 +44,22 @@ export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId
   return fetched;
 }
 
-interface Fetched {
+export interface Fetched {
   metas: MessageMeta[];
   setAside: SetAside[];
+  /** The quota ran out part-way: what was fetched is here; `unfetched` ids are neither gone nor failed. */
+  quota?: MetadataQuota;
 }
 
 /** The provider normalised each message on its own: one it could not read is set aside, not the batch. */
 function normalise(got: Awaited<ReturnType<GmailApi['getMetadata']>>): Fetched {
-  return { metas: got.messages, setAside: got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason })) };
+  return { metas: got.messages, setAside: got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason })), ...(got.quota ? { quota: got.quota } : {}) };
+}
+
+/** Of `asked`, the ids the provider no longer has: neither returned, nor failed, nor left unfetched by the quota. */
+export function goneOf(asked: string[], got: Fetched): string[] {
+  const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId), ...(got.quota?.unfetched ?? [])]);
+  return asked.filter((id) => !answered.has(id));
 }
 
 /** Set-aside messages tried again per sync call that has caught up. */
@@ -71,11 +79,10 @@ export async function planSetAsideRetry(api: GmailApi, em: EntityManager, accoun
   } catch {
     return { upserts: [] }; // quota or the grant: the next call tries again
   }
-  const answered = new Set([...fetched.metas.map((m) => m.providerMessageId), ...fetched.setAside.map((x) => x.providerMessageId)]);
   return {
     upserts: fetched.metas,
     setAside: fetched.setAside,
-    setAsideGone: due.filter((id) => !answered.has(id)),
+    setAsideGone: goneOf(due, fetched),
     setAsideRecovered: fetched.metas.map((m) => m.providerMessageId),
   };
 }

@@ -7,6 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi, HistoryRecord } from '../../providers/gmail.ts';
 import { noChanges, uniq, type StoreChanges } from './mail-store.ts';
+import type { AppError } from '../errors.ts';
 import { fetchMeta } from './message-fetch.ts';
 
 export interface SyncPlan {
@@ -15,6 +16,8 @@ export interface SyncPlan {
   next: { historyId: string | null; cursor: string | null; fullSyncActive: boolean; mailboxAddress?: string; inboxEstimate?: number | null };
   messagesSynced: number;
   hasMore: boolean;
+  /** The quota ran out part-way: the changes hold what was fetched; the caller commits them, then answers this. */
+  quota?: AppError;
 }
 
 export interface PlanContext {
@@ -125,7 +128,7 @@ export async function planHistory(p: PlanContext, startHistoryId: string, opts: 
     processed++;
   }
 
-  const { metas, setAside } = await fetchMeta(p, [...candidates]);
+  const { metas, setAside, quota } = await fetchMeta(p, [...candidates]);
   const changes: StoreChanges = { ...noChanges(), upserts: metas, setAside };
   for (const [id, t] of tracks) {
     if (!t.stored) continue;
@@ -133,11 +136,14 @@ export async function planHistory(p: PlanContext, startHistoryId: string, opts: 
     else if (!opts.newOnly && t.labels && !sameLabels(t.labels, known.messages.get(id)!)) changes.labelChanges.push({ providerMessageId: id, labelIds: t.labels });
   }
   const complete = !cut && res.complete;
+  const messagesSynced = changes.upserts.length + changes.labelChanges.length + changes.deletes.length;
+  // The quota ran out part-way: what was fetched is stored, the checkpoint stays (the replay fetches only what is still unknown).
+  if (quota) return { mode: 'history', changes, next: { historyId: startHistoryId, cursor: null, fullSyncActive: false }, messagesSynced, hasMore: true, quota: quota.error };
   return {
     mode: 'history',
     changes,
     next: { historyId: complete && BigInt(res.historyId) > BigInt(checkpoint) ? res.historyId : checkpoint, cursor: null, fullSyncActive: false },
-    messagesSynced: changes.upserts.length + changes.labelChanges.length + changes.deletes.length,
+    messagesSynced,
     hasMore: !complete,
   };
 }

@@ -157,6 +157,8 @@ export function createSyncService(deps: {
         );
         // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
         for (const x of setAside ?? []) log.warn({ accountId, providerMessageId: x.providerMessageId, reason: x.reason }, 'message set aside');
+        // The quota ran out part-way: what was fetched is stored; the caller hears the quota (and comes back after it).
+        if (p.quota) throw p.quota;
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (thrown) {
         // The commit found no lease: the account was deleted meanwhile (its caller's session went with it), or another sync took over.

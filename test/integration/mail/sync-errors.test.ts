@@ -70,7 +70,8 @@ describe('sync error mapping', () => {
     mail.gmail.seed(ALICE, 30, { sentReplies: false });
     const cases: [FaultSpec, string, number, string | null][] = [
       [{ endpoint: 'messages.list', status: 429, retryAfterSeconds: 7 }, 'MAIL_RATE_LIMITED', 429, '7'],
-      [{ endpoint: 'messages.get', status: 403, reason: 'userRateLimitExceeded', afterCalls: 5 }, 'MAIL_RATE_LIMITED', 429, '30'],
+      // Every fetch refused (one met part-way keeps what was fetched: sync-listing.test.ts).
+      [{ endpoint: 'messages.get', status: 403, reason: 'userRateLimitExceeded', times: Infinity }, 'MAIL_RATE_LIMITED', 429, '30'],
       [{ endpoint: 'profile', status: 403, reason: 'rateLimitExceeded' }, 'MAIL_RATE_LIMITED', 429, '30'],
       [{ endpoint: 'messages.list', status: 403, reason: 'forbidden' }, 'SYNC_FAILED', 502, null],
       [{ endpoint: 'messages.get', status: 500, afterCalls: 3 }, 'SYNC_FAILED', 502, null],

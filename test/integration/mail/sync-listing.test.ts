@@ -109,4 +109,46 @@ describe('listing a big inbox', () => {
     t.diagnostic(`resync of 2,000: ${spent} quota units, ${((100 * spent) / everything).toFixed(1)} % of fetching every message (${everything})`);
     assert.ok(spent <= 0.05 * everything, `${spent} units is more than 5 % of fetching every message`);
   });
+
+  it('keeps what was fetched when the quota runs out part-way, and deletes nothing it did not hear was gone', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 60, { sentReplies: false });
+    const quotaAfter = (calls: number) => mail.gmail.injectFault({ endpoint: 'messages.get', status: 429, reason: 'rateLimitExceeded', retryAfterSeconds: 1, afterCalls: calls, times: Infinity });
+    const expectQuota = async () => {
+      const res = await mail.sync();
+      assert.equal(res.status, 429);
+      assert.equal((await res.json()).error.code, 'MAIL_RATE_LIMITED');
+      assert.ok(Number(res.headers.get('retry-after')) >= 1);
+    };
+
+    // The backfill's first call: 20 fetched before the quota ran out are stored; the route answers the quota.
+    quotaAfter(20);
+    await expectQuota();
+    assert.equal((await mail.stored()).size, 20, 'what was fetched is kept');
+    mail.gmail.clearFaults();
+    await mail.drain();
+    await assertSameInbox(mail, 'after the backfill');
+
+    // History: 30 new messages, the quota runs out after 10.
+    for (let i = 0; i < 30; i++) mail.gmail.addMessage(ALICE, { subject: `new ${i}` });
+    quotaAfter(10);
+    await expectQuota();
+    assert.equal((await mail.stored()).size, 70, 'the 10 fetched are kept');
+    mail.gmail.clearFaults();
+    await mail.drain();
+    await assertSameInbox(mail, 'after the history');
+
+    // A resync whose end check meets the quota: the messages it could not fetch are not taken for deleted.
+    const archived = mail.gmail.inbox(ALICE).slice(5, 10).map((m) => m.id);
+    for (const id of archived) mail.gmail.archive(ALICE, id);
+    mail.gmail.expireHistory(ALICE);
+    quotaAfter(2);
+    await expectQuota();
+    const stored = await mail.stored();
+    assert.ok(archived.every((id) => stored.has(id)), 'none of the archived messages was deleted');
+    mail.gmail.clearFaults();
+    await mail.drain();
+    await assertSameInbox(mail, 'after the resync');
+    assert.equal((await mail.stored()).size, 90, 'every message still stored (archived ones out of the inbox)');
+  });
 });
