@@ -46,15 +46,14 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
 /**
  * Where the account stands: needs_reconnect (no usable grant), backfilling (no complete copy
  * yet, or a full listing under way; with the inbox messages stored so far and, when it was
- * read, the provider's count as the estimated total), catching_up (a sync is running, or a
- * notification arrived since the last sync), else current.
+ * read, the provider's count as the estimated total), catching_up (a notification arrived
+ * since the last sync), else current.
  */
 export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
-  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; running: boolean; notified: boolean; history_id: string | null; inbox_estimate: number | null }>(
+  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; notified: boolean; history_id: string | null; inbox_estimate: number | null }>(
     em,
     `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
             s.full_sync_active, s.last_synced_at, s.history_id::text as history_id, s.inbox_estimate,
-            coalesce(s.lease_until > now(), false) as running,
             coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as notified
        from accounts a left join sync_states s on s.account_id = a.id where a.id = ?`,
     [accountId],
@@ -68,5 +67,7 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
     const estimatedTotal = row.inbox_estimate == null ? null : Math.max(row.inbox_estimate, stored);
     return { state: 'backfilling', lastSyncedAt, progress: { stored, estimatedTotal } };
   }
-  return { state: row.running || row.notified ? 'catching_up' : 'current', lastSyncedAt, progress: null };
+  // Catching up: a notification came since the last sync. Not "a sync holds the lease": a call that finds
+  // nothing announces nothing, so a state read while the next call of a drain ran would stay catching_up.
+  return { state: row.notified ? 'catching_up' : 'current', lastSyncedAt, progress: null };
 }
