@@ -94,6 +94,8 @@ export function createSyncService(deps: {
     // A new listing: its checkpoint is the history id from before the first page (what changes
     // meanwhile is read from there), and the provider's inbox count is its progress's total.
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
+    // A listing under way is replaced: its ids go now, before this one plans from mail_listing (the lease keeps others out).
+    if (lease.fullSyncActive) await em.execute('delete from mail_listing where account_id = ?', [accountId]);
     const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.hasInbox), { replaces: lease.fullSyncActive });
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
     return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress, inboxEstimate } };
