@@ -23,7 +23,7 @@
  */
 import { noChanges, type StoreChanges } from './mail-store.ts';
 import type { AppError } from '../errors.ts';
-import { knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
+import { clearListing, knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
 
@@ -77,7 +77,7 @@ function merge(into: StoreChanges, from: StoreChanges): void {
   if (from.setAside?.length) into.setAside = [...(into.setAside ?? []), ...from.setAside];
 }
 
-/** A new listing: its checkpoint is the history id read before its first page. */
+/** A new listing: its checkpoint is the history id read before its first page; `resync`: the store holds a copy already. */
 export function startCursor(startedAt: string, historyId: string, resync: boolean): ListingCursor {
   return { startedAt, live: historyId, phase: resync ? 'unread' : 'inbox', count: 0 };
 }
@@ -91,7 +91,9 @@ export function startCursor(startedAt: string, historyId: string, resync: boolea
 export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false): Promise<SyncPlan | 'expired'>;
 export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: { replaces: boolean }): Promise<SyncPlan>;
 export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false | { replaces: boolean }): Promise<SyncPlan | 'expired'> {
-  const changes: StoreChanges = { ...noChanges(), ...(fresh && fresh.replaces ? { listingReset: true } : {}) };
+  // A listing under way is replaced: its ids go now, before this one plans from them (the lease keeps other syncs out).
+  if (fresh && fresh.replaces) await clearListing(p.em, p.accountId);
+  const changes: StoreChanges = noChanges();
   const c: ListingCursor = { ...cursor };
   let budget = p.budget;
   let synced = 0;

@@ -9,6 +9,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
  * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
  */
+/** Drops the ids of a listing that is being replaced (before the new one plans from the table). */
+export async function clearListing(em: EntityManager, accountId: string): Promise<void> {
+  await em.execute('delete from mail_listing where account_id = ?', [accountId], 'run');
+}
+
 export async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[]): Promise<Map<string, boolean>> {
   if (!ids.length) return new Map();
   const rows = await em.execute<{ pmid: string; relabel: boolean }[]>(

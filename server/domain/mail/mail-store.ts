@@ -9,6 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
+import { clearListing } from './listing-store.ts';
 import { recordSetAside, type SetAside } from './set-aside.ts';
 
 export type { SetAside };
@@ -26,8 +27,6 @@ export interface StoreChanges {
   /** Stored messages whose labels changed: their new full label set. */
   labelChanges: { providerMessageId: string; labelIds: string[] }[];
   deletes: string[];
-  /** An inbox listing begins: the ids of an earlier, abandoned one go. */
-  listingReset?: boolean;
   /** Listed as unread in the inbox (a resync's first phase). */
   listedUnread?: string[];
   /** A page of inbox ids (positions newest first; `pending`: still to fetch); stored ones not rewritten since `since` are relabelled from the ids. */
@@ -155,8 +154,6 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
  * named them (their other labels kept). Returns the threads of relabelled messages.
  */
 async function recordListing(em: EntityManager, accountId: string, c: StoreChanges): Promise<string[]> {
-  const clear = () => em.execute('delete from mail_listing where account_id = ?', [accountId], 'run');
-  if (c.listingReset) await clear();
   if (c.listedUnread?.length) {
     await em.execute(
       `insert into mail_listing (account_id, provider_message_id, unread) select ?::uuid, unnest(array[?]::text[]), true
@@ -187,7 +184,7 @@ async function recordListing(em: EntityManager, accountId: string, c: StoreChang
     touched = threadIdsOf(rows);
   }
   // The listing ended (perhaps in the call that listed its last page, whose relabelling used its rows): its ids go.
-  if (c.listingDone) await clear();
+  if (c.listingDone) await clearListing(em, accountId);
   else {
     if (c.listingDrop?.length) {
       await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');

@@ -92,11 +92,10 @@ export function createSyncService(deps: {
       log.info({ accountId }, 'mail history checkpoint expired; falling back to a full resync');
     }
     // A new listing: its checkpoint is the history id from before the first page (what changes
-    // meanwhile is read from there), and the provider's inbox count is its progress's total.
+    // meanwhile is read from there), and the provider's inbox count is its progress's total. An
+    // account that had a checkpoint has a stored copy: the listing is a resync (unread ids first).
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
-    // A listing under way is replaced: its ids go now, before this one plans from mail_listing (the lease keeps others out).
-    if (lease.fullSyncActive) await em.execute('delete from mail_listing where account_id = ?', [accountId]);
-    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.hasInbox), { replaces: lease.fullSyncActive });
+    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), { replaces: lease.fullSyncActive });
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
     return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress, inboxEstimate } };
   }
@@ -140,8 +139,8 @@ export function createSyncService(deps: {
         const synced = p.messagesSynced;
         const lost = () => new LeaseLost();
         const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
-        const listing = p.changes.listingReset || p.changes.listingDone || p.changes.listedUnread?.length || p.changes.listedInbox || p.changes.listingDrop?.length || p.changes.listingFetched?.length;
-        if (!upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length && !listing) {
+        // A listing call keeps its ids and marks in mail_listing with the commit: always a transaction.
+        if (p.mode !== 'listing' && !upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
           // Where the account stands changed only when it was catching up, a listing began or ended, or it never synced.
