@@ -23,8 +23,6 @@ export interface LeasedState {
   setAsideDue: boolean;
   /** A notification arrived since the last completed sync (the account is catching up). */
   behind: boolean;
-  /** The store holds inbox messages (a new listing is then a resync: unread ids are listed first). */
-  hasInbox: boolean;
 }
 
 export interface Checkpoint {
@@ -40,15 +38,14 @@ export interface Checkpoint {
 
 /** Takes the lease (creating the row on first use); null when another sync holds it. */
 export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
-  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean; behind: boolean; has_inbox: boolean }>(
+  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean; behind: boolean }>(
     em,
     `insert into sync_states as s (account_id, lease_owner, lease_until) values (?, ?, now() + make_interval(secs => ?))
      on conflict (account_id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
        where s.lease_until is null or s.lease_until < now()
      returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now,
        exists (select 1 from mail_set_aside a where a.account_id = s.account_id and a.retry_after <= now()) as set_aside_due,
-       coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as behind,
-       exists (select 1 from mail_messages m where m.account_id = s.account_id and m.in_inbox) as has_inbox`,
+       coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as behind`,
     [accountId, owner, seconds],
   );
   const r = rows[0];
@@ -61,7 +58,6 @@ export async function acquireLease(em: Sql, accountId: string, owner: string, se
     dbNow: toIso(r.db_now),
     setAsideDue: r.set_aside_due,
     behind: r.behind,
-    hasInbox: r.has_inbox,
   };
 }
 
