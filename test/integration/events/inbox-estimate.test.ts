@@ -7,9 +7,16 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
-import { recordInboxEstimate } from '../../../server/domain/mail/sync-states/index.ts';
+import { readInboxEstimate } from '../../../server/domain/mail/sync-states/index.ts';
 import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
+
+/** Reads the count as a listing's start does, and stores it as its commit would (the estimate the events report). */
+async function recordInboxEstimate(em: MailApp['app']['container']['orm']['em'], accountId: string, api: Parameters<typeof readInboxEstimate>[0], waitMs?: number) {
+  const estimate = await readInboxEstimate(api, waitMs);
+  await em.execute('update sync_states set inbox_estimate = ? where account_id = ?', [estimate, accountId]);
+  return estimate;
+}
 
 async function accountApi(mail: MailApp) {
   const [account] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);

@@ -1,29 +1,14 @@
 /**
  * A backfill's estimated total: the provider's inbox count (`labels/INBOX`), read once when
- * an inbox listing begins and kept with the account's sync state (`inbox_estimate`), so the
- * `sync` events of the whole listing report "1,240 of ~3,000" at no further provider cost,
- * whatever the number of events or open streams. Best effort: a count that fails, is
+ * an inbox listing begins and stored with the listing's first checkpoint (`inbox_estimate`,
+ * lease.ts commitCheckpoint), so the `sync` events of the whole listing report "1,240 of
+ * ~3,000" at no further provider cost, whatever the number of events or open streams. Best effort: a count that fails, is
  * missing or is slow leaves the estimate unknown (null) and never fails or holds up the sync.
  */
 import type { GmailApi } from '../../../providers/gmail.ts';
-import type { Sql } from './sql.ts';
 
 /** How long a listing's start waits for the count (it runs beside the profile call, which takes about as long). */
 export const ESTIMATE_WAIT_MS = 2_000;
-
-/**
- * Reads the inbox count and stores it as the account's estimate (null when it could not be
- * read, replacing a previous listing's). Never throws; returns what it stored.
- */
-export async function recordInboxEstimate(em: Sql, accountId: string, api: Pick<GmailApi, 'inboxCount'>, waitMs = ESTIMATE_WAIT_MS): Promise<number | null> {
-  const estimate = await readInboxEstimate(api, waitMs);
-  try {
-    await em.execute('update sync_states set inbox_estimate = ? where account_id = ?', [estimate, accountId]);
-  } catch {
-    return null; // the sync's own statements will meet the database's trouble and report it
-  }
-  return estimate;
-}
 
 /** The provider's inbox count, or null when it fails, is missing or takes longer than `waitMs`. Never throws. */
 export async function readInboxEstimate(api: Pick<GmailApi, 'inboxCount'>, waitMs = ESTIMATE_WAIT_MS): Promise<number | null> {
