@@ -12,6 +12,7 @@ import Koa from 'koa';
 import pg from 'pg';
 import { LIST_THREADS, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/thread.service.ts';
 import { ormOptions } from '../db/mikro-orm.config.ts';
+import { serveUntilStopped } from './infra/serve.infra.ts';
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error('DATABASE_URL is required');
@@ -35,11 +36,4 @@ app.use(async (ctx) => {
 });
 
 const server = createServer(app.callback());
-server.keepAliveTimeout = 5_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
-const stop = () => {
-  server.close(() => void pool.end().then(() => process.exit(0)));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveUntilStopped(server, pool);

@@ -14,6 +14,7 @@ import { createServer } from 'node:http';
 import pg from 'pg';
 import { ormOptions } from '../../db/mikro-orm.config.ts';
 import { UPSERT_SQL, REFRESH_SQL, CHECKPOINT_SQL, toRow, type WireMeta } from './sync-floor.sql.ts';
+import { serveUntilStopped } from '../infra/serve.infra.ts';
 
 const url = process.env.DATABASE_URL;
 const gmailUrl = process.env.GMAIL_API_URL;
@@ -92,11 +93,4 @@ const server = createServer((req, res) => {
     );
   });
 });
-server.keepAliveTimeout = 5_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
-const stop = () => {
-  server.close(() => void pool.end().then(() => process.exit(0)));
-  server.closeAllConnections();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serveUntilStopped(server, pool);

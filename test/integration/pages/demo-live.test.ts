@@ -7,33 +7,15 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { freePort } from '../../../server/infra/database.ts';
 import { liveMessage } from '../../../demo/live-mail.ts';
-import { startDemo } from '../../../demo/start-demo.ts';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { startTestDemo } from '../../helpers/demo.ts';
 
 describe('npm run demo, live in the browser', () => {
   it('shows a newly delivered message without a reload, reading the list only after events', { timeout: 90_000 }, async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
-    const db = await createTestDatabase();
-    const demo = await startDemo({
-      apiPort: await freePort(),
-      webPort: await freePort(),
-      dataDir: mkdtempSync(path.join(tmpdir(), 'mia-demo-live-')),
-      databaseUrl: db.url,
-      newMailEveryMs: 60 * 60_000,
-      seedMessages: 20,
-      quiet: true,
-    });
-    t.after(async () => {
-      await demo.close();
-      await db.drop();
-    });
+    const demo = await startTestDemo(t, { seedMessages: 20, dataDirPrefix: 'mia-demo-live-' });
 
     const browser = await launchChromium(t);
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();

@@ -6,14 +6,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { freePort } from '../../../server/infra/database.ts';
-import { startDemo } from '../../../demo/start-demo.ts';
 import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts';
-import { createTestDatabase } from '../../helpers/database.ts';
+import { startTestDemo } from '../../helpers/demo.ts';
 
 const ARTIFACTS = path.resolve('test-artifacts');
 
@@ -35,20 +32,7 @@ describe('npm run demo, driven by a person in a browser', () => {
   it('signs in, watches the inbox fill, opens a thread, analyzes and drafts, on a desktop and a phone', async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
-    const db = await createTestDatabase();
-    const demo = await startDemo({
-      apiPort: await freePort(),
-      webPort: await freePort(),
-      dataDir: mkdtempSync(path.join(tmpdir(), 'mia-demo-')),
-      databaseUrl: db.url,
-      newMailEveryMs: 60 * 60_000,
-      seedMessages: 60,
-      quiet: true,
-    });
-    t.after(async () => {
-      await demo.close();
-      await db.drop();
-    });
+    const demo = await startTestDemo(t, { seedMessages: 60, dataDirPrefix: 'mia-demo-' });
     mkdirSync(ARTIFACTS, { recursive: true });
 
     const browser = await launchChromium(t);
