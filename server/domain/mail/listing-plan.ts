@@ -4,7 +4,7 @@
  * plan's changes and its cursor in one transaction). Two cursors move together:
  *
  * - **the listing**, read as ids only, 500 a page (`messages.list`, 5 quota units a page):
- *   the inbox's unread ids first when the store already holds inbox messages (a resync),
+ *   the inbox's unread ids first on a resync (the account had a checkpoint),
  *   then the inbox's ids, newest first, kept in `mail_listing`. Only ids the store does not
  *   know are fetched (`messages.get`, 5 units each, at most the call's budget); known ones
  *   are relabelled from the ids (in the inbox; unread or not); stored inbox messages the
