@@ -118,7 +118,7 @@ export function createSyncService(deps: {
       const em = orm.em.fork();
       const owner = `${INSTANCE}:${randomUUID()}`;
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
-      if (!lease) throw new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS });
+      if (!lease) throw (await accountExists(em, accountId)) ? new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }) : new AppError('AUTH_REQUIRED');
       let api: GmailApi | undefined;
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {

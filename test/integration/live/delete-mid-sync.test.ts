@@ -11,6 +11,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
+import pg from 'pg';
+import { AppError } from '../../../server/domain/errors.ts';
+import { ALICE, startMailApp } from '../mail/mail-app.ts';
 import { startLiveWorld, waitFor } from './live-harness.ts';
 
 /** Rounds (half deletions, half disconnects) and the size of each user's inbox. */
@@ -53,5 +56,28 @@ describe('deletion and disconnect in the middle of a backfill', () => {
     }
     const bad = w.app.logs.filter((l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500 && l.status !== 502 && l.status !== 503));
     assert.deepEqual(bad, [], 'no deadlock and no internal error was logged');
+  });
+
+  it('a sync that begins while the account is deleted answers AUTH_REQUIRED, never a foreign-key error', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 5, { sentReplies: false });
+    const [{ id }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const sync = mail.app.container.services.sync;
+    // The deletion holds the account row, uncommitted, while the sync asks for its lease; then commits.
+    const client = new pg.Client({ connectionString: mail.app.databaseUrl });
+    client.on('error', () => undefined); // the test database is dropped under it at the end
+    await client.connect();
+    t.after(() => client.end());
+    await client.query('begin');
+    await client.query('delete from accounts where id = $1', [id]);
+    const during = sync.syncAccount(id).then(() => null, (err: unknown) => err);
+    await waitFor(async () => (await mail.sql<{ n: number }>(`select count(*)::int as n from pg_locks where not granted`))[0]!.n > 0, 'the sync waits for the deletion');
+    await client.query('commit');
+    const err = await during;
+    assert.ok(err instanceof AppError && err.code === 'AUTH_REQUIRED', `the sync answered ${String(err)}`);
+    // And one that begins after it: the same answer, and no row of the account comes back.
+    const after = await sync.syncAccount(id).then(() => null, (e: unknown) => e);
+    assert.ok(after instanceof AppError && after.code === 'AUTH_REQUIRED', `the later sync answered ${String(after)}`);
+    assert.deepEqual(await mail.sql('select 1 from sync_states where account_id = ?', [id]), []);
   });
 });

@@ -36,11 +36,17 @@ export interface Checkpoint {
   inboxEstimate?: number | null;
 }
 
-/** Takes the lease (creating the row on first use); null when another sync holds it. */
+/**
+ * Takes the lease (creating the row on first use); null when another sync holds it or the
+ * account is gone. The account row is locked first (key share), as every writer of its rows
+ * does: a deletion in flight is waited for, and its account is then not found, instead of
+ * the row's insert failing on its foreign key.
+ */
 export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
   const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean; behind: boolean }>(
     em,
-    `insert into sync_states as s (account_id, lease_owner, lease_until) values (?, ?, now() + make_interval(secs => ?))
+    `with a as (select id from accounts where id = ? for key share)
+     insert into sync_states as s (account_id, lease_owner, lease_until) select a.id, ?, now() + make_interval(secs => ?) from a
      on conflict (account_id) do update set lease_owner = excluded.lease_owner, lease_until = excluded.lease_until, updated_at = now()
        where s.lease_until is null or s.lease_until < now()
      returning s.history_id::text as history_id, s.full_sync_page_token, s.full_sync_active, s.last_synced_at, now() as db_now,
