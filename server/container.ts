@@ -97,10 +97,10 @@ export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Prob
   };
 }
 
-/** The real AI provider, configured from the config (a shorter `timeoutMs` for tests). */
+/** The real AI provider, configured from the config (a `timeoutMs` passed in, by tests, wins over OPENAI_TIMEOUT_MS). */
 export function defaultAiProvider(config: Readonly<Config>, log: Logger, timeoutMs?: number): AiProvider {
   const { apiKey, baseUrl, model } = config.openai;
-  return createOpenAiProvider({ apiKey, baseUrl, model, log, timeoutMs });
+  return createOpenAiProvider({ apiKey, baseUrl, model, log, timeoutMs: timeoutMs ?? config.timeoutsMs.ai });
 }
 
 /** The rate limiter's pool. A connection PostgreSQL drops (restart, 57P01) must never crash the process. */
@@ -135,11 +135,11 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
   const bodies = createBodyParser(overrides.mailBodies?.parser);
-  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
+  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, timeoutMs: config.timeoutsMs.mail, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
   const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
-  const sync = createSyncService({ orm, gmail, credentials, log });
+  const sync = createSyncService({ orm, gmail, credentials, log, leaseSeconds: config.syncLeaseSeconds });
   const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
   const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
   metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));

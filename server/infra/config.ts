@@ -62,6 +62,12 @@ const envSchema = z.object({
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   METRICS_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
+  GOOGLE_TIMEOUT_MS: opt(intIn(100, 600_000)),
+  GMAIL_TIMEOUT_MS: opt(intIn(100, 600_000)),
+  OPENAI_TIMEOUT_MS: opt(intIn(100, 600_000)),
+  PUBSUB_TIMEOUT_MS: opt(intIn(100, 600_000)),
+  SYNC_LEASE_SECONDS: opt(intIn(1, 3_600)),
+  JOB_SUPERVISE_SECONDS: opt(intIn(1, 600)),
   LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   LOG_FORMAT: opt(z.enum(['json', 'pretty'])),
   // OpenTelemetry's own variables, as far as they decide whether tracing runs (and are worth
@@ -110,6 +116,12 @@ export interface Config {
   gmailQuotaUnitsPerSecond: number;
   pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
   openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
+  /** Each provider's request timeout (ms; a Pub/Sub pull waits this long for notifications); unset: the provider module's default. */
+  timeoutsMs: { identity?: number; mail?: number; ai?: number; queue?: number };
+  /** Length of a sync's lease (s), renewed by its holder: a holder that died lets go within it; unset: LEASE_SECONDS. */
+  syncLeaseSeconds?: number;
+  /** Seconds between the job engine's supervision passes (a dead instance's job is handed on at the first after its heartbeat lapsed); unset: SUPERVISE_SECONDS. */
+  jobSuperviseSeconds?: number;
   rateLimit: { max: number; windowSeconds: number };
   aiBudget: { daily: number; monthly: number };
   statusAdminToken?: string;
@@ -204,6 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       baseUrl: e.OPENAI_BASE_URL,
       model: e.OPENAI_MODEL ?? 'gpt-4o-mini',
     },
+    timeoutsMs: { identity: e.GOOGLE_TIMEOUT_MS, mail: e.GMAIL_TIMEOUT_MS, ai: e.OPENAI_TIMEOUT_MS, queue: e.PUBSUB_TIMEOUT_MS },
+    syncLeaseSeconds: e.SYNC_LEASE_SECONDS,
+    jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS,
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60 },
     aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
     statusAdminToken: e.STATUS_ADMIN_TOKEN,

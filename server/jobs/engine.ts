@@ -88,7 +88,10 @@ export interface JobEngine {
   stop(): Promise<void>;
 }
 
-export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry }): Promise<JobEngine> {
+/** Seconds between the engine's supervision passes (a dead instance's job is failed, to be retried, once its heartbeat lapsed). */
+export const SUPERVISE_SECONDS = 10;
+
+export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry; superviseSeconds?: number }): Promise<JobEngine> {
   const log = deps.log.child({ component: 'jobs' });
   const boss = new PgBoss({
     connectionString: deps.databaseUrl,
@@ -100,8 +103,9 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     // instance; pg-boss elects one per pass through the database.
     supervise: true,
     schedule: deps.schedule ?? true,
-    superviseIntervalSeconds: 10,
-    monitorIntervalSeconds: 10,
+    superviseIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
+    // A pass needs both timers (jobs whose heartbeat lapsed are failed in the monitor's claim).
+    monitorIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
   });
   boss.on('error', (err: unknown) => log.warn(errorSummary(err), 'job engine error'));
   await boss.start();

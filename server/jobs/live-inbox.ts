@@ -63,7 +63,7 @@ export async function createLiveInbox(deps: {
     log,
     api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), accountId) },
   });
-  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry });
+  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry, superviseSeconds: config.jobSuperviseSeconds });
   const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag, concurrency: deps.options?.concurrency });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 

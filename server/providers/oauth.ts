@@ -9,6 +9,7 @@ import type { Config } from '../infra/config.ts';
 
 export const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
 export const SCOPES = ['openid', 'email', MAIL_SCOPE];
+/** Each call's timeout unless GOOGLE_TIMEOUT_MS sets another. */
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
 export interface ProviderTokens {
@@ -44,23 +45,24 @@ export function isInvalidGrant(err: unknown): boolean {
  * Force it off for those calls: a code is single use, and one provider timeout must bound the
  * callback. Other requests (the mail client's) keep the retry settings their caller chose.
  */
-function tokenNoRetryTransporter(tokenUrl: string): gaxios.Gaxios {
+function tokenNoRetryTransporter(tokenUrl: string, timeout: number): gaxios.Gaxios {
   return new (class extends gaxios.Gaxios {
     override request<T>(opts: gaxios.GaxiosOptions = {}): gaxios.GaxiosPromise<T> {
       return super.request<T>(String(opts.url) === tokenUrl ? { ...opts, retry: false, retryConfig: { retry: 0, noResponseRetries: 0 } } : opts);
     }
-  })({ timeout: PROVIDER_TIMEOUT_MS, retry: false });
+  })({ timeout, retry: false });
 }
 
 export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
   const o = config.oauth;
+  const timeout = config.timeoutsMs.identity ?? PROVIDER_TIMEOUT_MS;
   const client = () =>
     new OAuth2Client({
       clientId: o.clientId,
       clientSecret: o.clientSecret,
       redirectUri: o.redirectUri,
       endpoints: { oauth2AuthBaseUrl: o.authUrl, oauth2TokenUrl: o.tokenUrl, oauth2RevokeUrl: o.revokeUrl },
-      transporter: tokenNoRetryTransporter(o.tokenUrl),
+      transporter: tokenNoRetryTransporter(o.tokenUrl, timeout),
       // Refresh once after any 401 even when the stored expiry says the token is fresh.
       forceRefreshOnFailure: true,
     });
@@ -93,7 +95,7 @@ export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
     async userinfo(accessToken) {
       const res = await fetch(o.userinfoUrl, {
         headers: { Authorization: `Bearer ${accessToken}` },
-        signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeout),
       });
       if (!res.ok) throw new Error(`userinfo answered HTTP ${res.status}`);
       const body = (await res.json()) as { sub?: unknown; email?: unknown; email_verified?: unknown };
@@ -109,7 +111,7 @@ export function createOAuthProvider(config: Readonly<Config>): OAuthProvider {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ token }),
-        signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS),
+        signal: AbortSignal.timeout(timeout),
       });
       await res.body?.cancel();
       // 400 invalid_token: already revoked upstream, which is what we wanted.

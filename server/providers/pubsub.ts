@@ -24,8 +24,9 @@ export interface NotificationQueue {
   close(): Promise<void>;
 }
 
+/** Each call's deadline (a pull waits this long for notifications) unless PUBSUB_TIMEOUT_MS sets another. */
 const CALL_TIMEOUT_MS = 10_000;
-const noRetry = { retry: null, timeout: CALL_TIMEOUT_MS } as unknown as Record<string, unknown>;
+const noRetry = (config: Readonly<Config>) => ({ retry: null, timeout: config.timeoutsMs.queue ?? CALL_TIMEOUT_MS }) as unknown as Record<string, unknown>;
 
 export function subscriptionPath(config: Readonly<Config>): string {
   const sub = config.pubsub.subscription!;
@@ -45,11 +46,12 @@ export function pubsubClientOptions(config: Readonly<Config>): ConstructorParame
 export function createNotificationQueue(config: Readonly<Config>): NotificationQueue {
   const client = new v1.SubscriberClient(pubsubClientOptions(config));
   const subscription = subscriptionPath(config);
+  const callOptions = noRetry(config);
   return {
     async pull(maxMessages) {
       let res;
       try {
-        [res] = await client.pull({ subscription, maxMessages, returnImmediately: false }, noRetry);
+        [res] = await client.pull({ subscription, maxMessages, returnImmediately: false }, callOptions);
       } catch (err) {
         // A waiting pull on an idle subscription ends at the call deadline: that is "no messages", not a failure.
         if ((err as { code?: unknown }).code === grpc.status.DEADLINE_EXCEEDED) return [];
@@ -68,10 +70,10 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
       );
     },
     async ack(ackIds) {
-      if (ackIds.length) await client.acknowledge({ subscription, ackIds }, noRetry);
+      if (ackIds.length) await client.acknowledge({ subscription, ackIds }, callOptions);
     },
     async retryLater(ackIds, seconds) {
-      if (ackIds.length) await client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: Math.max(0, Math.min(600, Math.round(seconds))) }, noRetry);
+      if (ackIds.length) await client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: Math.max(0, Math.min(600, Math.round(seconds))) }, callOptions);
     },
     close: () => client.close(),
   };
@@ -86,7 +88,7 @@ export async function ensureEmulatorSubscription(config: Readonly<Config>): Prom
   if (!config.pubsub.emulatorHost || !config.pubsub.topic) return;
   const [servicePath, port] = config.pubsub.emulatorHost.split(':');
   const pubsub = new PubSub({ projectId: config.pubsub.projectId, servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure() });
-  const gaxOpts = noRetry as CallOptions;
+  const gaxOpts = noRetry(config) as CallOptions;
   const exists = async (get: () => Promise<unknown>) => {
     try {
       await get();

@@ -261,6 +261,22 @@ describe('loadConfig refuses bad configuration', () => {
     assert.deepEqual([...namesIn(configError({ TRUST_PROXY_HOPS: '0' }))], ['TRUST_PROXY_HOPS']);
   });
 
+  it('reads the provider timeouts (ms), the sync lease and the job supervision interval (s); unset, each module keeps its own default', () => {
+    const unset = loadConfig({});
+    assert.deepEqual(unset.timeoutsMs, { identity: undefined, mail: undefined, ai: undefined, queue: undefined });
+    assert.equal(unset.syncLeaseSeconds, undefined);
+    assert.equal(unset.jobSuperviseSeconds, undefined);
+    const c = loadConfig({ GOOGLE_TIMEOUT_MS: '1500', GMAIL_TIMEOUT_MS: '2000', OPENAI_TIMEOUT_MS: '2500', PUBSUB_TIMEOUT_MS: '3000', SYNC_LEASE_SECONDS: '3', JOB_SUPERVISE_SECONDS: '1' });
+    assert.deepEqual(c.timeoutsMs, { identity: 1500, mail: 2000, ai: 2500, queue: 3000 });
+    assert.equal(c.syncLeaseSeconds, 3);
+    assert.equal(c.jobSuperviseSeconds, 1);
+    for (const name of ['GOOGLE_TIMEOUT_MS', 'GMAIL_TIMEOUT_MS', 'OPENAI_TIMEOUT_MS', 'PUBSUB_TIMEOUT_MS']) {
+      for (const value of ['99', '1.5', '600001', '2s']) assert.deepEqual([...namesIn(configError({ [name]: value }))], [name], `${name}=${value}`);
+    }
+    for (const value of ['0', '3601', '0.5']) assert.deepEqual([...namesIn(configError({ SYNC_LEASE_SECONDS: value }))], ['SYNC_LEASE_SECONDS']);
+    for (const value of ['0', '601']) assert.deepEqual([...namesIn(configError({ JOB_SUPERVISE_SECONDS: value }))], ['JOB_SUPERVISE_SECONDS']);
+  });
+
   it('refuses unbound v1 token ciphertexts in production unless TOKEN_ACCEPT_V1=true', () => {
     assert.equal(loadConfig(PROD()).tokenAcceptV1, false);
     assert.equal(loadConfig({ ...PROD(), TOKEN_ACCEPT_V1: 'true' }).tokenAcceptV1, true);

@@ -5,12 +5,14 @@
  * without duplicates, with a consistent checkpoint, and the dead process's job is run again.
  *
  * A killed process cannot release its sync lease (sync_states.lease_until). It is short
- * (LEASE_SECONDS = 15 s, kept alive by its holder while it works), so the dead holder lets go
- * within seconds; until then the restarted service refuses a second sync of the account
- * (RATE_LIMITED, spec part 8: never two overlapping syncs) — the safe answer, since an
+ * (SYNC_LEASE_SECONDS, 15 s by default, kept alive by its holder while it works), so the dead
+ * holder lets go within seconds; until then the restarted service refuses a second sync of the
+ * account (RATE_LIMITED, spec part 8: never two overlapping syncs) — the safe answer, since an
  * instance cannot tell a dead lease holder from a live one on another machine. The route
- * tests check that refusal, then move the expiry into the past in SQL; the job test waits for
- * the real expiry.
+ * tests run with a lease that outlives the restart, check that refusal, then move the expiry
+ * into the past in SQL; the job test lets a 5 s lease lapse by itself, and the engine hands the
+ * dead process's job on once its heartbeat (10 s, pg-boss's least) lapsed, supervising every
+ * second (JOB_SUPERVISE_SECONDS) rather than every 10.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,9 +21,11 @@ import { csrf, signIn } from '../../../harness/client.ts';
 import { sql } from '../../../harness/pg-cluster.ts';
 import { type ServiceProcess, sharedSecrets, startServiceProcess } from '../../../harness/service-process.ts';
 import { type StandIns, startStandIns, SUBSCRIPTION, user } from '../../../harness/stand-ins.ts';
-import { eventually, sleep } from '../../../harness/wait.ts';
+import { eventually } from '../../../harness/wait.ts';
 
 const ALICE = user('alice');
+/** The background scenario's sync lease (SYNC_LEASE_SECONDS, 15 s by default): short, so its expiry is not waited out. */
+const JOB_LEASE_SECONDS = 5;
 
 interface Ctx {
   db: TestDatabase;
@@ -29,14 +33,14 @@ interface Ctx {
   env: Record<string, string>;
 }
 
-async function setup(t: { after(fn: () => unknown): void }): Promise<Ctx> {
+async function setup(t: { after(fn: () => unknown): void }, extraEnv: Record<string, string>): Promise<Ctx> {
   const db = await createTestDatabase();
   const providers = await startStandIns({ users: [ALICE], ackDeadlineSeconds: 2 });
   t.after(async () => {
     await providers.close();
     await db.drop();
   });
-  return { db, providers, env: { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true' } };
+  return { db, providers, env: { ...providers.env, ...sharedSecrets(), TRUST_PROXY: 'true', ...extraEnv } };
 }
 
 async function stored(url: string) {
@@ -55,10 +59,10 @@ async function syncState(url: string) {
  * A describe block's world: its own database and stand-ins before its tests; after them its
  * service processes killed (whichever were started) and everything else torn down.
  */
-function scenario(use: (ctx: Ctx) => void, processes: () => (ServiceProcess | undefined)[]): void {
+function scenario(use: (ctx: Ctx) => void, processes: () => (ServiceProcess | undefined)[], env: Record<string, string>): void {
   const cleanups: (() => unknown)[] = [];
   before(async () => {
-    use(await setup({ after: (fn) => cleanups.push(fn) }));
+    use(await setup({ after: (fn) => cleanups.push(fn) }, env));
   });
   after(async () => {
     for (const p of processes()) await p?.kill();
@@ -95,7 +99,8 @@ describe('SIGKILL in the middle of a sync started by the route', { concurrency: 
   let second: ServiceProcess;
   let browser: ReturnType<ServiceProcess['browser']>;
   let token: string;
-  scenario((c) => (ctx = c), () => [first, second]);
+  // A lease that outlives the restart (the refusal is under test), expired in SQL afterwards.
+  scenario((c) => (ctx = c), () => [first, second], { SYNC_LEASE_SECONDS: '120' });
 
   it('kills the process while the second page of a full sync is being fetched', async () => {
     // Without PUBSUB_SUBSCRIPTION nor workers: only the route syncs.
@@ -191,7 +196,7 @@ describe('SIGKILL in the middle of a background sync job', { concurrency: false 
   let partial = 0;
   let killedAt: Date;
   let deadLeaseUntil: Date;
-  scenario((c) => (ctx = c), () => [first, second]);
+  scenario((c) => (ctx = c), () => [first, second], { SYNC_LEASE_SECONDS: String(JOB_LEASE_SECONDS), JOB_SUPERVISE_SECONDS: '1' });
 
   it('kills the process while a job is between two committed batches of new mail', async () => {
     first = await startServiceProcess(null, { databaseUrl: ctx.db.url, env: ctx.env, name: 'first' });
@@ -216,7 +221,7 @@ describe('SIGKILL in the middle of a background sync job', { concurrency: false 
     assert.equal(state.full_sync_active, false, 'incremental: the checkpoint is a history id');
     assert.ok(state.lease_owner && state.lease_until, 'the dead process still holds the lease');
     deadLeaseUntil = new Date(state.lease_until);
-    assert.ok(deadLeaseUntil.getTime() - Date.now() <= 16_000, 'a short lease: the dead holder lets go within seconds');
+    assert.ok(deadLeaseUntil.getTime() - Date.now() <= (JOB_LEASE_SECONDS + 1) * 1000, 'a short lease: the dead holder lets go within seconds');
     const [job] = await sql<{ n: number }>(ctx.db.url, "select count(*)::int as n from pgboss.job where name = 'mail-sync' and state in ('active', 'created', 'retry')");
     assert.ok(job!.n >= 1, 'the job is kept in the database, not lost with the process');
   });

@@ -11,8 +11,9 @@
  *   AI (analyze, draft)            -> AI_REQUEST_FAILED 502; 429 -> AI_RATE_LIMITED + Retry-After
  *   queue (intake)                 -> no route: logged, retried with backoff, no notification lost
  *
- * The two suites run side by side, each with its own stand-ins and service process, since
- * most of their time is spent waiting for provider timeouts.
+ * The two suites run side by side, each with its own stand-ins and service process. The
+ * service's provider timeouts are set short (TIMEOUT_MS): a hang is ended by the timeout,
+ * never waited out at its production length.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,8 +28,19 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts
 import { randomIp } from './traffic.ts';
 
 const ALICE = user('alice');
-/** Provider timeouts of the service: mail and identity 10 s, AI 30 s. A request still open past these (+ slack) hung. */
-const HANG_BOUND_MS = { mail: 20_000, identity: 20_000, ai: 45_000 };
+/**
+ * The service's provider timeouts, shortened from their defaults (mail and identity 10 s, AI
+ * 30 s, the queue's calls 10 s) so the test does not wait them out: a hang ends when the
+ * timeout fires. A request still open past its timeout (+ slack) hung.
+ */
+const TIMEOUT_MS = { mail: 2_000, identity: 2_000, ai: 2_000, queue: 2_000 };
+const TIMEOUTS_ENV = {
+  GMAIL_TIMEOUT_MS: String(TIMEOUT_MS.mail),
+  GOOGLE_TIMEOUT_MS: String(TIMEOUT_MS.identity),
+  OPENAI_TIMEOUT_MS: String(TIMEOUT_MS.ai),
+  PUBSUB_TIMEOUT_MS: String(TIMEOUT_MS.queue),
+};
+const HANG_BOUND_MS = { mail: TIMEOUT_MS.mail + 10_000, identity: TIMEOUT_MS.identity + 10_000, ai: TIMEOUT_MS.ai + 10_000 };
 
 interface Answer {
   status: number;
@@ -64,6 +76,11 @@ function assertOAuthFailed(a: Answer, what: string) {
   assert.equal(a.location, `${WEB_ORIGIN}/?error=oauth_failed`, `${what}: ${show(a)}`);
 }
 
+/** A hang was ended by the provider's timeout (not by something failing sooner). */
+function assertTimedOut(a: Answer, timeoutMs: number, what: string) {
+  assert.ok(a.ms >= timeoutMs - 50, `${what}: answered before the ${timeoutMs} ms timeout: ${show(a)}`);
+}
+
 describe('provider faults (service as a child process)', { concurrency: true }, () => {
   describe('identity, mail and AI providers', { concurrency: false }, () => {
     let db: TestDatabase;
@@ -96,7 +113,7 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE] });
       const { PUBSUB_SUBSCRIPTION: _, ...env } = providers.env;
       // HTTP-only: the route's answers to provider faults are under test, not the background sync's.
-      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
+      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), ...TIMEOUTS_ENV, TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
       browser = svc.browser();
       token = (await signIn(browser, { headers: ip() })).csrfToken;
       providers.gmail.seed(ALICE.email, 12, { sentReplies: false });
@@ -219,30 +236,39 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       assert.equal((await detail(aiThread)).status, 200);
       const signal = (ms: number) => AbortSignal.timeout(ms);
 
+      /** Checks the answer's code and that the timeout, not something sooner, ended the hang. */
+      const timedOut = (a: Answer, status: number, code: string, timeoutMs: number, what: string) => {
+        assertCode(a, status, code, what);
+        assertTimedOut(a, timeoutMs, what);
+      };
       const mail = (async () => {
         providers.gmail.addMessage(ALICE.email, { subject: 'behind a hanging provider' });
         providers.gmail.injectFault({ endpoint: 'history.list', status: 0, hang: true });
-        assertCode(await sync(signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', 'sync, history.list hangs');
+        timedOut(await sync(signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', TIMEOUT_MS.mail, 'sync, history.list hangs');
       })();
       const body = (async () => {
         providers.gmail.injectFault({ endpoint: 'threads.get', status: 0, hang: true });
-        assertCode(await detail(slowThread, signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', 'detail, threads.get hangs');
+        timedOut(await detail(slowThread, signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', TIMEOUT_MS.mail, 'detail, threads.get hangs');
       })();
       const identity = (async () => {
         let callback = await consented();
         providers.identity.injectFault({ endpoint: 'token', status: 0, hang: true });
-        assertOAuthFailed(await callback(signal(HANG_BOUND_MS.identity)), 'callback, token hangs');
+        let a = await callback(signal(HANG_BOUND_MS.identity));
+        assertOAuthFailed(a, 'callback, token hangs');
+        assertTimedOut(a, TIMEOUT_MS.identity, 'callback, token hangs');
         callback = await consented();
         providers.identity.injectFault({ endpoint: 'userinfo', status: 0, hang: true });
-        assertOAuthFailed(await callback(signal(HANG_BOUND_MS.identity)), 'callback, userinfo hangs');
+        a = await callback(signal(HANG_BOUND_MS.identity));
+        assertOAuthFailed(a, 'callback, userinfo hangs');
+        assertTimedOut(a, TIMEOUT_MS.identity, 'callback, userinfo hangs');
         await mail; // the refresh below must not meet the mail hang
         providers.identity.expireAccessTokens();
         providers.identity.injectFault({ endpoint: 'token', status: 0, hang: true });
-        assertCode(await sync(signal(HANG_BOUND_MS.identity)), 502, 'SYNC_FAILED', 'sync, token refresh hangs');
+        timedOut(await sync(signal(HANG_BOUND_MS.identity)), 502, 'SYNC_FAILED', TIMEOUT_MS.identity, 'sync, token refresh hangs');
       })();
       const ai = (async () => {
         providers.openai.injectFault({ kind: 'hang' });
-        assertCode(await analyze(aiThread, signal(HANG_BOUND_MS.ai)), 502, 'AI_REQUEST_FAILED', 'analyze, AI hangs');
+        timedOut(await analyze(aiThread, signal(HANG_BOUND_MS.ai)), 502, 'AI_REQUEST_FAILED', TIMEOUT_MS.ai, 'analyze, AI hangs');
       })();
       // While they hang, the service keeps answering.
       const health = await answer(fetch(`${svc.url}/health`, { headers: ip(), signal: signal(10_000) }));
@@ -304,7 +330,7 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE], ackDeadlineSeconds: 2 });
       const [host, port] = providers.pubsub.host.split(':');
       proxy = await startTcpProxy({ host: host!, port: Number(port) });
-      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets() }, name: 'queue' });
+      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets(), ...TIMEOUTS_ENV }, name: 'queue' });
       browser = svc.browser();
       await signIn(browser); // its first sync runs in the background
       assert.ok(await eventually(async () => providers.gmail.watches(ALICE.email).length > 0, 5_000));
@@ -345,17 +371,20 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       const failures = pullFailures();
       await proxy.setMode('hang');
       const during = providers.gmail.addMessage(ALICE.email, { subject: 'while the queue was unreachable' });
-      // Long enough for a pull to reach its 10 s deadline: it must end, not leave the intake stuck.
-      for (let i = 0; i < 11; i++) {
+      // Long enough for a pull to reach its deadline (PUBSUB_TIMEOUT_MS): it must end, not leave the intake stuck.
+      const hangEnds = Date.now() + TIMEOUT_MS.queue + 1_500;
+      while (Date.now() < hangEnds) {
         const t0 = Date.now();
         assert.equal((await fetch(`${svc.url}/api/mail/threads`, { headers: { Cookie: browser.cookieHeader() } })).status, 200);
         assert.ok(Date.now() - t0 < 5_000, 'HTTP is not held up by the intake');
-        await sleep(1_000);
+        await sleep(250);
       }
-      await proxy.setMode('garbage');
-      await sleep(2_000);
-      await proxy.setMode('refuse');
-      await sleep(2_000);
+      // Each of the next two modes lasts until the intake has met it (a failed pull, logged).
+      for (const mode of ['garbage', 'refuse'] as const) {
+        const seen = pullFailures();
+        await proxy.setMode(mode);
+        assert.ok(await eventually(async () => pullFailures() > seen, 20_000, 50), `the queue's ${mode} answer was met and logged`);
+      }
       assert.ok(pullFailures() > failures, 'the unreachable queue was logged');
       assert.equal((await stored()).has(during.id), false, 'the notification could not arrive meanwhile');
       await proxy.setMode('forward');
