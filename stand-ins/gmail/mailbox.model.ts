@@ -16,6 +16,8 @@ const byNewest = (a: StandInMessage, b: StandInMessage): number =>
 
 export class Mailbox {
   readonly messages = new Map<string, StandInMessage>();
+  /** The messages of each thread, in the order they were added (a thread's look-up must not scan a 100k-message mailbox). */
+  private readonly threads = new Map<string, Set<StandInMessage>>();
   readonly history: HistoryEntry[] = [];
   readonly watchLog: WatchRecord[] = [];
   activeWatch: ActiveWatch | null = null;
@@ -49,7 +51,7 @@ export class Mailbox {
   }
 
   threadMessages(threadId: string): StandInMessage[] {
-    return [...this.messages.values()].filter((m) => m.threadId === threadId).sort((a, b) => -byNewest(a, b));
+    return [...(this.threads.get(threadId) ?? [])].sort((a, b) => -byNewest(a, b));
   }
 
   threadCount(): number {
@@ -163,6 +165,7 @@ export class Mailbox {
 
   private insert(m: StandInMessage): StandInMessage {
     this.messages.set(m.id, m);
+    this.threads.set(m.threadId, (this.threads.get(m.threadId) ?? new Set()).add(m));
     this.store.claimId(m.id);
     this.record('messageAdded', m);
     return m;
@@ -171,6 +174,9 @@ export class Mailbox {
   delete(id: string): void {
     const m = this.get(id);
     this.messages.delete(id);
+    const thread = this.threads.get(m.threadId);
+    thread?.delete(m);
+    if (!thread?.size) this.threads.delete(m.threadId);
     this.record('messageDeleted', m);
   }
 
