@@ -1,5 +1,5 @@
-/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread) and of issue 28's backfill rows. */
-import type { BackfillResult, BurstFloorResult, HeavyThreadResult, SyncCpuResult } from './scenarios.ts';
+/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread) and of issue 28's backfill and resync rows. */
+import type { BackfillResult, BurstFloorResult, HeavyThreadResult, ResyncScaleResult, StoreCheck, SyncCpuResult } from './scenarios.ts';
 
 const f2 = (n: number | null | undefined) => (n == null || Number.isNaN(n) ? 'n/a' : n.toFixed(2));
 const ok = (b: boolean) => (b ? 'yes' : '**no**');
@@ -106,7 +106,28 @@ export function renderBackfillLive(b: BackfillResult): string[] {
     out.push('| resync after the history expired | changed upstream | quota units | fetching every message | share (goal ≤ 5 %) | messages.get | list pages | time |', '|---|---:|---:|---:|---:|---:|---:|---:|');
     out.push(`| ${b.messages} messages | ${r.changed} | ${r.units} | ${r.fetchAllUnits} | ${(r.share * 100).toFixed(2)} % ${ok(r.share <= 0.05)} | ${r.messagesGets} | ${r.listPages} | ${(r.ms / 1000).toFixed(1)} s |`, '');
     out.push('A listing reads ids (500 a page: the unread ones, then the inbox), fetches only what the store does not know, relabels the rest from the ids and fetches the stored inbox messages it did not name; its units grow with the pages, about 0.02 units per message, plus 5 per changed message.', '');
+    if (r.check) out.push(`Afterwards, every stored message and inbox thread next to the provider's mailbox: ${storeCheck(r.check)}.`, '');
   }
   return out;
 }
 
+const storeCheck = (c: StoreCheck) =>
+  `inbox ${c.storedInbox} stored / ${c.providerInbox} at the provider, ${c.inboxMismatched} missing or another read state, ${c.storedNotInInbox} stored in the inbox but not there, ${c.storedDeleted} deleted there but stored; inbox threads ${c.storedThreads} / ${c.providerThreads}, ${c.threadsMismatched} differ: ${c.equal ? 'equal' : '**not equal**'}`;
+
+/** Issue 28: the resync of a big inbox (`--only resync`), after a backfill with the quota lifted. */
+export function renderResyncScale(x: ResyncScaleResult): string[] {
+  const r = x.resync;
+  const calls = Object.entries(r.calls ?? {}).filter(([k]) => !k.includes(':')).map(([k, v]) => `${k} ${v}`).join(', ');
+  return [
+    `## 7. Resync — a ${x.messages}-message inbox, ${r.changed} changed while the history expired, provider quota ${x.quotaUnitsPerSecond} units/s`,
+    '',
+    '| inbox | changed | quota units | fetching every message | share (goal ≤ 5 %) | calls refused (goal 0) | time | calls |',
+    '|---:|---:|---:|---:|---:|---:|---:|---|',
+    `| ${r.inbox} | ${r.changed} | ${r.units} | ${r.fetchAllUnits} | ${(r.share * 100).toFixed(2)} % ${ok(r.share <= 0.05)} | ${x.refused} ${ok(x.refused === 0)} | ${s1(r.ms)} | ${calls} |`,
+    '',
+    `Afterwards, every stored message and inbox thread next to the provider's mailbox: ${r.check ? storeCheck(r.check) : 'not read'}.`,
+    '',
+    `Before it, the service's own backfill filled the store with the quota lifted (the stand-in's off, a server of its own with its pacer off): ${s1(x.fill.ms)}, ${x.fill.units} units in ${x.fill.providerRequests} calls; ${storeCheck(x.fill.check)}. The resync ran on a server with the real pacing (${x.quotaUnitsPerSecond} units/s) started on the same database, against the stand-in enforcing the same quota. Fetching every message: 5 units per messages.get and 5 per messages.list page of 500 ids.`,
+    '',
+  ];
+}

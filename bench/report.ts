@@ -1,7 +1,7 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import { renderLiveEvents, renderTracing, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
+import { renderLiveEvents, renderTracing, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type ResyncScaleResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
 import { renderStorage, type StorageReading } from './storage.ts';
-import { renderBackfillLive, renderBurstFloor, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
+import { renderBackfillLive, renderBurstFloor, renderResyncScale, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -17,6 +17,7 @@ export interface BenchReport {
   notifications: NotificationBurstResult | null;
   freshness: FreshnessResult | null;
   backfill: BackfillResult | null;
+  resync?: ResyncScaleResult | null;
   corpus?: CorpusResult | null;
   twoInstances?: TwoInstancesResult | null;
   tracing?: TracingResult | null;
@@ -148,15 +149,14 @@ export function renderMarkdown(r: BenchReport): string {
 
   if (r.backfill) {
     const b = r.backfill;
-    out.push(`## 7. Backfill — a ${b.messages}-message inbox from sign-in to fully listed, provider quota ${b.quotaUnitsPerSecond} units/s`);
-    out.push('');
+    out.push(`## 7. Backfill — a ${b.messages}-message inbox from sign-in to fully listed, provider quota ${b.quotaUnitsPerSecond} units/s`, '');
     out.push('| stored | time | quota-limited optimum | ratio (goal ≥ 80 %) | calls refused (goal 0) | provider requests |');
     out.push('|---:|---:|---:|---:|---:|---:|');
-    out.push(`| ${b.stored} / ${b.messages} | ${(b.ms / 1000).toFixed(1)} s | ${(b.optimumMs / 1000).toFixed(1)} s | ${(b.ratio * 100).toFixed(0)} % ${ok(b.ratio >= 0.8 && b.stored >= b.messages)} | ${b.refused} ${ok(b.refused === 0)} | ${b.providerRequests} |`);
-    out.push('');
+    out.push(`| ${b.stored} / ${b.messages} | ${(b.ms / 1000).toFixed(1)} s | ${(b.optimumMs / 1000).toFixed(1)} s | ${(b.ratio * 100).toFixed(0)} % ${ok(b.ratio >= 0.8 && b.stored >= b.messages)} | ${b.refused} ${ok(b.refused === 0)} | ${b.providerRequests} |`, '');
     out.push("The stand-in refuses (429) any call past the user's quota in a moving second; the service paces each account's calls within it. Optimum: the units a listing needs (messages.list 5 per 500 ids, messages.get 5 each, the watch 100, the profile and the inbox count) spent at exactly the quota.", '');
     out.push(...renderBackfillLive(b));
   }
+  if (r.resync) out.push(...renderResyncScale(r.resync));
 
   if (r.corpus) {
     const { tokens: t, eventLoop: e } = r.corpus;

@@ -13,7 +13,8 @@
  *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
  *      20 changes/s and a burst of 2,000, 50 ms provider latency.
  *   7. Backfill: a 10,000-message inbox from sign-in to fully listed under the provider's
- *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum.
+ *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum; the resync of a
+ *      100,000-message inbox by itself (`--only resync`; the backfill before it unpaced).
  *   8. Mail anyone can send: analysis prompt tokens (o200k_base) on the whole SpamAssassin
  *      corpus and on generated hostile mail; the server's event-loop delay while it backfills
  *      and opens such an inbox, next to idle.
@@ -34,7 +35,7 @@
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,corpus,heavy,two,tracing,events
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,resync,corpus,heavy,two,tracing,events
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ import { measureList } from './run/list.phase.ts';
 import { measureTracing } from './run/tracing.phase.ts';
 import { measureCorpus } from './run/corpus.phase.ts';
 import { measureBackfill, measureFreshness, measureTwoInstances } from './run/live.phase.ts';
+import { measureResync } from './run/resync.phase.ts';
 import { measureNotificationBurst, measureSync } from './run/sync-notifications.phase.ts';
 import { measureSyncCpu } from './run/sync-cpu.phase.ts';
 import { measureBurst } from './run/burst.phase.ts';
@@ -124,6 +126,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('freshness')) await measureFreshness(world, report);
   if (only.has('burst')) await measureBurst(world, report);
   if (only.has('backfill')) await measureBackfill(world, report);
+  if (only.has('resync')) await measureResync(world, report);
   if (only.has('corpus')) await measureCorpus(world, report);
   if (only.has('heavy')) await measureHeavyThread(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);

@@ -7,6 +7,7 @@ export * from './scenarios/list.scenario.ts';
 export * from './scenarios/notification-burst.scenario.ts';
 export * from './scenarios/freshness.scenario.ts';
 export * from './scenarios/backfill.scenario.ts';
+export * from './scenarios/resync.scenario.ts';
 export * from './scenarios/mail-corpus.scenario.ts';
 export * from './scenarios/sync.scenario.ts';
 export * from './scenarios/two-instances.scenario.ts';

@@ -15,6 +15,8 @@ export const { values: args } = parseArgs({
     /** Live events: idle streams for the memory reading, and accounts (one stream each for freshness). */
     'events-streams': { type: 'string' },
     'events-accounts': { type: 'string' },
+    /** Issue 28's resync at scale: the inbox's messages (100,000 when `--only resync`). */
+    'resync-messages': { type: 'string' },
     connections: { type: 'string' },
     duration: { type: 'string' },
     /** Write a V8 CPU profile of the server (and the bare handler) into the run's log directory. */
@@ -84,6 +86,13 @@ export const settings = {
   backfillArrivalMs: smoke ? 200 : 2_000,
   /** The resync after the backfill: share of the inbox changed upstream while the history expired. */
   resyncChangeShare: 0.01,
+  /**
+   * Issue 28's resync at scale (bench/run/resync.phase.ts): the inbox is backfilled with the
+   * quota lifted, then resynced at Gmail's real 250 units/s; 100,000 messages alone
+   * (`--only resync`), 20,000 in a run of every scenario.
+   */
+  resyncMessages: Number(args['resync-messages'] ?? (smoke ? 300 : args.only === 'resync' ? 100_000 : 20_000)),
+  resyncQuota: 250,
   /** Item 8: every n-th corpus file for the token count (1: all ~6,000) and for the inbox the server backfills and opens. */
   corpusTokenStep: smoke ? 1000 : 1,
   corpusInboxStep: smoke ? 100 : 3,

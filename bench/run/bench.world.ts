@@ -129,7 +129,9 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   const startSecondServer = async (opts: { name?: string; env?: Record<string, string>; nodeArgs?: string[] } = {}) => {
     const secondPort = await freePort();
     const logFile = path.join(work, `server-${opts.name ?? '2'}.log`);
-    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs, ...(opts.nodeArgs ?? [])], cwd: serverRoot });
+    // Its own OAuth callback: a sign-in through it ends on it (and in its DATABASE_URL, when given one).
+    const own = { GOOGLE_REDIRECT_URI: `http://127.0.0.1:${secondPort}/auth/provider/callback` };
+    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...own, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs, ...(opts.nodeArgs ?? [])], cwd: serverRoot });
     cleanups.push(() => second.stop());
     return { server: second, logFile };
   };

@@ -11,7 +11,8 @@
 import type pg from 'pg';
 import type { IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
-import { backgroundSyncDone, signIn } from '../infra.ts';
+import { signIn } from '../infra.ts';
+import { resync, type ResyncResult } from './resync.scenario.ts';
 
 export interface BackfillResult {
   messages: number;
@@ -28,12 +29,7 @@ export interface BackfillResult {
   /** Mail that arrived while the backfill ran: how many, and ms until each was stored. */
   arrivals?: { count: number; stored: number; p50Ms: number; p99Ms: number; maxMs: number };
   /** The resync after the history expired and `changed` messages changed upstream. */
-  resync?: { changed: number; units: number; fetchAllUnits: number; share: number; messagesGets: number; listPages: number; ms: number };
-}
-
-/** Gmail's quota units of the calls the stand-in counted. */
-function unitsOf(calls: Record<string, number>): number {
-  return 5 * (calls['messages.list'] ?? 0) + 5 * (calls['messages.get'] ?? 0) + 2 * (calls['history.list'] ?? 0) + (calls.profile ?? 0) + (calls['labels.get'] ?? 0) + 100 * (calls.watch ?? 0);
+  resync?: ResyncResult;
 }
 
 const quantile = (xs: number[], q: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]! : 0);
@@ -117,51 +113,4 @@ export async function backfill(opts: {
     opts.setForwarding?.(false);
     gmail.setQuota(null);
   }
-}
-
-/** The history expires and `share` of the inbox changes (notified): the resync's units, next to fetching every message. */
-async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForwarding?: (on: boolean) => unknown }, email: string, accountId: string, share: number) {
-  const { gmail } = opts;
-  const inbox = gmail.inbox(email);
-  const n = Math.max(1, Math.round(inbox.length * share));
-  gmail.resetCounters();
-  const t0 = performance.now();
-  // While nobody hears (an outage): a quarter each archived, read or unread again, deleted, and new; then the history expires.
-  const q = Math.max(1, Math.floor(n / 4));
-  for (let i = 0; i < q; i++) {
-    gmail.archive(email, inbox[i * 4 + 4]!.id);
-    gmail.setRead(email, inbox[i * 4 + 5]!.id, inbox[i * 4 + 5]!.unread);
-    gmail.deleteMessage(email, inbox[i * 4 + 6]!.id);
-    gmail.addMessage(email, { subject: `New during the outage ${i}` });
-  }
-  gmail.expireHistory(email);
-  opts.setForwarding!(true);
-  try {
-    // The next notification finds the history gone: the resync.
-    gmail.addMessage(email, { subject: 'The first notification after the outage' });
-    // Done when the stored inbox is the provider's again, and the account's jobs have ended.
-    const want = gmail.inbox(email).map((m) => `${m.id}:${m.unread}`).sort().join(',');
-    for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; ) {
-      const { rows } = await opts.pool.query<{ k: string }>(
-        `/*bench*/ select provider_message_id || ':' || is_unread as k from mail_messages where account_id = $1 and in_inbox order by 1`,
-        [accountId],
-      );
-      if (rows.map((r) => r.k).sort().join(',') === want) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    await backgroundSyncDone(opts.pool, accountId, 30 * 60_000);
-  } finally {
-    opts.setForwarding!(false);
-  }
-  const units = unitsOf(gmail.calls);
-  const fetchAllUnits = 5 * inbox.length;
-  return {
-    changed: 4 * q + 1,
-    units,
-    fetchAllUnits,
-    share: units / fetchAllUnits,
-    messagesGets: gmail.calls['messages.get'] ?? 0,
-    listPages: gmail.calls['messages.list'] ?? 0,
-    ms: Math.round(performance.now() - t0),
-  };
 }

@@ -21,7 +21,7 @@ export const SMOKE_GROUPS = {
   list: ['list', 'tracing'],
   sync: ['sync', 'synccpu', 'notifications', 'heavy'],
   live: ['freshness', 'burst', 'two', 'events'],
-  mail: ['backfill', 'corpus'],
+  mail: ['backfill', 'resync', 'corpus'],
 } as const;
 
 /** The report's JSON, loosely typed: the smoke files read the fields of their own scenarios. */
