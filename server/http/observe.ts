@@ -9,6 +9,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import { Stream } from 'node:stream';
 import type Koa from 'koa';
 import { errorSummary, type Logger } from '../infra/logger.ts';
+import { PartsBody } from './parts-body.ts';
 
 export interface ObservedAnswer {
   method: string;
@@ -23,10 +24,12 @@ export interface ObservedAnswer {
 
 export type AnswerObserver = (answer: ObservedAnswer) => void;
 
-/** The text Koa sends for a body (objects as JSON), or undefined for none or a stream. */
+/** The text Koa sends for a body (objects as JSON; a body in parts joined), or undefined for none or a stream. */
 function sentText(ctx: Koa.Context, escaped: boolean): string | undefined {
   const body: unknown = ctx.body;
-  if (escaped || ctx.method === 'HEAD' || ctx.respond === false || body == null || body instanceof Stream) return undefined;
+  if (escaped || ctx.method === 'HEAD' || ctx.respond === false || body == null) return undefined;
+  if (body instanceof PartsBody) return Buffer.concat(body.parts).toString('utf8');
+  if (body instanceof Stream) return undefined;
   if (typeof body === 'string') return body;
   if (Buffer.isBuffer(body)) return body.toString('utf8');
   return JSON.stringify(body);

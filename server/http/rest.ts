@@ -3,14 +3,20 @@
  * The handler writes onto a captured response object, never onto the socket: its stock
  * error body must never reach a client, and Koa must still add headers (session cookie,
  * rate-limit headers). Errors are recorded in onError and rendered as the envelope.
+ * An answer that carries its JSON text in parts (a thread's detail: megabytes of cached bodies,
+ * domain/serialised-answer.ts) is sent as those parts: responseMeta, which the handler calls
+ * with the answer just before it serialises it, takes them, and the handler then serialises
+ * only `null` in its place; the parts are sent as they are (parts-body.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { AppError, invalidInput } from '../domain/errors.ts';
+import { takeAnswerParts } from '../domain/serialised-answer.ts';
 import { toAppError } from '../errors/classify.ts';
 import { procedureMeta, type AppRouter } from '../trpc/routers/index.ts';
 import { BODY_LIMIT_BYTES, readJsonObject, UNREADABLE_BODY } from './json-body.ts';
+import { PartsBody } from './parts-body.ts';
 import { requestContext, type RequestContextDeps } from './request-context.ts';
 
 /** What the handler writes: status, headers and body, kept for Koa to send. */
@@ -99,16 +105,25 @@ export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
   const operations = restOperations(router);
   const failures = new WeakMap<IncomingMessage, unknown>();
   const bodyErrors = new WeakMap<IncomingMessage, AppError>();
+  const requests = new WeakMap<object, IncomingMessage>();
+  const answerParts = new WeakMap<IncomingMessage, Buffer[]>();
   const handler = createOpenApiNodeHttpHandler({
     router,
     maxBodySize: BODY_LIMIT_BYTES,
-    createContext: ({ req }) => requestContext((req as IncomingMessage & { koa: Koa.Context }).koa, deps),
+    createContext: ({ req }) => {
+      const context = requestContext((req as IncomingMessage & { koa: Koa.Context }).koa, deps);
+      requests.set(context, req as IncomingMessage);
+      return context;
+    },
     onError: ({ error, req, path }) => {
       failures.set(req as IncomingMessage, error);
       if (path) (req as IncomingMessage & { koa?: Koa.Context }).koa!.state.procedurePath = path;
     },
     // The success status the procedure declares in its meta (201, 204), else 200.
-    responseMeta: ({ paths, errors }) => {
+    responseMeta: ({ paths, errors, ctx, data }) => {
+      const req = ctx ? requests.get(ctx) : undefined;
+      const parts = errors.length === 0 && req ? takeAnswerParts(data[0]) : undefined;
+      if (parts) answerParts.set(req!, parts);
       const status = errors.length === 0 && paths?.length === 1 ? procedureMeta(paths[0]!)?.successStatus : undefined;
       return status ? { status } : {};
     },
@@ -158,7 +173,14 @@ export function restMiddleware(router: AppRouter, deps: RequestContextDeps): Koa
       ctx.body = null;
       return;
     }
+    const parts = answerParts.get(req);
+    if (parts && captured.body === 'null') {
+      const body = new PartsBody(parts);
+      ctx.body = body;
+      ctx.length = body.byteLength;
+    } else {
+      ctx.body = captured.body ?? 'null';
+    }
     ctx.type = 'application/json';
-    ctx.body = captured.body ?? 'null';
   };
 }

@@ -41,7 +41,8 @@ export const message = z.object({
   bodyOmitted: z.boolean().meta({
     description:
       'True when this message\'s bodies were left out of the thread answer (both are then empty strings): a thread answer carries the bodies of its ' +
-      'newest messages up to 2,097,152 characters in total, which a thread of ordinary size never reaches. Fetch a left-out body with ' +
+      'newest messages up to 2,097,152 bytes in total (their UTF-8, text and HTML together; so at most as many characters), which a thread of ' +
+      'ordinary size never reaches. Fetch a left-out body with ' +
       'GET /api/mail/threads/{threadId}/messages/{messageId}/body.',
   }),
 });
@@ -51,7 +52,9 @@ export const threadDetail = z.object({
   subject: z.string(),
   isUnread: z.boolean(),
   messages: z.array(message).meta({
-    description: 'Every message, oldest first. Bodies are included newest first up to 2,097,152 characters in all; older messages past that come with `bodyOmitted: true`.',
+    description:
+      'Every message, oldest first. Bodies are included newest first up to 2,097,152 bytes of UTF-8 in all (the newest message always whole); ' +
+      'older messages past that come with `bodyOmitted: true`.',
   }),
 });
 export const threadIdInput = z.object({ threadId: uuid }).strict();
