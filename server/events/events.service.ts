@@ -13,6 +13,8 @@ import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event
 import { AppError } from '../domain/errors.ts';
 import { errorSummary } from '../infra/logger.ts';
 import type { EventHub } from './hub.ts';
+import type { EventStream } from './stream.ts';
+import { createLifetimes } from './lifetimes.ts';
 import { createStreamSlots } from './slots.ts';
 
 export interface StreamLimits {
@@ -80,6 +82,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
   });
   hub.onStop(() => slots.stop());
   const refuse = () => new AppError('RATE_LIMITED', { retryAfter: limits.retryAfterSeconds });
+  const lifetimes = limits.maxStreamMs ? createLifetimes<EventStream>(limits.maxStreamMs, (s) => s.end()) : undefined;
 
   return {
     heartbeatMs,
@@ -95,6 +98,7 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
       const close = () => {
         if (closed) return;
         closed = true;
+        lifetimes?.delete(stream);
         stream.end();
         // Gone from the hub's count once its place is free in the cluster's too.
         void slots.release(slot).finally(() => hub.remove(stream));
@@ -116,20 +120,20 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
         close();
         throw err;
       }
-      const expiry = limits.maxStreamMs ? setTimeout(() => stream.end(), limits.maxStreamMs) : undefined;
-      expiry?.unref();
+      if (!closed) lifetimes?.add(stream);
       return (async function* events(): AsyncGenerator<IdentifiedEvent, void> {
         try {
           yield* first;
+          // Held by this generator as long as the stream is open: let the snapshot go.
+          first.length = 0;
           for (;;) {
-            const p = await stream.take(signal);
+            const p = await stream.take();
             if (!p) return;
             if (p.reset) yield { id: p.id, data: { type: 'reset' } };
             else if (p.threadIds.length) yield { id: p.id, data: { type: 'threads', threadIds: p.threadIds } };
             if (p.sync) yield { id: p.id, data: { type: 'sync', ...(await syncSnapshot(sql(), accountId)) } };
           }
         } finally {
-          clearTimeout(expiry);
           stream.end();
           close();
         }

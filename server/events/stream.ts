@@ -71,20 +71,16 @@ export class EventStream {
     this.notify();
   }
 
-  /** Waits for something to send (or the end, or the abort); null when the stream is over. */
-  async take(signal: AbortSignal): Promise<Pending | null> {
-    while (!this.ended && !signal.aborted && !this.reset && !this.sync && this.threads.size === 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          signal.removeEventListener('abort', done);
-          this.wake = undefined;
-          resolve();
-        };
-        this.wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
+  /**
+   * Waits for something to send (or the end); null when the stream is over. A reader that
+   * goes away ends the stream (the service does, on its abort): no listener per wait.
+   */
+  async take(): Promise<Pending | null> {
+    while (!this.ended && !this.reset && !this.sync && this.threads.size === 0) {
+      await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
     }
-    if (this.ended || signal.aborted) return null;
+    if (this.ended) return null;
     const taken: Pending = { id: this.id, threadIds: [...this.threads], reset: this.reset, sync: this.sync };
     this.threads.clear();
     this.reset = false;

@@ -101,6 +101,9 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
       // one unless its route says otherwise (the static pages and assets do). Errors included.
       if (!ctx.response.get('Cache-Control')) ctx.set('Cache-Control', 'no-store');
     }
+    // An answer its route writes itself (GET /api/mail/events) starts once every middleware has
+    // run: the session's cookie is set by then, or an error envelope has replaced it.
+    (ctx.state.startStream as (() => void) | undefined)?.();
   });
   app.use(requestId(container.log));
   let label: ((path: string) => string) | undefined;
