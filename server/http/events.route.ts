@@ -6,7 +6,7 @@
  * `id:`, `event:` (its type) and one `data:` line of JSON; a comment line every
  * `heartbeatMs` (the service's setting, 25 s by default) keeps idle connections open. `Last-Event-ID` resumes.
  *
- * Thousands of streams stay open, idle (issue 30: ≤ 32 KiB each): the frames are written to
+ * Thousands of streams stay open, idle (a few tens of KiB each at most): the frames are written to
  * the response itself, not piped through a stream body of Koa's (a PassThrough, Koa's
  * pipeline and its finish listeners cost about 10 KiB a stream), and one timer beats for all.
  */

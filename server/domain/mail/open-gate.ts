@@ -2,9 +2,9 @@
  * How many thread answers one account has built at once. An answer of a big thread is
  * megabytes read, held and serialised on the one event loop every user shares: ten tabs or
  * clients of one account opening such threads together put ten of those turns back to back,
- * and every other user's request waited behind them (issue 31: the event loop's longest
- * delay 0.4-0.9 s, a normal user's p99 24× idle). Past `perAccount` answers in progress, an
- * account's next opens wait their turn (first come, first served) without holding the loop;
+ * and every other user's request waited behind them (bench item 13, bench/results/HISTORY.md).
+ * The gate is per process, as the event loop it protects is. Past `perAccount` answers in
+ * progress, an account's next opens wait their turn (first come, first served) without holding the loop;
  * past `maxWaiting` waiting, an open is refused at once with 503 and Retry-After instead of
  * queueing without end. Other accounts never wait for this one.
  */
