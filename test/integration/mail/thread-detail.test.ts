@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { BODY_CHARS_PER_STATEMENT } from '../../../server/domain/mail/body-chunks.ts';
 import { SANITIZER_VERSION } from '../../../server/providers/mail/message-body.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
@@ -122,4 +123,23 @@ describe('thread detail', () => {
     await assert.rejects(mail.app.container.threadBodies.ensure(em, '6f9619ff-8b86-4d01-b42d-00cf4fc964ff', thread.id), { code: 'NOT_FOUND' });
     await assert.rejects(mail.app.container.threadBodies.ensure(em, accountId, 'nope'), { code: 'NOT_FOUND' });
   });
+
+  it('stores a big thread\'s bodies in several statements, each message whole', async (t) => {
+    const mail = await startMailApp(t);
+    // Eight messages of about 300,000 characters each: more than two statements' worth of bodies.
+    const bodies = Array.from({ length: 8 }, (_, i) => ({ text: `text ${i} `.repeat(20_000), html: `<p>html ${i}</p>`.repeat(12_000) }));
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Big', bodyText: bodies[0]!.text, bodyHtml: bodies[0]!.html });
+    for (const b of bodies.slice(1)) mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: b.text, bodyHtml: b.html });
+    assert.ok(bodies.reduce((n, b) => n + b.text.length + b.html.length, 0) > 2 * BODY_CHARS_PER_STATEMENT);
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+    assert.equal((await mail.browser.fetch(`/api/mail/threads/${thread.id}`)).status, 200);
+    const stored = await mail.sql<{ body_text: string; body_html: string }>('select body_text, body_html from mail_messages where thread_id = ? order by sent_at, provider_message_id', [thread.id]);
+    assert.equal(stored.length, 8);
+    for (const [i, row] of stored.entries()) {
+      assert.ok(row.body_text.startsWith(`text ${i} `) && row.body_text.length >= bodies[i]!.text.trimEnd().length, `message ${i}: its whole text`);
+      assert.ok(row.body_html.includes(`html ${i}`) && row.body_html.split(`html ${i}`).length - 1 === 12_000, `message ${i}: its whole HTML`);
+    }
+  });
 });
+
