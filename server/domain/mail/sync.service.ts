@@ -36,8 +36,10 @@ class LeaseLost extends Error {
   }
 }
 
-async function accountExists(em: EntityManager, accountId: string): Promise<boolean> {
-  return (await em.execute<unknown[]>('select 1 from accounts where id = ?', [accountId]).catch(() => [1])).length > 0;
+/** `err` while the account exists; AUTH_REQUIRED once it is gone (deleted: its caller's session went with it). */
+async function unlessGone(em: EntityManager, accountId: string, err: AppError): Promise<AppError> {
+  const exists = (await em.execute<unknown[]>('select 1 from accounts where id = ?', [accountId]).catch(() => [1])).length > 0;
+  return exists ? err : new AppError('AUTH_REQUIRED');
 }
 
 /** Most new messages one call handles (spec part 8). */
@@ -118,7 +120,7 @@ export function createSyncService(deps: {
       const em = orm.em.fork();
       const owner = `${INSTANCE}:${randomUUID()}`;
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
-      if (!lease) throw (await accountExists(em, accountId)) ? new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }) : new AppError('AUTH_REQUIRED');
+      if (!lease) throw await unlessGone(em, accountId, new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }));
       let api: GmailApi | undefined;
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
@@ -163,7 +165,7 @@ export function createSyncService(deps: {
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (thrown) {
         // The commit found no lease: the account was deleted meanwhile (its caller's session went with it), or another sync took over.
-        const err = thrown instanceof LeaseLost ? ((await accountExists(em, accountId)) ? new AppError('SYNC_FAILED', { cause: thrown }) : new AppError('AUTH_REQUIRED')) : thrown;
+        const err = thrown instanceof LeaseLost ? await unlessGone(em, accountId, new AppError('SYNC_FAILED', { cause: thrown })) : thrown;
         await releaseLease(em, accountId, owner).catch((e: unknown) => {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);

@@ -145,7 +145,8 @@ export function createModelLoop(deps: { app: TestApp; realGmail: GmailFactory; p
     async idle(accountIds, what) {
       const deadline = Date.now() + (deps.idleTimeoutMs ?? 60_000);
       for (;;) {
-        const live = accountIds.filter((id) => !loop.crashedAccounts().has(id));
+        const dead = loop.crashedAccounts();
+        const live = accountIds.filter((id) => !dead.has(id));
         const [row] = !live.length ? [{ n: 0 }] : await sql<{ n: number }>(
           `select count(*)::int as n from pgboss.job where name = ? and singleton_key = any(array[?]::text[])
              and (state = 'active' or (state in ('created', 'retry') and start_after <= now()))`,

@@ -33,14 +33,13 @@ import { createSyncState } from '../../../server/domain/mail/sync-states/index.t
 import { createNotificationIntake, notificationAccounts } from '../../../server/intake/notifications.ts';
 import { QUEUES } from '../../../server/jobs/engine.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
-import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
 import type { GmailFactory } from '../../../server/providers/gmail.ts';
 import type { FaultEndpoint, GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import { createModelLoop } from './accounts-model-loop.ts';
 import { assertAccountMatches, assertNothingLeft, oracleTally } from './accounts-model-oracle.ts';
 import { ModelQueue, TICK_MS } from './model-queue.ts';
-import { checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';
+import { checkpoint, createModelAccount, modelSql, startModelApp, storeModelCredentials, type ModelWorld } from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_ACCOUNTS_RUNS ?? 30);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
@@ -145,12 +144,7 @@ async function signIn(m: ModelAccount): Promise<void> {
     m.id = await createModelAccount(world(), m.email);
     m.highest = null;
   } else {
-    await app.container.credentials.store(em, m.id, {
-      accessToken: `${TOKEN_PREFIX}${m.email}`,
-      refreshToken: 'model-refresh-token',
-      expiresAt: new Date(Date.now() + 24 * 3600_000),
-      scope: `openid email ${MAIL_SCOPE}`,
-    });
+    await storeModelCredentials(world(), m.id, m.email);
     await em.nativeUpdate(Account, { id: m.id }, { needsReconnect: false });
     await createSyncState(em, m.id);
   }

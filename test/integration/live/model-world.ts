@@ -56,16 +56,21 @@ export const modelSql =
   async <T = Record<string, unknown>>(q: string, params: unknown[] = []): Promise<T[]> =>
     (await app.container.orm.em.fork().execute(q, params)) as T[];
 
-export async function createModelAccount(w: ModelWorld, email: string): Promise<string> {
-  const em = w.app.container.orm.em.fork();
-  const account = em.create(Account, { sub: `model-${randomUUID()}`, email });
-  await em.flush();
-  await w.app.container.credentials.store(em, account.id, {
+/** The grant a sign-in stores: an access token the Gmail stand-in maps back to `email`. */
+export async function storeModelCredentials(w: ModelWorld, accountId: string, email: string): Promise<void> {
+  await w.app.container.credentials.store(w.app.container.orm.em.fork(), accountId, {
     accessToken: `${w.tokenPrefix}${email}`,
     refreshToken: 'model-refresh-token',
     expiresAt: new Date(Date.now() + 24 * 3600_000),
     scope: `openid email ${MAIL_SCOPE}`,
   });
+}
+
+export async function createModelAccount(w: ModelWorld, email: string): Promise<string> {
+  const em = w.app.container.orm.em.fork();
+  const account = em.create(Account, { sub: `model-${randomUUID()}`, email });
+  await em.flush();
+  await storeModelCredentials(w, account.id, email);
   // As sign-in does: the account's sync state row exists from the start, its watch registered.
   await em.upsert(SyncState, { account: account.id, watchRenewedAt: new Date(), watchExpiresAt: new Date(Date.now() + 7 * 24 * 3600_000) }, { onConflictFields: ['account'] });
   return account.id;
