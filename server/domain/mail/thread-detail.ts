@@ -51,6 +51,9 @@ const THREAD_BODIES = preparedStatement(
   `select id, body_text, body_html, ${BODY_VERSION} as body_version from mail_messages where id = any(?::uuid[]) and thread_id = ? and account_id = ?`,
 );
 
+/** A stored message's attachments as answers list them (the stored metadata may carry more). */
+export const attachmentList = (stored: AttachmentMeta[] | null) => (stored ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size }));
+
 interface MessageRow {
   id: string; from_name: string; from_address: string; subject: string; snippet: string; sent_at: Date; is_unread: boolean;
   attachments: AttachmentMeta[] | null; kept: boolean; body_version: string | null;
@@ -110,7 +113,7 @@ async function readDetail(deps: ThreadReadDeps, accountId: string, threadId: str
     isUnread: m.is_unread,
     bodyText: bodies[i]?.text ?? '',
     bodyHtml: bodies[i]?.html ?? '',
-    attachments: (m.attachments ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size })),
+    attachments: attachmentList(m.attachments),
     bodyOmitted: !m.kept,
   }));
   const answer: ThreadDetail = { id: thread.id, mailThreadId: thread.provider_thread_id, subject: thread.subject, isUnread: thread.is_unread, messages };

@@ -9,7 +9,7 @@ import type { AttachmentMeta } from '../../../db/entities/index.ts';
 import type { MessageBody, ThreadDetail, ThreadList } from '../../../shared/schemas/mail.ts';
 import { createBodyCache, type BodyCache } from './body-cache.ts';
 import { createOpenGate, type OpenGate } from './open-gate.ts';
-import { threadDetail } from './thread-detail.ts';
+import { attachmentList, threadDetail } from './thread-detail.ts';
 import { AppError } from '../errors.ts';
 import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
 import type { ThreadBodies } from './thread-bodies.service.ts';
@@ -70,7 +70,7 @@ export async function messageBody(em: EntityManager, bodies: ThreadBodies, accou
     [messageId, threadId, accountId],
   );
   if (!m) throw new AppError('NOT_FOUND');
-  const attachments = (m.attachments ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size }));
+  const attachments = attachmentList(m.attachments);
   return { id: m.id, threadId, bodyText: m.body_text ?? '', bodyHtml: m.body_html ?? '', attachments };
 }
 
