@@ -23,7 +23,7 @@
  */
 import { noChanges, type StoreChanges } from './mail-store.ts';
 import type { AppError } from '../errors.ts';
-import { clearListing, knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
+import { knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
 
@@ -85,15 +85,18 @@ export function startCursor(startedAt: string, historyId: string, resync: boolea
 /**
  * One call of a listing. `checkpoint` is the history id the listing began at (the stored
  * checkpoint while it runs); `fresh`: the listing begins in this call (its live cursor is
- * where it starts); `replaces`: a listing was under way (its cursor unreadable, or its history
- * gone): its ids go. 'expired': the history since the listing began is gone; list again.
+ * where it starts). A fresh listing replaces whatever ids an earlier one left: it plans
+ * without them, and they go in its commit, which the lease fences (a sync that lost its lease
+ * meanwhile must not touch the ids of the listing that replaced it). 'expired': the history
+ * since the listing began is gone; list again.
  */
 export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false): Promise<SyncPlan | 'expired'>;
-export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: { replaces: boolean }): Promise<SyncPlan>;
-export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false | { replaces: boolean }): Promise<SyncPlan | 'expired'> {
-  // A listing under way is replaced: its ids go now, before this one plans from them (the lease keeps other syncs out).
-  if (fresh && fresh.replaces) await clearListing(p.em, p.accountId);
+export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: true): Promise<SyncPlan>;
+export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: boolean): Promise<SyncPlan | 'expired'> {
   const changes: StoreChanges = noChanges();
+  if (fresh) changes.listingReplace = true;
+  /** The listing's ids stored by earlier calls are its own (a fresh one has none yet). */
+  const own = !fresh;
   const c: ListingCursor = { ...cursor };
   let budget = p.budget;
   let synced = 0;
@@ -172,7 +175,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
         c.listed = true;
         delete c.pageToken;
       }
-      const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? []);
+      const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? [], own);
       for (const relabel of known.values()) if (relabel) synced++;
       const unknown = ids.filter((id) => !known.has(id));
       await fetch(unknown);
@@ -187,7 +190,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
 
   let done = false;
   if (c.phase === 'gone' && budget > 0) {
-    const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget);
+    const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget, own);
     if (unnamed.length) {
       const got = await fetchMeta(p, unnamed);
       // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
@@ -208,7 +211,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     // The listing is complete. What changed since it began is replayed from its start by the next
     // call: say so when the live cursor saw changes, or when the listing began in this call (nothing
     // read the history since its first page).
-    const changedSince = fresh !== false || BigInt(c.live) > BigInt(checkpoint);
+    const changedSince = fresh || BigInt(c.live) > BigInt(checkpoint);
     return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
   }
   return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };

@@ -4,26 +4,27 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 
-/**
- * Of these listed ids, those the listing will not fetch: stored ones (mapped to whether the
- * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
- * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
- */
-/** Drops the ids of a listing that is being replaced (before the new one plans from the table). */
+/** Drops a listing's ids: it ended, or a new one replaces it (in the commit of the new one's first call). */
 export async function clearListing(em: EntityManager, accountId: string): Promise<void> {
   await em.execute('delete from mail_listing where account_id = ?', [accountId], 'run');
 }
 
-export async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[]): Promise<Map<string, boolean>> {
+/**
+ * Of these listed ids, those the listing will not fetch: stored ones (mapped to whether the
+ * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
+ * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
+ * `own`: the stored ids are this listing's (false in its first call: they are an older one's).
+ */
+export async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[], own: boolean): Promise<Map<string, boolean>> {
   if (!ids.length) return new Map();
   const rows = await em.execute<{ pmid: string; relabel: boolean }[]>(
     `select m.provider_message_id as pmid,
        (m.updated_at < ?::timestamptz and (not m.in_inbox or m.is_unread <> (coalesce(l.unread, false) or m.provider_message_id = any(array[?]::text[])))) as relabel
-     from mail_messages m left join mail_listing l on l.account_id = m.account_id and l.provider_message_id = m.provider_message_id
+     from mail_messages m left join mail_listing l on ?::boolean and l.account_id = m.account_id and l.provider_message_id = m.provider_message_id
      where m.account_id = ? and m.provider_message_id = any(array[?]::text[])
      union all
      select provider_message_id, false from mail_set_aside where account_id = ? and attempts > 1 and provider_message_id = any(array[?]::text[])`,
-    [since, unreadNow, accountId, ids, accountId, ids],
+    [since, unreadNow, own, accountId, ids, accountId, ids],
   );
   return new Map(rows.map((r) => [r.pmid, r.relabel]));
 }
@@ -41,15 +42,18 @@ export async function unknownListed(em: EntityManager, accountId: string, limit:
   return rows.map((r) => r.pmid);
 }
 
-/** Stored inbox messages the listing did not name (`listedNow`: named by this call, not recorded yet) and nothing rewrote since it began. */
-export async function unnamedInbox(em: EntityManager, accountId: string, since: string, listedNow: string[], limit: number): Promise<string[]> {
+/**
+ * Stored inbox messages the listing did not name (`listedNow`: named by this call, not
+ * recorded yet; `own` as for knownListed) and nothing rewrote since it began.
+ */
+export async function unnamedInbox(em: EntityManager, accountId: string, since: string, listedNow: string[], limit: number, own: boolean): Promise<string[]> {
   const rows = await em.execute<{ pmid: string }[]>(
     `select m.provider_message_id as pmid from mail_messages m
       where m.account_id = ? and m.in_inbox and m.updated_at < ?::timestamptz and m.provider_message_id <> all(array[?]::text[])
-        and not exists (select 1 from mail_listing l where l.account_id = m.account_id and l.provider_message_id = m.provider_message_id and l.inbox)
+        and not (?::boolean and exists (select 1 from mail_listing l where l.account_id = m.account_id and l.provider_message_id = m.provider_message_id and l.inbox))
         and not exists (select 1 from mail_set_aside s where s.account_id = m.account_id and s.provider_message_id = m.provider_message_id and s.attempts > 1)
       order by m.provider_message_id limit ?`,
-    [accountId, since, listedNow, limit],
+    [accountId, since, listedNow, own, limit],
   );
   return rows.map((r) => r.pmid);
 }

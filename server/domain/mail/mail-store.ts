@@ -38,6 +38,8 @@ export interface StoreChanges {
   listingDrop?: string[];
   /** The listing ended: its ids go. */
   listingDone?: boolean;
+  /** A new listing begins: an earlier one's ids go before this call's are recorded. */
+  listingReplace?: boolean;
 }
 
 export const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
@@ -155,6 +157,7 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
  * named them (their other labels kept). Returns the threads of relabelled messages.
  */
 async function recordListing(em: EntityManager, accountId: string, c: StoreChanges): Promise<string[]> {
+  if (c.listingReplace) await clearListing(em, accountId);
   if (c.listedUnread?.length) {
     await em.execute(
       `insert into mail_listing (account_id, provider_message_id, unread) select ?::uuid, unnest(array[?]::text[]), true

@@ -97,7 +97,7 @@ export function createSyncService(deps: {
     // meanwhile is read from there), and the provider's inbox count is its progress's total. An
     // account that had a checkpoint has a stored copy: the listing is a resync (unread ids first).
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
-    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), { replaces: lease.fullSyncActive });
+    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
     return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress, inboxEstimate } };
   }

@@ -59,8 +59,9 @@ describe('cost of one sync', () => {
     assert.equal(second.provider, 51, 'later listing calls need no profile call');
     t.diagnostic(`next 50-message call: ${second.provider} provider requests, ${second.statements.length} database statements`);
     t.diagnostic(second.statements.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' | '));
-    // Statements do not grow with the number of messages: one per kind of write.
-    assert.ok(first.statements.length <= 8, `${first.statements.length} statements`);
+    // Statements do not grow with the number of messages: one per kind of write (a listing's
+    // first call also clears, in its commit, whatever ids an earlier listing left).
+    assert.ok(first.statements.length <= 9, `${first.statements.length} statements`);
     // A later listing call also marks the ids it fetched in the listing (one statement more at most).
     assert.ok(second.statements.length <= first.statements.length + 1, `${second.statements.length} statements`);
 

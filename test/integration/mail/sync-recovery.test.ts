@@ -1,5 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
+import { createGmailFactory, type GmailFactory } from '../../../server/providers/gmail.ts';
 import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
 
 async function snapshot(mail: MailApp) {
@@ -100,5 +102,50 @@ describe('sync recovery', () => {
     const r = await mail.syncOk();
     assert.equal(r.messagesSynced, 2);
     assert.equal((await mail.stored()).size, 32);
+  });
+
+  it('a sync that lost its lease while it began a listing leaves the listing that replaced it whole', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 6, { sentReplies: false });
+    await mail.drain();
+    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
+    // The history goes with mail the store does not know: a listing begins, its unknown ids kept to fetch later.
+    for (let i = 0; i < 6; i++) mail.gmail.addMessage(ALICE, { subject: `unseen ${i}` });
+    mail.gmail.expireHistory(ALICE);
+    const real = createGmailFactory({ rootUrl: mail.gmail.url });
+    /** Runs once, right after the next history read answers (before its sync plans on). */
+    let afterHistory: (() => Promise<void>) | null = null;
+    const gmail: GmailFactory = (auth, key) => {
+      const api = real(auth, key);
+      return Object.assign(Object.create(api) as typeof api, {
+        async listHistory(id: string) {
+          const answer = await api.listHistory(id);
+          const hook = afterHistory;
+          afterHistory = null;
+          await hook?.();
+          return answer;
+        },
+      });
+    };
+    const { orm, credentials, log } = mail.app.container;
+    const syncs = createSyncService({ orm, gmail, credentials, log });
+    const small = { maxMessages: 2 };
+    assert.equal((await syncs.syncAccount(accountId, small)).hasMore, true);
+    const pending = async () => (await mail.sql<{ n: number }>('select count(*)::int as n from mail_listing where pending'))[0]!.n;
+    assert.equal(await pending(), 4, 'the listing keeps the ids it did not fetch yet');
+
+    // Its history goes too. A sync reads that, and loses its lease to another one, which begins a new listing and commits it.
+    mail.gmail.addMessage(ALICE, { subject: 'after the listing began' });
+    mail.gmail.expireHistory(ALICE);
+    afterHistory = async () => {
+      await mail.sql("update sync_states set lease_until = now() - interval '1 second'");
+      await syncs.syncAccount(accountId, small);
+    };
+    await assert.rejects(syncs.syncAccount(accountId, small), (err: Error & { code?: string }) => err.code === 'SYNC_FAILED', 'the sync that lost its lease commits nothing');
+    assert.equal(await pending(), 3, "the new listing's ids stand: the sync that lost its lease began a listing too, and cleared none");
+
+    await mail.drain();
+    const inbox = mail.gmail.inbox(ALICE).map((m) => m.id).sort();
+    assert.deepEqual([...(await mail.stored()).keys()].sort(), inbox, 'every inbox message stored, none twice');
   });
 });
