@@ -46,7 +46,7 @@ USER node
 EXPOSE 3000 5173
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "--import", "tsx", "demo/main.ts"]
+CMD ["node", "--import", "./server/require-node.mjs", "demo/main.ts"]
 
 # The service. node is PID 1 and gets SIGTERM/SIGINT itself (no npm, no shell in between:
 # the service's own handlers finish the requests in flight and close the database). No init

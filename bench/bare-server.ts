@@ -4,7 +4,7 @@
  * a pool of the ORM's size and connection settings) and answers the same JSON body. No
  * session, rate limit, validation or middleware: what serving that query costs at the least.
  *
- *   PORT=… DATABASE_URL=… node --import tsx bench/bare-server.ts
+ *   PORT=… DATABASE_URL=… node bench/bare-server.ts
  *   GET /api/mail/threads?account=<uuid>&limit=50&offset=0
  */
 import { createServer } from 'node:http';

@@ -1,7 +1,7 @@
 /**
  * Before/after table of two benchmark results:
  *
- *   npx tsx bench/compare.ts bench/results/<before>.json bench/results/<after>.json [--out <file.md>]
+ *   node bench/compare.ts bench/results/<before>.json bench/results/<after>.json [--out <file.md>]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import type { LoadResult } from './scenarios.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { out: { type: 'string' } } });
 if (positionals.length !== 2) {
-  process.stderr.write('usage: tsx bench/compare.ts <before.json> <after.json> [--out file.md]\n');
+  process.stderr.write('usage: node bench/compare.ts <before.json> <after.json> [--out file.md]\n');
   process.exit(2);
 }
 const [beforeFile, afterFile] = positionals as [string, string];

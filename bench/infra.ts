@@ -1,7 +1,7 @@
 /**
  * The benchmark's moving parts: its own embedded PostgreSQL (with pg_stat_statements, to
- * count the statements the server sends), server processes spawned with `node --import tsx`
- * (the service's own entry point, and the bare Koa floor), their resident memory, and the
+ * count the statements the server sends), server processes spawned with `node` (its own type
+ * stripping; the service's own entry point, and the bare Koa floor), their resident memory, and the
  * real sign-in through the identity stand-in.
  */
 import { spawnSync } from 'node:child_process';

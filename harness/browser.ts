@@ -1,7 +1,12 @@
 /** A tiny cookie-keeping HTTP client that behaves like a browser towards one server. */
 export class Browser {
   readonly cookies = new Map<string, string>();
-  constructor(readonly baseUrl: string, readonly origin?: string) {}
+  readonly baseUrl: string;
+  readonly origin?: string;
+  constructor(baseUrl: string, origin?: string) {
+    this.baseUrl = baseUrl;
+    this.origin = origin;
+  }
 
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

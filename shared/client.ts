@@ -17,15 +17,17 @@ export type { AppRouter };
 export type ClientErrorCode = ErrorCode | 'NETWORK_ERROR';
 
 export class ApiError extends Error {
-  constructor(
-    readonly code: ClientErrorCode,
-    message: string,
-    readonly requestId: string,
-    readonly httpStatus: number,
-    readonly issues: ValidationIssue[] = [],
-  ) {
+  readonly code: ClientErrorCode;
+  readonly requestId: string;
+  readonly httpStatus: number;
+  readonly issues: ValidationIssue[];
+  constructor(code: ClientErrorCode, message: string, requestId: string, httpStatus: number, issues: ValidationIssue[] = []) {
     super(message);
     this.name = 'ApiError';
+    this.code = code;
+    this.requestId = requestId;
+    this.httpStatus = httpStatus;
+    this.issues = issues;
   }
 }
 

@@ -7,7 +7,7 @@
  * touched threads' aggregates recomputed, the checkpoint moved. No lease, credentials, job
  * engine, ORM, validation or live event.
  *
- *   PORT=… DATABASE_URL=… GMAIL_API_URL=… node --import tsx bench/floor/sync-floor.server.ts
+ *   PORT=… DATABASE_URL=… GMAIL_API_URL=… node bench/floor/sync-floor.server.ts
  *   POST /sync  {"accounts":[{"accountId":"…","token":"…"}],"concurrency":1}  -> {"syncs":n,"stored":n,"providerBytes":n}
  */
 import { createServer } from 'node:http';

@@ -1,6 +1,5 @@
 /**
- * The bench's processes: the server (spawned as `npm start` runs it) and the bare handler
- * (under tsx), waited for, and what /proc tells of them and of PostgreSQL's backends (CPU
+ * The bench's processes: the server (spawned as `npm start` runs it) and the bare handler, waited for, and what /proc tells of them and of PostgreSQL's backends (CPU
  * time, resident memory).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -47,11 +46,11 @@ export function startScript(cwd: string): { env: Record<string, string>; command
 /**
  * How `script` in `cwd` is started: the service as its checkout's `npm start` runs it (Node's own
  * type stripping with the start script's node options, e.g. the heap settings, and its
- * environment such as `MALLOC_ARENA_MAX=2`, values in `env` winning; under tsx where that
- * script says so); other scripts under tsx.
+ * environment such as `MALLOC_ARENA_MAX=2`, values in `env` winning; under tsx where an
+ * older checkout's script says so); the bench's own scripts by Node's type stripping too.
  */
 function launch(script: string, cwd: string, env: Record<string, string>): { args: string[]; env: Record<string, string> } {
-  if (script !== 'server/main.ts') return { args: ['--import', 'tsx'], env };
+  if (script !== 'server/main.ts') return { args: [], env };
   const start = startScript(cwd);
   if (start.command.some((w) => w.includes('tsx'))) return { args: ['--import', 'tsx'], env };
   const words = start.command;

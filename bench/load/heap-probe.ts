@@ -1,5 +1,5 @@
 /**
- * Preloaded into the service by bench/load/mixed.ts (`node --expose-gc --import tsx
+ * Preloaded into the service by bench/load/mixed.ts (`node --expose-gc
  * --import ./bench/load/heap-probe.ts server/main.ts`): every 10 s a full garbage
  * collection, then one line `heap-probe {...}` with what the heap still holds. The heap
  * retained after a full GC is the measure of a leak; RSS also moves with how far V8 has

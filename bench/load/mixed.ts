@@ -1,7 +1,7 @@
 /**
  * Mixed-workload load run with a PostgreSQL restart in the middle (does the service recover?).
  *
- *   npx tsx bench/load/mixed.ts --duration 300 --rate 200
+ *   node bench/load/mixed.ts --duration 300 --rate 200
  *     [--restart-at <s>=duration/2] [--restart-down <s>=5] [--accounts 20] [--clients <n>=rate]
  *     [--ai-latency-ms 150] [--mail-every-ms 250] [--out bench/results] [--fast]
  *

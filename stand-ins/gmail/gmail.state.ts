@@ -48,7 +48,10 @@ export class GmailState {
     return true;
   }
 
-  constructor(private readonly opts: GmailStandInOptions) {
+  private readonly opts: GmailStandInOptions;
+
+  constructor(opts: GmailStandInOptions) {
+    this.opts = opts;
     this.store = new MailStore(opts.seed ?? 1, (mb, entry) => this.notify(mb, entry));
     this.latencyMs = opts.latencyMs ?? 0;
     this.resetCounters();

@@ -6,13 +6,14 @@ import type { ServerResponse } from 'node:http';
 import type { Json } from './mailbox.types.ts';
 
 export class HttpError extends Error {
-  constructor(
-    readonly code: number,
-    message?: string,
-    readonly reason?: string,
-    readonly extra: Json = {},
-  ) {
+  readonly code: number;
+  readonly reason?: string;
+  readonly extra: Json;
+  constructor(code: number, message?: string, reason?: string, extra: Json = {}) {
     super(message);
+    this.code = code;
+    this.reason = reason;
+    this.extra = extra;
   }
 }
 

@@ -25,11 +25,12 @@ export class Mailbox {
   /** history.list with startHistoryId below this answers 404. */
   historyFloor: number;
 
-  constructor(
-    readonly email: string,
-    initialHistoryId: number,
-    private readonly store: MailStore,
-  ) {
+  readonly email: string;
+  private readonly store: MailStore;
+
+  constructor(email: string, initialHistoryId: number, store: MailStore) {
+    this.email = email;
+    this.store = store;
     this.historyId = initialHistoryId;
     this.historyFloor = initialHistoryId;
   }
@@ -206,10 +207,12 @@ export class MailStore {
   private lastInternalDate = 0;
   readonly random: () => number;
 
-  constructor(
-    readonly seed: number,
-    readonly notify: (mb: Mailbox, entry: HistoryEntry) => void,
-  ) {
+  readonly seed: number;
+  readonly notify: (mb: Mailbox, entry: HistoryEntry) => void;
+
+  constructor(seed: number, notify: (mb: Mailbox, entry: HistoryEntry) => void) {
+    this.seed = seed;
+    this.notify = notify;
     this.random = prng(seed);
   }
 

@@ -64,12 +64,14 @@ export class IdentityState {
   /** Set once the server listens; the id_token issuer and the discovery document's base. */
   baseUrl = '';
 
-  constructor(
-    readonly clientId: string,
-    readonly clientSecret: string,
-    readonly now: () => number,
-    users: StandInUser[] | undefined,
-  ) {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly now: () => number;
+
+  constructor(clientId: string, clientSecret: string, now: () => number, users: StandInUser[] | undefined) {
+    this.clientId = clientId;
+    this.clientSecret = clientSecret;
+    this.now = now;
     for (const u of users ?? []) this.knownUsers.set(u.sub, copyUser(u));
     this.currentUser = copyUser(users?.[0] ?? DEFAULT_STAND_IN_USER);
     this.knownUsers.set(this.currentUser.sub, this.currentUser);

@@ -8,12 +8,14 @@ import type { PendingFault } from './grant.store.ts';
 const MAX_BODY_BYTES = 64 * 1024;
 
 export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Record<string, unknown>,
-    readonly headers: Record<string, string> = {},
-  ) {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+  constructor(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
     super(String(body['error'] ?? status));
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
   }
 }
 

@@ -24,12 +24,16 @@ export class OpenAIState {
   readonly holds = new HoldGate();
   readonly activeRequests = new Set<AbortController>();
 
-  constructor(
-    readonly apiKey: string,
-    readonly models: string[],
-    readonly enforceStrict: boolean,
-    readonly initialLatency: number,
-  ) {
+  readonly apiKey: string;
+  readonly models: string[];
+  readonly enforceStrict: boolean;
+  readonly initialLatency: number;
+
+  constructor(apiKey: string, models: string[], enforceStrict: boolean, initialLatency: number) {
+    this.apiKey = apiKey;
+    this.models = models;
+    this.enforceStrict = enforceStrict;
+    this.initialLatency = initialLatency;
     this.latencyMs = initialLatency;
   }
 

@@ -111,11 +111,11 @@ export class Broker {
   messageCounter = 0;
   closed = false;
 
-  constructor(
-    methods: PubSubMethod[],
-    /** How long a Pull with return_immediately=false waits for a message (0: not at all). */
-    readonly pullWaitMs: number,
-  ) {
+  /** How long a Pull with return_immediately=false waits for a message (0: not at all). */
+  readonly pullWaitMs: number;
+
+  constructor(methods: PubSubMethod[], pullWaitMs: number) {
+    this.pullWaitMs = pullWaitMs;
     this.calls = Object.fromEntries(methods.map((m) => [m, 0])) as Record<PubSubMethod, number>;
   }
 }

@@ -34,7 +34,7 @@ export async function runSmoke(t: TestContext, group: keyof typeof SMOKE_GROUPS)
     await db.drop();
     await rm(out, { recursive: true, force: true });
   });
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--only', SMOKE_GROUPS[group].join(','), '--out', out, '--database-url', db.url], {
+  const child = spawn(process.execPath, ['bench/run.ts', '--smoke', '--only', SMOKE_GROUPS[group].join(','), '--out', out, '--database-url', db.url], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -23,7 +23,10 @@ const marked = (inner: fc.Arbitrary<string>) => fc.tuple(markerArb, inner, marke
 
 /** A piece of JSON text inserted verbatim by `toJson` (deep nesting, duplicate keys, escapes). */
 export class RawJson {
-  constructor(readonly text: string) {}
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
 }
 
 /** JSON.stringify that keeps own `__proto__` keys (from JSON.parse) and splices RawJson in. */

@@ -99,7 +99,7 @@ describe('OpenAPI conformance checker', () => {
     // A nested run of a file whose recorder saw off-document answers (its tally goes to a run of its own).
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
     const fixture = path.join(import.meta.dirname, 'fixtures/off-document.fixture.ts');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', fixture], { encoding: 'utf8', env: { ...env, MIA_TEST_RUN: 'off-document-fixture' } });
+    const run = spawnSync(process.execPath, ['--test', '--test-reporter=spec', fixture], { encoding: 'utf8', env: { ...env, MIA_TEST_RUN: 'off-document-fixture' } });
     assert.equal(run.status, 1, run.stdout + run.stderr);
     assert.match(run.stdout, /✔ fabricated/);
     assert.match(run.stdout, /answers off the OpenAPI document\s+in "fabricated": 2 answer\(s\) do not match \/openapi\.json:/);

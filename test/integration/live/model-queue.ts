@@ -44,7 +44,11 @@ export class ModelQueue implements NotificationQueue {
   /** Called for every delivery handed out by pull. */
   onDeliver?: (m: QueuedMessage, ackId: string) => void;
 
-  constructor(readonly reportDeliveryAttempt: boolean) {}
+  readonly reportDeliveryAttempt: boolean;
+
+  constructor(reportDeliveryAttempt: boolean) {
+    this.reportDeliveryAttempt = reportDeliveryAttempt;
+  }
 
   publish(data: Buffer | string | object, step: number, delayTicks = 0): QueuedMessage {
     const buf = Buffer.isBuffer(data) ? data : Buffer.from(typeof data === 'string' ? data : JSON.stringify(data));

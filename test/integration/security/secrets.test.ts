@@ -46,8 +46,10 @@ interface Seen {
 
 /** A browser that keeps every response it received. */
 class RecordingBrowser extends Browser {
-  constructor(baseUrl: string, private readonly seen: Seen[]) {
+  private readonly seen: Seen[];
+  constructor(baseUrl: string, seen: Seen[]) {
     super(baseUrl, WEB_ORIGIN);
+    this.seen = seen;
   }
   override async fetch(pathOrUrl: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
     const res = await super.fetch(pathOrUrl, init);
