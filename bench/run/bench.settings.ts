@@ -97,6 +97,8 @@ export const settings = {
   corpusTokenStep: smoke ? 1000 : 1,
   corpusInboxStep: smoke ? 100 : 3,
   corpusIdleSeconds: smoke ? 1 : 10,
+  /** The generated hostile mail's sizes (1: each at the size that hurt). */
+  hostileScale: smoke ? 0.1 : 1,
   /** Item 11: rounds of each target (route, job, floor), syncs of one new message per round, and route syncs under the CPU profile. */
   syncCpuRounds: smoke ? 1 : 5,
   syncCpuSyncs: smoke ? 3 : 40,

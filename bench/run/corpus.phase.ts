@@ -5,7 +5,7 @@ import { settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
 
 export async function measureCorpus(world: BenchWorld, report: BenchReport): Promise<void> {
-  const hostile = hostileMail();
+  const hostile = hostileMail(settings.hostileScale);
   const tokenFiles = corpusFiles(settings.corpusTokenStep);
   step(`corpus: prompt tokens of ${tokenFiles.length} corpus and ${hostile.length} hostile messages (o200k_base)`);
   const tokens = await promptTokens(tokenFiles, hostile);

@@ -68,21 +68,26 @@ export async function promptTokens(files: string[], hostile: Buffer[]): Promise<
   return { corpus: distribution(corpus), hostile: distribution(bad) };
 }
 
-/** Generated hostile mail: the review's cases, each at the size that hurt. */
-export function hostileMail(): Buffer[] {
+/**
+ * Generated hostile mail: the review's cases, each at the size that hurt (`scale` 1). The
+ * smoke runs them at a tenth: the same shapes, end to end, without waiting out the body
+ * worker's 10 s timeout on the 2 MB `<div>` ladder (three times a run).
+ */
+export function hostileMail(scale = 1): Buffer[] {
+  const n = (count: number) => Math.max(1, Math.round(count * scale));
   const head = (extra: string) => `From: Sender <s@bench.example>\r\nTo: owner@bench.example\r\nDate: Tue, 24 Nov 2026 10:00:00 +0000\r\nMessage-ID: <${Math.random()}@bench>\r\n${extra}`;
   const html = (body: string) => `${head('Subject: html\r\nContent-Type: text/html; charset=utf-8\r\n')}\r\n${body}`;
   const mails = [
     `${head('Subject: =?utf-8?B?AA==?=nul in the subject\r\n')}\r\nbody with a nul \u0000 here`,
-    `From: ${' '.repeat(32_768)}x\r\nSubject: spaces in From\r\n\r\nbody`,
-    `From: ${'a@'.repeat(16_384)}a\r\nSubject: at-signs in From\r\n\r\nbody`,
-    `${head(`Subject: ${'=?utf-8?q?a?= '.repeat(3_000)}\r\n`)}\r\nbody`,
-    html(`${'<div>'.repeat(400_000)}deep`),
-    html(`<table>${'<tr><td class="x"><a href="https://t.example/a?b=c">link</a> <img src="https://t.example/p.gif"> words &amp; more</td></tr>\n'.repeat(12_000)}</table>`),
-    `${head('Subject: big text\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'lorem ipsum dolor sit amet '.repeat(150_000)}`,
-    `${head('Subject: many parts\r\nContent-Type: multipart/mixed; boundary=b\r\n')}\r\n${Array.from({ length: 300 }, (_, i) => `--b\r\nContent-Type: application/octet-stream; name="f${i}\u0000.bin"\r\nContent-Disposition: attachment\r\n\r\nx\r\n`).join('')}--b--\r\n`,
+    `From: ${' '.repeat(n(32_768))}x\r\nSubject: spaces in From\r\n\r\nbody`,
+    `From: ${'a@'.repeat(n(16_384))}a\r\nSubject: at-signs in From\r\n\r\nbody`,
+    `${head(`Subject: ${'=?utf-8?q?a?= '.repeat(n(3_000))}\r\n`)}\r\nbody`,
+    html(`${'<div>'.repeat(n(400_000))}deep`),
+    html(`<table>${'<tr><td class="x"><a href="https://t.example/a?b=c">link</a> <img src="https://t.example/p.gif"> words &amp; more</td></tr>\n'.repeat(n(12_000))}</table>`),
+    `${head('Subject: big text\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'lorem ipsum dolor sit amet '.repeat(n(150_000))}`,
+    `${head('Subject: many parts\r\nContent-Type: multipart/mixed; boundary=b\r\n')}\r\n${Array.from({ length: n(300) }, (_, i) => `--b\r\nContent-Type: application/octet-stream; name="f${i}\u0000.bin"\r\nContent-Disposition: attachment\r\n\r\nx\r\n`).join('')}--b--\r\n`,
     `${head('Subject: unknown charset\r\nContent-Type: text/plain; charset=x-unknown-42\r\n')}\r\n\xe9\xe8\xff\xfe`,
-    `${head('Subject: CJK\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'您好，关于下周的会议安排，请确认您是否可以参加。'.repeat(20_000)}`,
+    `${head('Subject: CJK\r\nContent-Type: text/plain; charset=utf-8\r\n')}\r\n${'您好，关于下周的会议安排，请确认您是否可以参加。'.repeat(n(20_000))}`,
   ];
   return mails.map((m) => Buffer.from(m, 'utf8'));
 }
