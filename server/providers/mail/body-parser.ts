@@ -3,7 +3,7 @@
  * markup and more for deep nesting (a 250 KB `<div>` ladder: 0.4 s), and decoding and parsing
  * a provider answer of megabytes (a thread's bodies come base64 encoded in one JSON answer)
  * over 100 ms, so small ones are parsed on the event loop and larger ones on a worker thread
- * (a piscina pool, started on first need, its thread leaving after a minute idle): no request
+ * (a piscina pool, started on first need, its thread leaving after `idleMs` idle): no request
  * or job holds the event loop long for one message, whatever its size or shape. A parse
  * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
  * messages: their plain text leaves and attachment lists, the small messages whole.
@@ -29,6 +29,8 @@ export interface BodyParser {
   parseThread(body: AsyncIterable<Uint8Array>): Promise<ThreadAnswer>;
   /** Parses run on a worker thread so far (for tests and measurements). */
   readonly offloaded: number;
+  /** Worker threads alive now (for tests and measurements). */
+  readonly workers: number;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,12 @@ export interface BodyParserOptions {
   maxQueue?: number;
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
+  /**
+   * A worker leaves after this long without a task (default 5 s): it keeps the heap its last
+   * parse grew (about 170 MiB after a 26 MB answer) for as long as it lives, and big parses are
+   * rare (an opened thread's bodies are stored).
+   */
+  idleMs?: number;
 }
 
 /** Seconds a client is told to wait when every worker is busy and the queue full. */
@@ -68,7 +76,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       minThreads: 0,
       maxThreads: opts.maxThreads ?? Math.max(1, availableParallelism() - 1),
       resourceLimits: { maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256 },
-      idleTimeout: 60_000,
+      idleTimeout: opts.idleMs ?? 5_000,
     });
     // A worker that dies with no task of ours on it (out of heap while starting, say) is reported here; unheard, it would end the process.
     pool.on('error', () => {});
@@ -101,6 +109,9 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   return {
     get offloaded() {
       return offloaded;
+    },
+    get workers() {
+      return pool?.threads.length ?? 0;
     },
     async parseThread(body) {
       const answer = await readAnswer(body, maxAnswerBytes);

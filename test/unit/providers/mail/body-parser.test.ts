@@ -62,4 +62,21 @@ describe('body worker pool', () => {
     await assert.rejects(tight.parseThread(chunks(huge)), UnusableAnswerError);
     assert.ok(Array.isArray(await tight.parseThread(chunks(answerOf('small', html)))), 'the pool goes on after a worker ran out of heap');
   });
+
+  it('a worker leaves once idle for its idle time, and the next big parse starts another', async (t) => {
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, idleMs: 100 });
+    t.after(() => parser.close());
+    const html = `<p>${'row '.repeat(1_000)}</p>`;
+    const leaves = async () => {
+      for (const deadline = Date.now() + 10_000; parser.workers > 0; await new Promise((r) => setTimeout(r, 20))) {
+        assert.ok(Date.now() < deadline, 'the idle worker left');
+      }
+    };
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('a', html)))));
+    assert.equal(parser.offloaded, 1);
+    await leaves();
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('b', html)))), 'a new worker parses the next one');
+    assert.equal(parser.offloaded, 2);
+    await leaves();
+  });
 });
