@@ -4,10 +4,14 @@
  * inbox and opens one of their threads in a loop. Windows of the normal user alone (idle) and
  * with the heavy clients, interleaved: the server's event-loop delay (p99 and max, prom-client's
  * monitorEventLoopDelay read and reset through GET /metrics), its resident memory (peak), the
- * normal user's latency (p50, p99) and what the heavy opens answered.
+ * normal user's latency (p50, p99) and what the heavy opens answered. The heavy clients run in
+ * a process of their own (bench/load/heavy-clients.ts), so that the normal user's client does
+ * not wait behind their answers on the bench's own event loop.
  */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
-import { sampleRss, type NodeProcess, type SignedIn } from '../infra.ts';
+import { ROOT, sampleRss, type NodeProcess, type SignedIn } from '../infra.ts';
 
 export interface HeavyWindow {
   kind: 'idle' | 'heavy';
@@ -99,10 +103,17 @@ export async function heavyWindow(opts: {
       normal.push(await timed(opts.normal.account, `/api/mail/threads/${id}`, '10.31.0.1', 30_000));
     }
   };
-  const heavyLoop = async (client: number) => {
-    while (performance.now() < end) heavy.push(await timed(opts.heavy.account, `/api/mail/threads/${opts.heavy.threadId}`, `10.31.1.${client}`, 120_000));
+  const heavyClients = async () => {
+    const { account, threadId, clients } = opts.heavy;
+    const job = { url: account.browser.baseUrl, cookie: account.browser.cookieHeader(), path: `/api/mail/threads/${threadId}`, clients, until: Date.now() + (end - performance.now()), timeoutMs: 120_000 };
+    const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/heavy-clients.ts')], { env: { ...process.env, HEAVY: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`the heavy clients exited with ${code}`);
+    heavy.push(...(JSON.parse(out) as typeof heavy));
   };
-  await Promise.all([normalLoop(), ...(opts.kind === 'heavy' ? Array.from({ length: opts.heavy.clients }, (_, c) => heavyLoop(c)) : [])]);
+  await Promise.all([normalLoop(), ...(opts.kind === 'heavy' ? [heavyClients()] : [])]);
   const seconds = Math.round((performance.now() - t0) / 100) / 10;
   await new Promise((r) => setTimeout(r, 30)); // the monitor's next timer records the last turn
   const loop = await opts.readLag();

@@ -1,0 +1,37 @@
+/**
+ * The heavy-thread row's heavy clients, in a process of their own (heavy-thread.scenario.ts):
+ * ten clients receiving ~2 MB answers in a closed loop would otherwise share the bench's event
+ * loop with the normal user whose latency the row measures, and what it measured would be the
+ * bench client's own delay as much as the server's.
+ *
+ *   HEAVY='{"url":…,"cookie":…,"path":…,"clients":10,"until":<epoch ms>,"timeoutMs":120000}' node bench/load/heavy-clients.ts
+ *
+ * Prints one JSON array of { ms, status, bytes } (status 0: failed or timed out) when done.
+ */
+interface Job {
+  url: string;
+  cookie: string;
+  path: string;
+  clients: number;
+  until: number;
+  timeoutMs: number;
+}
+
+const job = JSON.parse(process.env.HEAVY ?? '{}') as Job;
+const results: { ms: number; status: number; bytes: number }[] = [];
+
+async function client(n: number): Promise<void> {
+  while (Date.now() < job.until) {
+    const t0 = performance.now();
+    try {
+      const res = await fetch(`${job.url}${job.path}`, { headers: { Cookie: job.cookie, 'X-Forwarded-For': `10.31.1.${n}` }, signal: AbortSignal.timeout(job.timeoutMs) });
+      const bytes = (await res.arrayBuffer()).byteLength;
+      results.push({ ms: performance.now() - t0, status: res.status, bytes });
+    } catch {
+      results.push({ ms: performance.now() - t0, status: 0, bytes: 0 });
+    }
+  }
+}
+
+await Promise.all(Array.from({ length: job.clients }, (_, n) => client(n)));
+process.stdout.write(JSON.stringify(results));
