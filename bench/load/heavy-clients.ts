@@ -8,6 +8,8 @@
  *
  * Prints one JSON array of { ms, status, bytes } (status 0: failed or timed out) when done.
  */
+import { timed, type Send } from '../scenarios/heavy-thread.scenario.ts';
+
 interface Job {
   url: string;
   cookie: string;
@@ -20,17 +22,14 @@ interface Job {
 const job = JSON.parse(process.env.HEAVY ?? '{}') as Job;
 const results: { ms: number; status: number; bytes: number }[] = [];
 
+const send: Send = (path, init) => {
+  const headers = new Headers(init.headers);
+  headers.set('Cookie', job.cookie);
+  return fetch(`${job.url}${path}`, { ...init, headers });
+};
+
 async function client(n: number): Promise<void> {
-  while (Date.now() < job.until) {
-    const t0 = performance.now();
-    try {
-      const res = await fetch(`${job.url}${job.path}`, { headers: { Cookie: job.cookie, 'X-Forwarded-For': `10.31.1.${n}` }, signal: AbortSignal.timeout(job.timeoutMs) });
-      const bytes = (await res.arrayBuffer()).byteLength;
-      results.push({ ms: performance.now() - t0, status: res.status, bytes });
-    } catch {
-      results.push({ ms: performance.now() - t0, status: 0, bytes: 0 });
-    }
-  }
+  while (Date.now() < job.until) results.push(await timed(send, job.path, `10.31.1.${n}`, job.timeoutMs));
 }
 
 await Promise.all(Array.from({ length: job.clients }, (_, n) => client(n)));

@@ -71,10 +71,14 @@ const quantile = (xs: number[], q: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! : null;
 };
 
-async function timed(account: SignedIn, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number }> {
+/** How a client sends a request to the server: the path, and the headers and signal to send with it. */
+export type Send = (path: string, init: RequestInit) => Promise<Response>;
+
+/** One request, read to its end and timed (status 0: it failed or timed out). The heavy clients' process uses it too. */
+export async function timed(send: Send, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number }> {
   const t0 = performance.now();
   try {
-    const res = await account.browser.fetch(path, { headers: { 'X-Forwarded-For': ip }, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await send(path, { headers: { 'X-Forwarded-For': ip }, signal: AbortSignal.timeout(timeoutMs) });
     const bytes = (await res.arrayBuffer()).byteLength;
     return { ms: performance.now() - t0, status: res.status, bytes };
   } catch {
@@ -96,11 +100,12 @@ export async function heavyWindow(opts: {
   const end = t0 + opts.seconds * 1000;
   const normal: { ms: number; status: number }[] = [];
   const heavy: { ms: number; status: number; bytes: number }[] = [];
+  const send: Send = (path, init) => opts.normal.account.browser.fetch(path, init);
   const normalLoop = async () => {
     for (let i = 0; performance.now() < end; i++) {
-      normal.push(await timed(opts.normal.account, '/api/mail/threads?limit=50', '10.31.0.1', 30_000));
+      normal.push(await timed(send, '/api/mail/threads?limit=50', '10.31.0.1', 30_000));
       const id = opts.normal.threadIds[i % opts.normal.threadIds.length]!;
-      normal.push(await timed(opts.normal.account, `/api/mail/threads/${id}`, '10.31.0.1', 30_000));
+      normal.push(await timed(send, `/api/mail/threads/${id}`, '10.31.0.1', 30_000));
     }
   };
   const heavyClients = async () => {
