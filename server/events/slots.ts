@@ -89,6 +89,8 @@ export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; ref
       beat = undefined;
       held.clear();
       await beating;
+      // A statement freeing places may be on its way: it ends before the pool closes.
+      await inflight;
       await releaseInstance(orm.em.fork(), instance).catch(failed);
     },
   };

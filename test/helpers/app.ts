@@ -74,6 +74,9 @@ export interface TestAppOptions {
   conformance?: false;
 }
 
+/** Apps started on another app's database (a second instance): stopped before that database is dropped. */
+const riders = new Map<string, Set<() => Promise<void>>>();
+
 export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): Promise<TestApp> {
   const db = opts.databaseUrl ? undefined : await createTestDatabase();
   const databaseUrl = opts.databaseUrl ?? db!.url;
@@ -114,9 +117,15 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   const close = async () => {
     if (closed) return;
     closed = true;
+    if (db) {
+      // The instances sharing this database stop first (their stop still writes to it), whatever the order of the hooks.
+      for (const stopRider of riders.get(databaseUrl) ?? []) await stopRider();
+      riders.delete(databaseUrl);
+    } else riders.get(databaseUrl)?.delete(close);
     await service.stop();
     await db?.drop();
   };
+  if (!db) riders.set(databaseUrl, (riders.get(databaseUrl) ?? new Set()).add(close));
   t.after(close);
   return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), answers: recorder, stop: service.stop, close };
 }
