@@ -48,6 +48,12 @@ export interface BodyParserOptions {
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
   /**
+   * A worker's young generation (default 16 MB). Left to V8, it grew to 128 MB while a 25 MB
+   * answer was parsed (garbage of each message collected late): 215 MiB of RSS for the parse
+   * against 83 with 16 MB, in the same time.
+   */
+  maxYoungGenerationSizeMb?: number;
+  /**
    * A worker leaves after this long without a task (default 5 s): it keeps the heap its last
    * parse grew (about 170 MiB after a 26 MB answer) for as long as it lives, and big parses are
    * rare (an opened thread's bodies are stored).
@@ -75,7 +81,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       filename: new URL('./body-worker.ts', import.meta.url).href,
       minThreads: 0,
       maxThreads: opts.maxThreads ?? Math.max(1, availableParallelism() - 1),
-      resourceLimits: { maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256 },
+      resourceLimits: { maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256, maxYoungGenerationSizeMb: opts.maxYoungGenerationSizeMb ?? 16 },
       idleTimeout: opts.idleMs ?? 5_000,
     });
     // A worker that dies with no task of ours on it (out of heap while starting, say) is reported here; unheard, it would end the process.

@@ -7,9 +7,10 @@
  * 100-300 ms in one step (on a small VM each megabyte written to fresh memory costs 10-20 ms).
  * So the answer is copied into shared memory chunk by chunk as the network delivers it, and
  * body-parser.ts parses any answer over its inline size on a worker thread, which reads that
- * memory as it is.
+ * memory as it is, one message at a time (answer-split.ts).
  */
-import { threadSchema, type WirePart } from '../gmail-wire.ts';
+import { messageSchema, threadSchema, type GmailMessage, type WirePart } from '../gmail-wire.ts';
+import { splitThreadAnswer } from './answer-split.ts';
 import { extractBodies, type MessageBodies } from './message-body.ts';
 import { toMessageMeta, type MessageMeta } from './message-meta.ts';
 
@@ -85,7 +86,41 @@ export function withoutHtml(part: WirePart): WirePart {
   return { ...part, body: /^text\/html$/i.test(part.mimeType ?? '') ? {} : part.body, parts: part.parts?.map(withoutHtml) };
 }
 
+/** A message of the answer made into a thread message (its HTML dropped past `htmlUpTo`). */
+async function normaliseMessage(m: GmailMessage, opts: ThreadAnswerOptions): Promise<ThreadMessage> {
+  const payload = m.payload && opts.htmlUpTo !== undefined && textLeafChars(m.payload) > opts.htmlUpTo ? withoutHtml(m.payload) : m.payload;
+  return { ...toMessageMeta(m), ...(await extractBodies(payload)) };
+}
+
+/** Message by message (answer-split.ts); undefined when the answer is not split that way and the whole parse decides. */
+async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions): Promise<ThreadAnswer | undefined> {
+  const split = splitThreadAnswer(answer);
+  if (!split) return undefined;
+  const parse = (text: string): unknown | undefined => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  };
+  const rest = parse(split.skeleton) as { messages?: unknown } | undefined;
+  if (!Array.isArray(rest?.messages) || rest.messages.length) return undefined;
+  if (!threadSchema.safeParse(rest).success) return 'malformed';
+  const decoder = new TextDecoder();
+  const messages: ThreadMessage[] = [];
+  for (const bytes of split.messages) {
+    const raw = parse(decoder.decode(bytes));
+    if (raw === undefined) return undefined;
+    const m = messageSchema.safeParse(raw);
+    if (!m.success) return 'malformed';
+    messages.push(await normaliseMessage(m.data, opts));
+  }
+  return messages;
+}
+
 export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnswerOptions = {}): Promise<ThreadAnswer> {
+  const split = await messageByMessage(answer, opts);
+  if (split) return split;
   let data: unknown;
   try {
     data = JSON.parse(new TextDecoder().decode(answer));
@@ -95,9 +130,6 @@ export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnsw
   const thread = threadSchema.safeParse(data);
   if (!thread.success) return 'malformed';
   const messages: ThreadMessage[] = [];
-  for (const m of thread.data.messages) {
-    const payload = m.payload && opts.htmlUpTo !== undefined && textLeafChars(m.payload) > opts.htmlUpTo ? withoutHtml(m.payload) : m.payload;
-    messages.push({ ...toMessageMeta(m), ...(await extractBodies(payload)) });
-  }
+  for (const m of thread.data.messages) messages.push(await normaliseMessage(m, opts));
   return messages;
 }
