@@ -1,7 +1,7 @@
 /**
  * A thread answer's messages found in its bytes, so that each is decoded and parsed on its
- * own: decoded to one string and parsed to one object graph, a 26 MB answer held about
- * 170 MiB on the worker, every message's garbage alive until the last was done.
+ * own: decoded to one string and parsed to one object graph, an answer of tens of megabytes
+ * kept all of its text, twice, and every message's garbage alive until the last was done.
  *
  * Only the usual shape is split: an object whose `messages` key, written plainly and once,
  * holds an array. Anything else (another shape, a key written with escapes, a piece that does

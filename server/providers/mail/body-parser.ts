@@ -55,7 +55,7 @@ export interface BodyParserOptions {
   maxYoungGenerationSizeMb?: number;
   /**
    * A worker leaves after this long without a task (default 5 s): it keeps the heap its last
-   * parse grew (about 170 MiB after a 26 MB answer) for as long as it lives, and big parses are
+   * parse grew (tens of MiB after a 25 MB answer) for as long as it lives, and big parses are
    * rare (an opened thread's bodies are stored).
    */
   idleMs?: number;
