@@ -48,9 +48,9 @@ export interface BodyParserOptions {
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
   /**
-   * A worker's young generation (default 16 MB). Left to V8, it grew to 128 MB while a 25 MB
-   * answer was parsed (garbage of each message collected late): 215 MiB of RSS for the parse
-   * against 83 with 16 MB, in the same time.
+   * A worker's young generation (default 16 MB). Left to V8, it grows to 128 MB under a big
+   * answer's parse, each message's garbage collected late: most of what the parse costs in
+   * RSS, for no gain in time (bench/results/HISTORY.md).
    */
   maxYoungGenerationSizeMb?: number;
   /**

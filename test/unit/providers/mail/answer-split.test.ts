@@ -55,6 +55,8 @@ describe('splitting a thread answer into its messages', () => {
       '{"id": "t", "messages": {"a": 1}}',
       '{"id": "t", "messages": "x"}',
       '{"id": "t"}',
+      '{"thread": {"messages": [1]}}',
+      '{"id": "messages", "x": 1}',
       '{"messages": [1], "messages": [2]}',
       '{"messages": [1], "\\u006dessages": [2]}',
       '{"id": "t", "messages": [1, 2}',
