@@ -44,7 +44,7 @@ describe('splitting a thread answer into its messages', () => {
         const json = spaced(value, pad);
         assert.deepEqual(reassembled(json), JSON.parse(json));
       }),
-      { numRuns: 300 },
+      { numRuns: 300, seed: 17 },
     );
   });
 
