@@ -19,6 +19,8 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const KEY = new TextEncoder().encode('"messages"');
+/** More pieces than any thread has messages (Gmail starts a new thread after 100): left to the whole parse. */
+const MAX_PIECES = 10_000;
 
 export interface SplitAnswer {
   /** The answer with its `messages` array emptied, decoded. */
@@ -86,7 +88,7 @@ export function splitThreadAnswer(bytes: Uint8Array): SplitAnswer | null {
         state = 4;
       }
       if (--depth < 0) return null;
-    } else if (b === COMMA && state === 3 && depth === 2) cuts.push(i);
+    } else if (b === COMMA && state === 3 && depth === 2 && cuts.push(i) > MAX_PIECES) return null;
   }
   if (state !== 4) return null;
   const decoder = new TextDecoder();

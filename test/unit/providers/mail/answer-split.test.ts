@@ -57,6 +57,7 @@ describe('splitting a thread answer into its messages', () => {
       '{"id": "t"}',
       '{"thread": {"messages": [1]}}',
       '{"id": "messages", "x": 1}',
+      `{"messages": [${'1,'.repeat(10_000)}1]}`,
       '{"messages": [1], "messages": [2]}',
       '{"messages": [1], "\\u006dessages": [2]}',
       '{"id": "t", "messages": [1, 2}',
@@ -66,6 +67,7 @@ describe('splitting a thread answer into its messages', () => {
       assert.equal(splitThreadAnswer(bytes(text)), null, text);
     }
     assert.deepEqual(splitThreadAnswer(bytes('{"id":"messages","messages" : [ ] }'))?.messages, []);
+    assert.equal(splitThreadAnswer(bytes(`{"messages": [${'1,'.repeat(9_999)}1]}`))?.messages.length, 10_000);
   });
 
   it('gives the same messages as the whole parse, and the same refusals', async () => {
