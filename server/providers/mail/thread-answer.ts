@@ -92,24 +92,25 @@ async function normaliseMessage(m: GmailMessage, opts: ThreadAnswerOptions): Pro
   return { ...toMessageMeta(m), ...(await extractBodies(payload)) };
 }
 
+/** JSON text (bytes of the answer, UTF-8, or text already decoded) parsed; undefined when it is not JSON. */
+function parseJson(json: Uint8Array | string): unknown {
+  try {
+    return JSON.parse(typeof json === 'string' ? json : new TextDecoder().decode(json));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Message by message (answer-split.ts); undefined when the answer is not split that way and the whole parse decides. */
 async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions): Promise<ThreadAnswer | undefined> {
   const split = splitThreadAnswer(answer);
   if (!split) return undefined;
-  const parse = (text: string): unknown | undefined => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-  };
-  const rest = parse(split.skeleton) as { messages?: unknown } | undefined;
+  const rest = parseJson(split.skeleton) as { messages?: unknown } | undefined;
   if (!Array.isArray(rest?.messages) || rest.messages.length) return undefined;
   if (!threadSchema.safeParse(rest).success) return 'malformed';
-  const decoder = new TextDecoder();
   const messages: ThreadMessage[] = [];
   for (const bytes of split.messages) {
-    const raw = parse(decoder.decode(bytes));
+    const raw = parseJson(bytes);
     if (raw === undefined) return undefined;
     const m = messageSchema.safeParse(raw);
     if (!m.success) return 'malformed';
@@ -121,12 +122,8 @@ async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions): 
 export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnswerOptions = {}): Promise<ThreadAnswer> {
   const split = await messageByMessage(answer, opts);
   if (split) return split;
-  let data: unknown;
-  try {
-    data = JSON.parse(new TextDecoder().decode(answer));
-  } catch {
-    return 'malformed';
-  }
+  const data = parseJson(answer);
+  if (data === undefined) return 'malformed';
   const thread = threadSchema.safeParse(data);
   if (!thread.success) return 'malformed';
   const messages: ThreadMessage[] = [];
