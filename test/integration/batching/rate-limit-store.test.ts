@@ -84,16 +84,22 @@ describe('batched rate-limit counting', () => {
     const unbatched = await run(limiterOver({ query: (q: pg.QueryConfig) => reference.pool.connect().then(async (c) => { try { return await c.query(q); } finally { c.release(); } }) }, 'ref'));
     const batchedPool = countingPool(pool);
     const batched = await run(limiterOver(createCounterStore(batchedPool.pool), 'new'));
-    assert.deepEqual(batched, unbatched);
+    // The same answers; Retry-After is checked on its own below: a refusal's is what is left of the
+    // window, whole seconds rounded up, so one that comes more than a second after its window
+    // opened (a loaded machine) says 59 where a quicker one says 60, in either store.
+    const sameAnswers = (m: Map<string, string[]>) => new Map([...m].map(([c, list]) => [c, list.map((s) => s.replace(/"retryAfterSeconds":(59|60)\b/, '"retryAfterSeconds":"59-60"')).sort()]));
+    assert.deepEqual(sameAnswers(batched), sameAnswers(unbatched));
     const requests = load.reduce((n, l) => n + l.requests, 0);
     assert.equal(requests, 190);
     t.diagnostic(`${requests} requests of ${load.length} clients: ${reference.seen.length} statements unbatched, ${batchedPool.seen.length} batched`);
     assert.ok(reference.seen.length >= 40, `unbatched: at least one upsert per client (${reference.seen.length})`);
     assert.ok(batchedPool.seen.length <= 12, `batched: a few statements for ${requests} requests (${batchedPool.seen.length})`);
     // Over the limit: refused with the window's remaining time, never 0.
-    const refused = [...batched.values()].flat().map((s) => JSON.parse(s) as Outcome).filter((o) => 'ok' in o && !o.ok);
-    assert.equal(refused.length, load.reduce((n, l) => n + Math.max(0, l.requests - POINTS), 0));
-    for (const o of refused) assert.ok('retryAfterSeconds' in o && o.retryAfterSeconds >= 59 && o.retryAfterSeconds <= 60);
+    for (const answers of [batched, unbatched]) {
+      const refused = [...answers.values()].flat().map((s) => JSON.parse(s) as Outcome).filter((o) => 'ok' in o && !o.ok);
+      assert.equal(refused.length, load.reduce((n, l) => n + Math.max(0, l.requests - POINTS), 0));
+      for (const o of refused) assert.ok('retryAfterSeconds' in o && o.retryAfterSeconds >= 59 && o.retryAfterSeconds <= 60, JSON.stringify(o));
+    }
   });
 
   it('keeps the counts in the database before answering: a second store (another instance) sees them', async () => {
