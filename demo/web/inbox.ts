@@ -123,6 +123,9 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     const resubscribe = () => setTimeout(() => listen(last, got ? 0 : failures + 1), RESUBSCRIBE_MS[Math.min(failures, RESUBSCRIBE_MS.length - 1)]);
     api.mail.events.subscribe(last ? { lastEventId: last } : undefined, {
       onData: ({ id, data }) => {
+        // A new stream's first event: the server listens from before it, so a list read now misses
+        // nothing (one read before the stream was open could miss what committed in between).
+        if (!got && !lastEventId) void reread();
         last = id;
         got = true;
         onEvent(data);
@@ -154,9 +157,8 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
   $('next').onclick = () => { offset += PAGE; void refresh(false).catch(report); };
 
   return {
-    /** Shows the list and follows the account's events from now on. */
+    /** Follows the account's events from now on, and shows the list once their stream is open. */
     start() {
-      void reread();
       listen();
     },
     /** After a manual sync: show what it brought. */
