@@ -1,9 +1,10 @@
 /**
  * The suite-level tally of the OpenAPI conformance check: each test process appends one
  * line to test-artifacts/openapi-conformance/<pid>.ndjson (answers checked per operation and
- * status), tagged with the run's id (MIA_TEST_RUN, set by the global setup, so that runs side
- * by side do not mix), and the run's global teardown sums its own lines into one. No server
- * code here: the test runner's own process reads it.
+ * status), tagged with the run's id (MIA_TEST_RUN, set by test/run.ts or else the global
+ * setup, so that runs side by side do not mix), and the run sums its own lines into one at its
+ * end (test/run.ts after all its shards, else the global teardown). No server code here: the
+ * test runner's own processes read it.
  */
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -15,7 +16,7 @@ export interface TallyLine {
   /** The run (MIA_TEST_RUN) the process belonged to. */
   run: string;
   pid: number;
-  /** The test file the process ran. */
+  /** The test files (space-separated) whose apps the process checked. */
   file: string;
   /** Every documented operation, `METHOD /template`. */
   documented: string[];

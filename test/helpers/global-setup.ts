@@ -1,7 +1,7 @@
 /**
- * One embedded PostgreSQL per test run (node --test-global-setup). Migrations and the job
- * engine's schema and queues are applied once to a template database; each test file clones
- * its own database from it. The
+ * One embedded PostgreSQL per `node --test` run (node --test-global-setup), so one per shard
+ * under test/run.ts. Migrations and the job engine's schema and queues are applied once to a
+ * template database; each test file clones its own database from it. Run on its own, the
  * teardown prints the run's OpenAPI conformance tally in one line (conformance-tally.ts).
  */
 import { mkdtemp, chmod, rm } from 'node:fs/promises';
@@ -28,7 +28,8 @@ export async function globalSetup() {
 }
 
 export async function globalTeardown() {
-  const conformance = summariseTally(readTally());
+  // Under test/run.ts the runner prints the tally of all its shards instead.
+  const conformance = process.env.MIA_TEST_SHARDED ? undefined : summariseTally(readTally());
   if (conformance) console.log(conformance);
   await db?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });

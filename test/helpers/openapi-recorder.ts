@@ -1,11 +1,12 @@
 /**
  * Checks every answer of a test app against the document its server serves (GET
- * /openapi.json, built by the same function) and fails the test file when one does not
- * match: a hook after all of the file's tests (registered when this module is imported)
- * throws an AssertionError naming, per test, method, path, status, the schema errors and a
- * short excerpt of the body (token-like fields redacted; never headers' values). Failing
- * there rather than in the app's own cleanup lets every other cleanup run first: an after
- * hook that throws skips the hooks after it (stand-ins, databases), and the process hangs.
+ * /openapi.json, built by the same function) and fails the run when one does not match: a
+ * hook after all of the process's tests (registered on the root test when this module is
+ * first imported; under test/run.ts a process runs a shard's files) throws an AssertionError
+ * naming, per test file and test, method, path, status, the schema errors and a short excerpt
+ * of the body (token-like fields redacted; never headers' values). Failing there rather than
+ * in the app's own cleanup lets every other cleanup run first: an after hook that throws skips
+ * the hooks after it (stand-ins, databases), and the process hangs.
  * Also writes the process's tally (answers checked per operation and status) for the run's
  * summary (conformance-tally.ts).
  */
@@ -66,8 +67,19 @@ function mismatchReport(groups: readonly Group[]): string {
 const tally = new Map<string, number>();
 let mismatches = 0;
 let documented: readonly string[] = [];
-/** Every app's recorder of this process, with the test that built it. */
-const recorders: { label: string; recorder: AnswerRecorder }[] = [];
+/** Every app's recorder of this process, with the test file and the test that built it. */
+const recorders: { file: string; label: string; recorder: AnswerRecorder }[] = [];
+
+/** The test file on the caller's stack (async frames included), else the process's script. */
+function callingTestFile(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  const stack = new Error().stack;
+  Error.stackTraceLimit = limit;
+  const frame = stack?.split('\n').find((line) => /\.(test|fixture)\.ts\b/.test(line));
+  const file = frame?.match(/(?:file:\/\/)?(\/[^:()]+\.(?:test|fixture)\.ts)/)?.[1] ?? process.argv[1] ?? '';
+  return path.relative(process.cwd(), file);
+}
 
 /** `label`: the test that built the app, named in the failure. */
 export async function answerRecorder(baseUrl: string, label: string): Promise<AnswerRecorder> {
@@ -92,18 +104,21 @@ export async function answerRecorder(baseUrl: string, label: string): Promise<An
     return report;
   };
   const recorder = { observe, takeReport };
-  recorders.push({ label, recorder });
+  recorders.push({ file: callingTestFile(), label, recorder });
   return recorder;
 }
 
 // After every test of the file and all their cleanups: the tally, then the verdict.
 after(() => {
   if (!recorders.length) return;
-  const file = path.relative(process.cwd(), process.argv[1] ?? '');
-  appendTally({ pid: process.pid, file, documented: [...documented], answers: Object.fromEntries(tally), mismatches });
-  const reports = recorders.flatMap(({ label, recorder }) => {
+  const files = [...new Set(recorders.map((r) => r.file))];
+  appendTally({ pid: process.pid, file: files.join(' '), documented: [...documented], answers: Object.fromEntries(tally), mismatches });
+  const failed = recorders.flatMap(({ file, label, recorder }) => {
     const report = recorder.takeReport();
-    return report ? [`in "${label}": ${report}`] : [];
+    return report ? [{ file, text: `in "${label}": ${report}` }] : [];
   });
-  if (reports.length) throw new AssertionError({ message: `${file}: answers off the OpenAPI document\n${reports.join('\n')}` });
+  if (failed.length) {
+    const where = [...new Set(failed.map((f) => f.file))].join(', ');
+    throw new AssertionError({ message: `${where}: answers off the OpenAPI document\n${failed.map((f) => f.text).join('\n')}` });
+  }
 });

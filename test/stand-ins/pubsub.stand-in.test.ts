@@ -6,8 +6,19 @@ import type { Message, Subscription } from '@google-cloud/pubsub';
 import { startPubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
 import type { PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
 
-// Never probe a metadata server from tests.
-process.env.GCE_METADATA_HOST = '127.0.0.1:9';
+/** The environment this file's clients read; put back after each block (test/run.ts runs other files in this process). */
+const ENV_KEYS = ['GCE_METADATA_HOST', 'PUBSUB_EMULATOR_HOST'] as const;
+const envBefore = Object.fromEntries(ENV_KEYS.map((k) => [k, process.env[k]]));
+function useStandInEnv(): void {
+  // Never probe a metadata server from tests.
+  process.env.GCE_METADATA_HOST = '127.0.0.1:9';
+}
+function restoreEnv(): void {
+  for (const k of ENV_KEYS) {
+    if (envBefore[k] === undefined) delete process.env[k];
+    else process.env[k] = envBefore[k];
+  }
+}
 
 const PROJECT = 'stand-in-project';
 const noRetry = { retry: null, timeout: 5000 };
@@ -50,6 +61,7 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
   const subPath = (s: string) => `projects/${PROJECT}/subscriptions/${s}`;
 
   before(async () => {
+    useStandInEnv();
     standIn = await startPubSubStandIn({ projectId: PROJECT });
     process.env.PUBSUB_EMULATOR_HOST = standIn.host;
     pubsub = new PubSub({ projectId: PROJECT });
@@ -359,6 +371,9 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
 });
 
 describe('Pub/Sub stand-in options and shutdown', { timeout: 20_000 }, () => {
+  before(useStandInEnv);
+  after(restoreEnv);
+
   it('pullWaitMs: a pull without returnImmediately waits for a message; returnImmediately does not', async () => {
     const standIn = await startPubSubStandIn({ pullWaitMs: 3000 });
     const client = subscriberClientFor(standIn.host);

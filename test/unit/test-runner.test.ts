@@ -1,0 +1,27 @@
+/** test/run.ts's plan of shards: every file once, longest first to the least loaded shard. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { planShards } from '../run.ts';
+
+describe('the test runner’s shards', () => {
+  it('deals every file once, the longest first, each to the shard with the least time so far', () => {
+    const times = { 'a.test.ts': 100, 'b.test.ts': 60, 'c.test.ts': 50, 'd.test.ts': 30, 'e.test.ts': 20 };
+    const plan = planShards(Object.keys(times), times, 2);
+    assert.deepEqual(plan, [
+      { files: ['a.test.ts', 'd.test.ts'], seconds: 130 },
+      { files: ['b.test.ts', 'c.test.ts', 'e.test.ts'], seconds: 130 },
+    ]);
+  });
+
+  it('counts a file it has no time for as the median of those it has', () => {
+    const plan = planShards(['new.test.ts', 'x.test.ts', 'y.test.ts', 'z.test.ts'], { 'x.test.ts': 10, 'y.test.ts': 40, 'z.test.ts': 90 }, 2);
+    assert.deepEqual(plan.map((s) => s.seconds).sort((a, b) => a - b), [90, 90]);
+    assert.deepEqual(plan.flatMap((s) => s.files).sort(), ['new.test.ts', 'x.test.ts', 'y.test.ts', 'z.test.ts']);
+    assert.ok(plan.some((s) => s.files.includes('new.test.ts') && s.files.includes('y.test.ts')), 'the new file weighs 40');
+  });
+
+  it('gives every shard at least one file while there are as many files as shards, and works with no times at all', () => {
+    const plan = planShards(['1', '2', '3'], {}, 3);
+    assert.deepEqual(plan.map((s) => s.files.length), [1, 1, 1]);
+  });
+});
