@@ -6,7 +6,9 @@
  * (a piscina pool, started on first need, its thread leaving after `idleMs` idle): no request
  * or job holds the event loop long for one message, whatever its size or shape. A parse
  * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
- * messages: their plain text leaves and attachment lists, the small messages whole.
+ * messages: their plain text leaves and attachment lists, the small messages whole. The worker
+ * posts each message as soon as it is made (body-worker.ts): the thread's messages are never
+ * held by both threads, nor copied in one piece at the end.
  *
  * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
  * holds its answer, up to MAX_ANSWER_BYTES); one more is SERVICE_UNAVAILABLE with a Retry-After
@@ -17,9 +19,11 @@
  * an abort signal (they wait in its skip queue, unbounded), and each of ours carries one.
  */
 import { availableParallelism } from 'node:os';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
-import { MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer } from './thread-answer.ts';
+import type { WorkerPost } from './body-worker.ts';
+import { collectMessages, MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer, type ThreadMessage } from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -102,9 +106,19 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       waiting--;
       if (!settled && Atomics.load(started, 0) === 1) timer = setTimeout(() => abort.abort(new Error(`a parse over ${timeoutMs} ms`)), timeoutMs);
     });
+    // The messages come one by one on a port of their own (body-worker.ts), the end last.
+    const { port1, port2 } = new MessageChannel();
+    const sink = collectMessages();
+    const ended = new Promise<number | 'malformed'>((resolve, reject) => {
+      port1.on('message', (post: WorkerPost) => ('end' in post ? resolve(post.end) : sink.each(post.message as ThreadMessage, post.index)));
+      port1.once('close', () => reject(new Error('the body worker closed its port before the end')));
+    });
+    ended.catch(() => {}); // awaited only once the worker's run succeeded
     try {
-      return (await workers().run({ ...task, started }, { name: 'parseThread', signal: abort.signal })) as ThreadAnswer;
+      await workers().run({ ...task, started, port: port2 }, { name: 'parseThread', signal: abort.signal, transferList: [port2] });
+      return sink.answer(await ended);
     } finally {
+      port1.close();
       settled = true;
       clearTimeout(timer);
       // Never started (refused or failed in the queue): release the waiter, arm nothing.

@@ -1,8 +1,21 @@
-/** The worker side of body-parser.ts: a whole thread answer parsed off the event loop. */
-import { normaliseThreadAnswer, type ThreadAnswer, type ThreadAnswerOptions } from './thread-answer.ts';
+/**
+ * The worker side of body-parser.ts: a thread answer parsed off the event loop, each message
+ * posted to the parser's port as soon as it is made (then let go here), the count or 'malformed'
+ * last, so that neither side ever holds the thread's messages twice.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { forEachThreadMessage, type ThreadAnswerOptions } from './thread-answer.ts';
+
+/** What the port carries: a message and its place, then the end. */
+export type WorkerPost = { message: unknown; index: number } | { end: number | 'malformed' };
 
 /** `started` is flagged first, so the parser's clock counts this parse's time, not its wait in the queue. */
-export function parseThread(task: { answer: Uint8Array; started?: Int32Array } & ThreadAnswerOptions): Promise<ThreadAnswer> {
+export async function parseThread(task: { answer: Uint8Array; started?: Int32Array; port: MessagePort } & ThreadAnswerOptions): Promise<void> {
   if (task.started && Atomics.compareExchange(task.started, 0, 0, 1) === 0) Atomics.notify(task.started, 0);
-  return normaliseThreadAnswer(task.answer, task);
+  try {
+    const end = await forEachThreadMessage(task.answer, task, (message, index) => task.port.postMessage({ message, index } satisfies WorkerPost));
+    task.port.postMessage({ end } satisfies WorkerPost);
+  } finally {
+    task.port.close();
+  }
 }

@@ -101,32 +101,54 @@ function parseJson(json: Uint8Array | string): unknown {
   }
 }
 
+/** Each normalised message with its place in the thread; a place can be given again (see forEachThreadMessage). */
+export type MessageSink = (message: ThreadMessage, index: number) => void;
+
 /** Message by message (answer-split.ts); undefined when the answer is not split that way and the whole parse decides. */
-async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions): Promise<ThreadAnswer | undefined> {
+async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions, each: MessageSink): Promise<number | 'malformed' | undefined> {
   const split = splitThreadAnswer(answer);
   if (!split) return undefined;
   const rest = parseJson(split.skeleton) as { messages?: unknown } | undefined;
   if (!Array.isArray(rest?.messages) || rest.messages.length) return undefined;
   if (!threadSchema.safeParse(rest).success) return 'malformed';
-  const messages: ThreadMessage[] = [];
-  for (const bytes of split.messages) {
+  for (const [index, bytes] of split.messages.entries()) {
     const raw = parseJson(bytes);
     if (raw === undefined) return undefined;
     const m = messageSchema.safeParse(raw);
     if (!m.success) return 'malformed';
-    messages.push(await normaliseMessage(m.data, opts));
+    each(await normaliseMessage(m.data, opts), index);
   }
-  return messages;
+  return split.messages.length;
 }
 
-export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnswerOptions = {}): Promise<ThreadAnswer> {
-  const split = await messageByMessage(answer, opts);
-  if (split) return split;
+/**
+ * The answer's messages handed to `each` one at a time as they are made, so that no more than
+ * one is held here (the body worker posts each to the event loop as it comes): the thread's
+ * message count, or 'malformed'. When the split finds a piece that does not parse after it
+ * gave earlier ones, the whole parse gives every message again from place 0, so a sink keeps
+ * messages by their place. Anything given before 'malformed' is to be dropped.
+ */
+export async function forEachThreadMessage(answer: Uint8Array, opts: ThreadAnswerOptions, each: MessageSink): Promise<number | 'malformed'> {
+  const split = await messageByMessage(answer, opts, each);
+  if (split !== undefined) return split;
   const data = parseJson(answer);
   if (data === undefined) return 'malformed';
   const thread = threadSchema.safeParse(data);
   if (!thread.success) return 'malformed';
+  for (const [index, m] of thread.data.messages.entries()) each(await normaliseMessage(m, opts), index);
+  return thread.data.messages.length;
+}
+
+/** A collecting sink: the messages by place, once the count is known. */
+export function collectMessages(): { each: MessageSink; answer(count: number | 'malformed'): ThreadAnswer } {
   const messages: ThreadMessage[] = [];
-  for (const m of thread.data.messages) messages.push(await normaliseMessage(m, opts));
-  return messages;
+  return {
+    each: (m, index) => void (messages[index] = m),
+    answer: (count) => (count === 'malformed' ? count : messages.slice(0, count)),
+  };
+}
+
+export async function normaliseThreadAnswer(answer: Uint8Array, opts: ThreadAnswerOptions = {}): Promise<ThreadAnswer> {
+  const sink = collectMessages();
+  return sink.answer(await forEachThreadMessage(answer, opts, sink.each));
 }

@@ -12,7 +12,7 @@ import type { OAuth2Client } from 'google-auth-library';
 import { createGmailFactory, type GmailMessage, type WirePart } from '../../../../server/providers/gmail.ts';
 import { createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
 import { MAIL_LIMITS } from '../../../../server/providers/mail/mail-text.ts';
-import { AnswerTooLargeError, normaliseThreadAnswer, readAnswer } from '../../../../server/providers/mail/thread-answer.ts';
+import { AnswerTooLargeError, collectMessages, normaliseThreadAnswer, readAnswer, type ThreadMessage } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
 
 const leaf = (mimeType: string, content: string): WirePart => ({
@@ -79,6 +79,24 @@ describe('thread answers', () => {
     assert.equal(await parser.parseThread(chunks(Buffer.from('<html>502 upstream hiccup {"messages": ['))), 'malformed');
     assert.equal(await parser.parseThread(chunks(Buffer.from(JSON.stringify({ id: 't1', messages: 'x'.repeat(5_000) })))), 'malformed');
     assert.equal(await parser.parseThread(chunks(Buffer.from(`{"id": "t1", "messages": [${'1,'.repeat(5_000)}`))), 'malformed');
+    // Messages the worker already posted are dropped when a later one is not a message.
+    const body = leaf('text/plain', 'long enough to be parsed on the worker '.repeat(40));
+    const lateBad = Buffer.from(JSON.stringify({ id: 't1', messages: [message('m1', body), message('m2', body), { threadId: 't1', payload: 'not a part' }] }));
+    const before = parser.offloaded;
+    assert.equal(await parser.parseThread(chunks(lateBad)), 'malformed');
+    assert.equal(parser.offloaded, before + 1, 'parsed on the worker');
+  });
+
+  it('keeps each message by its place: one given again (the whole parse after a split) replaces the first', () => {
+    const sink = collectMessages();
+    const m = (id: string) => ({ providerMessageId: id }) as ThreadMessage;
+    sink.each(m('a'), 0);
+    sink.each(m('b'), 1);
+    sink.each(m('a2'), 0);
+    sink.each(m('b2'), 1);
+    sink.each(m('c'), 2);
+    assert.deepEqual(sink.answer(3).map((x) => x.providerMessageId), ['a2', 'b2', 'c']);
+    assert.equal(sink.answer('malformed'), 'malformed');
   });
 
   it('a thread that outlasts its time keeps the small messages whole and drops the big HTML', async () => {
