@@ -57,7 +57,7 @@ function runShard(index: number, shardFiles: string[]): Promise<number> {
   const argv = [
     '--import', './server/require-node.mjs',
     '--test-isolation=none',
-    '--test-timeout=300000',
+    '--test-timeout=600000',
     '--test-force-exit',
     '--test-global-setup=test/helpers/global-setup.ts',
     '--test-reporter=spec', '--test-reporter-destination=stdout',
