@@ -23,7 +23,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
 import type { WorkerPost } from './body-worker.ts';
-import { collectMessages, MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer, type ThreadMessage } from './thread-answer.ts';
+import { collectMessages, MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -110,7 +110,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     const { port1, port2 } = new MessageChannel();
     const sink = collectMessages();
     const ended = new Promise<number | 'malformed'>((resolve, reject) => {
-      port1.on('message', (post: WorkerPost) => ('end' in post ? resolve(post.end) : sink.each(post.message as ThreadMessage, post.index)));
+      port1.on('message', (post: WorkerPost) => ('end' in post ? resolve(post.end) : sink.each(post.message, post.index)));
       port1.once('close', () => reject(new Error('the body worker closed its port before the end')));
     });
     ended.catch(() => {}); // awaited only once the worker's run succeeded

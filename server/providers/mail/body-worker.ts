@@ -4,10 +4,10 @@
  * last, so that neither side ever holds the thread's messages twice.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { forEachThreadMessage, type ThreadAnswerOptions } from './thread-answer.ts';
+import { forEachThreadMessage, type ThreadAnswerOptions, type ThreadMessage } from './thread-answer.ts';
 
 /** What the port carries: a message and its place, then the end. */
-export type WorkerPost = { message: unknown; index: number } | { end: number | 'malformed' };
+export type WorkerPost = { message: ThreadMessage; index: number } | { end: number | 'malformed' };
 
 /** `started` is flagged first, so the parser's clock counts this parse's time, not its wait in the queue. */
 export async function parseThread(task: { answer: Uint8Array; started?: Int32Array; port: MessagePort } & ThreadAnswerOptions): Promise<void> {
