@@ -25,12 +25,6 @@ import { readTally, startTallyRun, summariseTally } from './helpers/conformance-
 const TIMES = 'test/file-times.json';
 const OUT = 'test-artifacts/file-times';
 
-const args = process.argv.slice(2);
-const options = args.filter((a) => a.startsWith('-'));
-const named = args.filter((a) => !a.startsWith('-'));
-const files = (named.length ? named : globSync('test/**/*.test.ts')).sort();
-const count = Math.max(1, Math.min(Number(process.env.TEST_SHARDS) || 4, files.length));
-
 function readTimes(file: string): Record<string, number> {
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Record<string, number>;
@@ -53,7 +47,8 @@ export function planShards(all: readonly string[], times: Record<string, number>
   return shards;
 }
 
-function runShard(index: number, shardFiles: string[]): Promise<number> {
+/** Shard `index` of `count`: its files in one `node --test` process, its lines prefixed; its exit code. */
+function runShard(index: number, count: number, shardFiles: string[], options: string[]): Promise<number> {
   const argv = [
     '--import', './server/require-node.mjs',
     '--test-isolation=none',
@@ -75,13 +70,18 @@ function runShard(index: number, shardFiles: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
+  const args = process.argv.slice(2);
+  const options = args.filter((a) => a.startsWith('-'));
+  const named = args.filter((a) => !a.startsWith('-'));
+  const files = (named.length ? named : globSync('test/**/*.test.ts')).sort();
+  const count = Math.max(1, Math.min(Number(process.env.TEST_SHARDS) || 4, files.length));
   startTallyRun();
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   const plan = planShards(files, readTimes(TIMES), count);
   const started = performance.now();
   const ended: number[] = [];
-  const codes = await Promise.all(plan.map((s, i) => runShard(i + 1, s.files).then((code) => ((ended[i] = performance.now() - started), code))));
+  const codes = await Promise.all(plan.map((s, i) => runShard(i + 1, count, s.files, options).then((code) => ((ended[i] = performance.now() - started), code))));
   const measured = Object.assign({}, ...plan.map((_, i) => readTimes(path.join(OUT, `${i + 1}.json`))));
   writeFileSync(`${OUT}.json`, `${JSON.stringify(measured, Object.keys(measured).sort(), 2)}\n`);
   const conformance = summariseTally(readTally());
