@@ -38,13 +38,22 @@ export function globalTeardown() {
   const conformance = process.env.MIA_TEST_SHARDED ? undefined : summariseTally(readTally());
   if (conformance) console.log(conformance);
   if (!dir) return;
-  const postmaster = Number(readFileSync(path.join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-  if (signal(postmaster, 'SIGQUIT')) {
+  const postmaster = postmasterPid(path.join(dir, 'data'));
+  if (postmaster && signal(postmaster, 'SIGQUIT')) {
     const pause = new Int32Array(new SharedArrayBuffer(4));
     const deadline = Date.now() + 10_000;
     while (signal(postmaster, 0) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 10);
   }
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** Undefined when the cluster has stopped already (postgres removes the file). */
+function postmasterPid(dataDir: string): number | undefined {
+  try {
+    return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** False once the process is gone. */
