@@ -11,10 +11,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { chmod, readFile, rm } from 'node:fs/promises';
+import { chmod, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../server/infra/database.ts';
+import { postmasterPid, signal, stopClusterNow } from '../helpers/clusters.ts';
 import pg from 'pg';
 import { ROOT, execForm, filesUnder, healthcheck, importClosure, ofKind, readDockerfile, stageEnv, type Stage } from './dockerfile-model.ts';
 
@@ -58,15 +59,6 @@ async function waitForHealth(port: number, run: ReturnType<typeof runStage>, wha
   }
 }
 
-const postmasterPid = (dataDir: string) => readFile(path.join(dataDir, 'demo-postgres', 'postmaster.pid'), 'utf8').then((t) => Number(t.split('\n')[0]) || 0, () => 0);
-function alive(pid: number) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const HOOK = path.join(import.meta.dirname, 'forbid-dev-deps.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -162,15 +154,7 @@ describe('the runtime image\'s command, outside Docker', () => {
     t.after(async () => {
       run.kill();
       // A cluster the demo left running (pg_ctl starts it in a session of its own) is stopped here.
-      const pid = await postmasterPid(dataDir);
-      if (pid) {
-        try {
-          process.kill(pid, 'SIGINT');
-        } catch {
-          // already gone
-        }
-        for (let i = 0; i < 100 && alive(pid); i++) await sleep(100);
-      }
+      stopClusterNow(path.join(dataDir, 'demo-postgres'));
       await rm(dataDir, { recursive: true, force: true });
     });
     assert.equal(stageEnv(demoStage).HOST, '0.0.0.0');
@@ -190,8 +174,8 @@ describe('the runtime image\'s command, outside Docker', () => {
     run.child.kill('SIGTERM');
     const code = await run.exit(30_000);
     assert.equal(code, 0, `the demo ends on SIGTERM within compose's 30 s grace period:\n${run.output()}`);
-    const pid = await postmasterPid(dataDir);
-    assert.ok(!(pid && alive(pid)), `the demo stopped its embedded PostgreSQL (pid ${pid})`);
+    const pid = postmasterPid(path.join(dataDir, 'demo-postgres'));
+    assert.ok(!(pid && signal(pid, 0)), `the demo stopped its embedded PostgreSQL (pid ${pid})`);
     t.diagnostic(`the demo stopped ${Date.now() - started} ms after SIGTERM`);
   });
 });

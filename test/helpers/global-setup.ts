@@ -4,13 +4,14 @@
  * template database; each test file clones its own database from it. Run on its own, the
  * teardown prints the run's OpenAPI conformance tally in one line (conformance-tally.ts).
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, openDatabase } from '../../server/infra/database.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import { startJobEngine } from '../../server/jobs/engine.ts';
+import { stopClusterNow } from './clusters.ts';
 import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
 let dir: string | undefined;
@@ -30,38 +31,13 @@ export async function globalSetup() {
 /**
  * Synchronous: under --test-force-exit node:test calls the teardown and exits without
  * waiting for it, so an awaited stop never finished and every run left its data directory
- * behind (and, when the exit came first, its cluster running). Nothing of the cluster is
- * kept, so it gets an immediate shutdown (SIGQUIT to the postmaster).
+ * behind (and, when the exit came first, its cluster running).
  */
 export function globalTeardown() {
   // Under test/run.ts the runner prints the tally of all its shards instead.
   const conformance = process.env.MIA_TEST_SHARDED ? undefined : summariseTally(readTally());
   if (conformance) console.log(conformance);
   if (!dir) return;
-  const postmaster = postmasterPid(path.join(dir, 'data'));
-  if (postmaster && signal(postmaster, 'SIGQUIT')) {
-    const pause = new Int32Array(new SharedArrayBuffer(4));
-    const deadline = Date.now() + 10_000;
-    while (signal(postmaster, 0) && Date.now() < deadline) Atomics.wait(pause, 0, 0, 10);
-  }
+  stopClusterNow(path.join(dir, 'data'));
   rmSync(dir, { recursive: true, force: true });
-}
-
-/** Undefined when the cluster has stopped already (postgres removes the file). */
-function postmasterPid(dataDir: string): number | undefined {
-  try {
-    return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** False once the process is gone. */
-function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(pid, sig);
-    return true;
-  } catch {
-    return false;
-  }
 }

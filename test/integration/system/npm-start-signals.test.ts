@@ -8,10 +8,11 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../server/infra/database.ts';
+import { signal, stopClusterNow } from '../../helpers/clusters.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -67,18 +68,9 @@ describe('npm start and signals', () => {
   let dir: string;
   const started: ChildProcess[] = [];
   after(async () => {
-    const kill = (pid: number, signal: NodeJS.Signals) => {
-      try {
-        process.kill(pid, signal);
-      } catch {
-        // already gone
-      }
-    };
-    for (const p of started) if (p.exitCode === null && p.signalCode === null) kill(-p.pid!, 'SIGKILL');
+    for (const p of started) if (p.exitCode === null && p.signalCode === null) signal(-p.pid!, 'SIGKILL');
     if (dir) {
-      const pid = await readFile(path.join(dir, 'd', 'postgres', 'postmaster.pid'), 'utf8').then((t) => Number(t.split('\n')[0]), () => 0);
-      if (pid) kill(pid, 'SIGINT');
-      await sleep(500);
+      stopClusterNow(path.join(dir, 'd', 'postgres'));
       await rm(dir, { recursive: true, force: true });
     }
   });
