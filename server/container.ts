@@ -16,6 +16,7 @@ import { createHealthService } from './domain/health/health.service.ts';
 import { createSyncService } from './domain/mail/sync.service.ts';
 import { createThreadBodies, type ThreadBodies, type ThreadBodiesOptions } from './domain/mail/thread-bodies.service.ts';
 import { createThreadReads } from './domain/mail/thread.service.ts';
+import type { OpenGateOptions } from './domain/mail/open-gate.ts';
 import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
 import { createSettingsService } from './domain/settings/settings.service.ts';
 import { createIncidentService } from './domain/status/incident.service.ts';
@@ -77,7 +78,7 @@ export interface ContainerOverrides {
   /** Open event streams allowed per session and per account (tests lower them). */
   streamLimits?: StreamLimits;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
-  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number };
+  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number; gate?: OpenGateOptions };
 }
 
 export interface ContainerOptions {
@@ -150,7 +151,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
       startSync: (accountId) => liveInbox.engine.enqueueSync({ accountId, reason: 'sign-in' }),
     }),
     sync,
-    threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget }),
+    threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget, gate: overrides.mailBodies?.gate }),
     events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, ...overrides.streamLimits } }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),

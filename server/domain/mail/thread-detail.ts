@@ -93,15 +93,16 @@ export interface ThreadReadDeps {
 
 export async function threadDetail(em: EntityManager, deps: ThreadReadDeps, accountId: string, threadId: string, budget = THREAD_BODY_BUDGET): Promise<ThreadDetail> {
   await deps.bodies.ensure(em, accountId, threadId);
-  return deps.gate.run(accountId, () => readDetail(deps, accountId, threadId, budget));
+  return deps.gate.run(accountId, (served) => readDetail(deps, accountId, threadId, budget, served));
 }
 
-async function readDetail(deps: ThreadReadDeps, accountId: string, threadId: string, budget: number): Promise<ThreadDetail> {
+async function readDetail(deps: ThreadReadDeps, accountId: string, threadId: string, budget: number, served: (bytes: number) => void): Promise<ThreadDetail> {
   const [thread] = await deps.prepared<{ id: string; provider_thread_id: string; subject: string; is_unread: boolean }>(THREAD_ROW, [threadId, accountId]);
   if (!thread) throw new AppError('NOT_FOUND');
   const rows = await deps.prepared<MessageRow>(THREAD_MESSAGES, [budget, threadId, accountId]);
   const kept = await keptBodies(deps, accountId, threadId, rows);
   const bodies = rows.map((m) => kept.get(m.id));
+  served(bodies.reduce((n, b) => n + (b ? b.jsonText.length + b.jsonHtml.length : 0), 0));
   const messages = rows.map((m, i): Message => ({
     id: m.id,
     threadId: thread.id,

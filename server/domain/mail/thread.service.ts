@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { AttachmentMeta } from '../../../db/entities/index.ts';
 import type { MessageBody, ThreadDetail, ThreadList } from '../../../shared/schemas/mail.ts';
 import { createBodyCache, type BodyCache } from './body-cache.ts';
-import { createOpenGate, type OpenGate } from './open-gate.ts';
+import { createOpenGate, type OpenGate, type OpenGateOptions } from './open-gate.ts';
 import { attachmentList, threadDetail } from './thread-detail.ts';
 import { AppError } from '../errors.ts';
 import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
@@ -62,16 +62,24 @@ export async function listThreads(run: RunPrepared, accountId: string, page: { l
   return toThreadList(await run<ThreadListRow>(LIST_THREADS, listThreadsParams(accountId, page)), page);
 }
 
-/** One message's bodies (fetched with its thread's on first open); NOT_FOUND unless the message is in the account's thread. */
-export async function messageBody(em: EntityManager, bodies: ThreadBodies, accountId: string, threadId: string, messageId: string): Promise<MessageBody> {
-  await bodies.ensure(em, accountId, threadId);
-  const [m] = await em.execute<{ id: string; body_text: string | null; body_html: string | null; attachments: AttachmentMeta[] | null }[]>(
-    'select id, body_text, body_html, attachments from mail_messages where id = ? and thread_id = ? and account_id = ?',
-    [messageId, threadId, accountId],
-  );
-  if (!m) throw new AppError('NOT_FOUND');
-  const attachments = attachmentList(m.attachments);
-  return { id: m.id, threadId, bodyText: m.body_text ?? '', bodyHtml: m.body_html ?? '', attachments };
+/**
+ * One message's bodies (fetched with its thread's on first open); NOT_FOUND unless the message
+ * is in the account's thread. Read in the account's place at the open gate, and paced with its
+ * thread answers.
+ */
+export async function messageBody(em: EntityManager, deps: { bodies: ThreadBodies; gate: OpenGate }, accountId: string, threadId: string, messageId: string): Promise<MessageBody> {
+  await deps.bodies.ensure(em, accountId, threadId);
+  return deps.gate.run(accountId, async (served) => {
+    const [m] = await em.execute<{ id: string; body_text: string | null; body_html: string | null; attachments: AttachmentMeta[] | null }[]>(
+      'select id, body_text, body_html, attachments from mail_messages where id = ? and thread_id = ? and account_id = ?',
+      [messageId, threadId, accountId],
+    );
+    if (!m) throw new AppError('NOT_FOUND');
+    const bodyText = m.body_text ?? '';
+    const bodyHtml = m.body_html ?? '';
+    served(Buffer.byteLength(bodyText) + Buffer.byteLength(bodyHtml));
+    return { id: m.id, threadId, bodyText, bodyHtml, attachments: attachmentList(m.attachments) };
+  });
 }
 
 export interface ThreadReads {
@@ -83,13 +91,13 @@ export interface ThreadReads {
 /**
  * The mail routes' reads: the list on the prepared statement, the detail with bodies fetched on
  * first open (at most `bodyBudget` of them) and served from `cache` (one of the default bound
- * unless given) while they stay as stored.
+ * unless given) while they stay as stored; detail and message bodies through one open gate.
  */
-export function createThreadReads(deps: { prepared: RunPrepared; bodies: ThreadBodies; bodyBudget?: number; cache?: BodyCache; gate?: OpenGate }): ThreadReads {
-  const reads = { prepared: deps.prepared, bodies: deps.bodies, cache: deps.cache ?? createBodyCache(), gate: deps.gate ?? createOpenGate() };
+export function createThreadReads(deps: { prepared: RunPrepared; bodies: ThreadBodies; bodyBudget?: number; cache?: BodyCache; gate?: OpenGateOptions }): ThreadReads {
+  const reads = { prepared: deps.prepared, bodies: deps.bodies, cache: deps.cache ?? createBodyCache(), gate: createOpenGate(deps.gate) };
   return {
     list: (accountId, page) => listThreads(deps.prepared, accountId, page),
     detail: (em, accountId, threadId) => threadDetail(em, reads, accountId, threadId, deps.bodyBudget),
-    messageBody: (em, accountId, threadId, messageId) => messageBody(em, deps.bodies, accountId, threadId, messageId),
+    messageBody: (em, accountId, threadId, messageId) => messageBody(em, reads, accountId, threadId, messageId),
   };
 }

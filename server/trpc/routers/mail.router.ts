@@ -33,7 +33,15 @@ export const mailProcedures = {
 
   thread: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/api/mail/threads/{threadId}', tags: ['mail'], summary: 'A thread with every message; bodies fetched on first open and cached' },
+      openapi: {
+        method: 'GET',
+        path: '/api/mail/threads/{threadId}',
+        tags: ['mail'],
+        summary: 'A thread with every message; bodies fetched on first open and cached',
+        description:
+          'One account\'s thread answers are built one at a time, and they and its message bodies are paced by the body bytes they carry: 32 MiB at once, ' +
+          'then 8 MiB a second (per instance). Past that an answer waits until the bytes are paid; ordinary use never meets the pace.',
+      },
       // Opening fetches missing bodies from the provider: its failures are the sync route's codes.
       errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
       trustedOutput: true,

@@ -110,6 +110,36 @@ describe('thread bounds', () => {
     assert.equal(anonymous.status, 401);
   });
 
+  it("an account's thread answers and message bodies are paced by the bytes of their bodies", async (t) => {
+    let clock = 0;
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      clock += ms;
+    };
+    // A byte a millisecond after a burst of 10 bytes: each answer below waits for the one before.
+    const mail = await startMailApp(t, { overrides: { mailBodies: { gate: { bytesPerSecond: 1_000, burstBytes: 10, now: () => clock, sleep } } } });
+    mail.gmail.addMessage(ALICE, { subject: 'Paced', bodyText: 'x'.repeat(1_000) });
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+
+    const first = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(first.status, 200);
+    assert.deepEqual(waits, [], 'the first answer goes at once');
+    const again = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(again.status, 200);
+    assert.equal(waits.length, 1);
+    assert.ok(waits[0]! >= 990 && waits[0]! <= 1_010, `the second waited for the first's ~1,000 body bytes: ${waits[0]} ms`);
+    const body = await mail.getJson(`/api/mail/threads/${thread.id}/messages/${first.body.messages[0].id}/body`);
+    assert.equal(body.status, 200);
+    assert.equal(body.body.bodyText.length, 1_000);
+    assert.equal(waits.length, 2, 'a message body waits its turn too');
+    await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.ok(waits[2]! >= 990 && waits[2]! <= 1_010, `and is charged its bytes: ${waits[2]} ms`);
+    assert.equal((await mail.getJson('/api/mail/threads')).status, 200, 'the list is not paced');
+    assert.equal(waits.length, 3);
+  });
+
   it('a thread of ordinary size never reaches the default budget', async (t) => {
     const mail = await startMailApp(t);
     const first = mail.gmail.addMessage(ALICE, { subject: 'Ordinary', bodyText: 'Hi,\n'.repeat(500), bodyHtml: `<p>${'Hello there. '.repeat(1_000)}</p>` });

@@ -62,6 +62,43 @@ describe('open gate', () => {
     assert.deepEqual(gate.load('a'), { running: 0, waiting: 0 });
   });
 
+  it("paces each account's body bytes: a burst at once, then the rate; other accounts and refilled buckets do not wait", async () => {
+    let clock = 0;
+    let waited: number[] = [];
+    const gate = createOpenGate({
+      bytesPerSecond: 1_000, // a byte a millisecond
+      burstBytes: 100,
+      now: () => clock,
+      sleep: async (ms) => {
+        waited.push(ms);
+        clock += ms;
+      },
+    });
+    /** Serves `bytes` to the account; the waits it took before. */
+    const open = async (account: string, bytes: number) => {
+      waited = [];
+      await gate.run(account, async (served) => served(bytes));
+      return waited;
+    };
+    assert.deepEqual(await open('a', 150), [], 'the first answer goes at once, and ends 50 bytes past the burst');
+    assert.deepEqual(await open('a', 10), [50], 'the next waits until those 50 bytes are paid');
+    assert.deepEqual(await open('b', 500), [], 'another account has a bucket of its own');
+    assert.deepEqual(await open('a', 0), [10]);
+    clock += 1_000; // both buckets full again
+    assert.deepEqual(await open('a', 130), [], 'a refilled bucket serves a burst at once');
+    assert.deepEqual(await open('b', 0), []);
+    assert.deepEqual(await open('a', 0), [30]);
+  });
+
+  it('an answer that failed or served nothing costs nothing', async () => {
+    let clock = 0;
+    let waited = 0;
+    const gate = createOpenGate({ bytesPerSecond: 1_000, burstBytes: 10, now: () => clock, sleep: async (ms) => (waited += ms) });
+    await assert.rejects(gate.run('a', async () => { throw new Error('not found'); }), /not found/);
+    for (let i = 0; i < 3; i++) await gate.run('a', async (served) => served(0));
+    assert.equal(waited, 0);
+  });
+
   it('frees the place when the answer fails', async () => {
     const gate = createOpenGate();
     await assert.rejects(gate.run('a', async () => { throw new Error('boom'); }), /boom/);
