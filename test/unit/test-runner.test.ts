@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { planShards } from '../run.ts';
+import { describeSuite, referenceWork } from '../helpers/machine-speed.ts';
 
 describe('the test runner’s shards', () => {
   it('deals every file once, the longest first, each to the shard with the least time so far', () => {
@@ -23,5 +24,18 @@ describe('the test runner’s shards', () => {
   it('gives every shard at least one file while there are as many files as shards, and works with no times at all', () => {
     const plan = planShards(['1', '2', '3'], {}, 3);
     assert.deepEqual(plan.map((s) => s.files.length), [1, 1, 1]);
+  });
+});
+
+describe('the machine reference (test/helpers/machine-speed.ts)', () => {
+  it('is the same work everywhere: a change to it would make older ratios incomparable', () => {
+    assert.equal(referenceWork(3), '1dc9b0fc6c8d05b408ca636b146721d4509fd49c1d44b1e757069b52081d144c');
+    assert.notEqual(referenceWork(4), referenceWork(3));
+  });
+
+  it("gives the suite's time and the 8-minute goal in units of the reference", () => {
+    const line = describeSuite(455, 4.15);
+    assert.match(line, /npm test took 455 s = 110× the machine reference \(4\.15 s/);
+    assert.match(line, /the 8-minute goal is 116× on this machine today/);
   });
 });
