@@ -65,7 +65,7 @@ export async function startEmbeddedPostgres(opts: {
   database?: string;
   /** A fixed port (to restart a cluster where its clients expect it); default: a free one. */
   port?: number;
-  /** A throwaway cluster for tests: no fsync, and clients trusted (it listens on localhost only). */
+  /** A throwaway cluster for tests: no fsync, and its clients trusted (it listens on this machine only). */
   fast?: boolean;
   log?: (line: string) => void;
 }): Promise<EmbeddedDatabase> {
@@ -95,7 +95,7 @@ export async function startEmbeddedPostgres(opts: {
     user: 'postgres',
     password,
     persistent: true,
-    // A test cluster trusts its clients: no password check (PBKDF2 on both ends) per connection.
+    // A test cluster trusts its clients: no password check per connection (the backend's PBKDF2 of it).
     authMethod: opts.fast ? ('trust' as 'password') : 'password',
     createPostgresUser: isRoot,
     initdbFlags: opts.fast ? ['--no-sync'] : [],

@@ -57,7 +57,7 @@ export const mailProcedures = {
         path: '/api/mail/threads/{threadId}/messages/{messageId}/body',
         tags: ['mail'],
         summary: 'One message\'s bodies, for a message the thread answer left them out of (bodyOmitted)',
-        description: 'The bodies and attachment list of one message of the thread, fetched from the provider with the thread\'s on first open, as the thread route does. NOT_FOUND unless the message belongs to this thread of the signed-in account.',
+        description: 'The bodies and attachment list of one message of the thread, fetched from the provider with the thread\'s on first open, as the thread route does. NOT_FOUND unless the message belongs to this thread of the signed-in account. Paced with the account\'s thread answers (see the thread route).',
       },
       errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
     })
