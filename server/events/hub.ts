@@ -1,13 +1,13 @@
 /**
- * The instance's side of live events: one dedicated LISTEN connection (a pg.Client outside
- * every pool), its notifications fanned out to this instance's open streams. A lost
- * connection is reopened with a backoff and listened on again; streams open meanwhile may
- * have missed events, so each gets a `reset` (and a fresh `sync`). Stopped before the
- * database closes: it ends every stream and closes the connection.
+ * The instance's side of live events: one dedicated LISTEN connection (pg-listener.ts), its
+ * notifications fanned out to this instance's open streams. A lost connection is reopened
+ * with a backoff and listened on again; streams open meanwhile may have missed events, so
+ * each gets a `reset` (and a fresh `sync`). Stopped before the database closes: it ends every
+ * stream and closes the connection.
  */
-import pg from 'pg';
 import { EVENTS_CHANNEL, type Notice } from '../domain/events/announce.ts';
-import { errorSummary, type Logger } from '../infra/logger.ts';
+import type { Logger } from '../infra/logger.ts';
+import { createPgListener } from '../infra/pg-listener.ts';
 import { EventStream } from './stream.ts';
 
 export interface EventHub {
@@ -31,10 +31,7 @@ export interface EventHub {
 export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs?: number }): EventHub {
   const { log } = deps;
   const byAccount = new Map<string, Set<EventStream>>();
-  let client: pg.Client | undefined;
   let stopped = false;
-  let retry: NodeJS.Timeout | undefined;
-  let attempt = 0;
   const stopHooks: (() => Promise<void>)[] = [];
 
   function each(fn: (s: EventStream) => void, accountId?: string | null) {
@@ -56,64 +53,25 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
     each((s) => s.push({ id: n.i, kind: n.k, threadIds: n.t ?? null }), n.a);
   }
 
-  async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: deps.databaseUrl, connectionTimeoutMillis: 5_000 });
-    c.on('notification', (m) => {
-      if (m.channel === EVENTS_CHANNEL) hear(m.payload);
-    });
-    c.on('error', (err) => {
-      log.warn(errorSummary(err), 'live events: listening connection failed');
-      lost(c);
-    });
-    c.on('end', () => lost(c));
-    try {
-      await c.connect();
-      await c.query(`listen ${EVENTS_CHANNEL}`);
-    } catch (err) {
-      log.warn(errorSummary(err), 'live events: could not listen');
-      c.removeAllListeners('end');
-      await c.end().catch(() => undefined);
-      lost(c);
-      return;
-    }
-    if (stopped) {
-      await c.end().catch(() => undefined);
-      return;
-    }
-    client = c;
+  const listener = createPgListener({
+    databaseUrl: deps.databaseUrl,
+    log,
+    what: 'live events',
+    channels: [EVENTS_CHANNEL],
+    hear: (_channel, payload) => hear(payload),
     // Reconnected: what was announced while nobody listened is unknown to these streams.
-    if (attempt > 0) each((s) => s.resetAll());
-    attempt = 0;
-  }
-
-  function lost(c: pg.Client) {
-    // A stale connection's late 'end' (a newer one is listening) changes nothing.
-    if (client !== undefined && client !== c) return;
-    client = undefined;
-    if (stopped || retry) return;
-    attempt += 1;
-    const delay = Math.min(10_000, (deps.retryMs ?? 250) * 2 ** Math.min(attempt - 1, 6));
-    retry = setTimeout(() => {
-      retry = undefined;
-      void connect();
-    }, delay);
-    retry.unref();
-  }
+    reconnected: () => each((s) => s.resetAll()),
+    retryMs: deps.retryMs,
+  });
 
   return {
-    start: () => connect(),
+    start: () => listener.start(),
     async stop() {
       stopped = true;
-      if (retry) clearTimeout(retry);
       each((s) => s.end());
       byAccount.clear();
       for (const fn of stopHooks.splice(0)) await fn();
-      const c = client;
-      client = undefined;
-      if (c) {
-        c.removeAllListeners('end');
-        await c.end().catch(() => undefined);
-      }
+      await listener.stop();
     },
     onStop: (fn) => void stopHooks.push(fn),
     log,
