@@ -14,6 +14,7 @@
 import { PgBoss, type JobWithMetadata, type Queue, type WorkOptions } from 'pg-boss';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import { currentTraceparent } from '../infra/trace-hooks.ts';
+import { createWakePolicy, listenForJobs, notifyChannel, type WakePolicy } from './wakeups.ts';
 
 export const QUEUES = {
   mailSync: 'mail-sync',
@@ -78,7 +79,11 @@ export interface EnqueueOptions {
 export interface JobEngine {
   /** Asks for a sync of the account; false when one is already waiting (it covers this request). */
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
-  /** Registers a handler; with `perJobResults` it answers each job's outcome (pg-boss settles them one by one). */
+  /**
+   * Registers a handler on `localConcurrency` workers (default 1); with `perJobResults` it
+   * answers each job's outcome (pg-boss settles them one by one). On a queue that notifies, a
+   * new job wakes one idle worker of this instance (wakeups.ts), not all of them.
+   */
   work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>): Promise<void>;
   /** Jobs waiting (ready or deferred) or running in a queue, from the engine's queue statistics (GET /metrics). */
   depth(name: QueueName): Promise<number>;
@@ -98,7 +103,9 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     schema: 'pgboss',
     application_name: 'mail-inbox-assistant-jobs',
     max: 4,
-    useListenNotify: true,
+    // The instance listens itself and wakes one worker per job (wakeups.ts); pg-boss's own
+    // listener would wake every worker of the queue. Inserts still notify (the queue's `notify`).
+    useListenNotify: false,
     // The engine's own maintenance (expiry, heartbeats, retention) and cron run on every
     // instance; pg-boss elects one per pass through the database.
     supervise: true,
@@ -111,7 +118,8 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   await boss.start();
   // Created once per database; a later start brings an existing queue's options up to date
   // (pg-boss applies createQueue's options at creation only; the policy cannot change).
-  for (const [name, options] of Object.entries(queueOptions(deps.retry ?? { limit: MAIL_SYNC_RETRY_LIMIT, delaySeconds: 5 }))) {
+  const queues = queueOptions(deps.retry ?? { limit: MAIL_SYNC_RETRY_LIMIT, delaySeconds: 5 });
+  for (const [name, options] of Object.entries(queues)) {
     const created = (await boss.getQueue(name)) ? false : await boss.createQueue(name, options).then(() => true, async (err: unknown) => {
       if (!(await boss.getQueue(name))) throw err; // another instance created it meanwhile: fine
       return false;
@@ -122,6 +130,9 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     }
   }
   if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
+  const wakePolicies = new Map<string, WakePolicy>();
+  const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel('pgboss'), policies: wakePolicies });
+  await wakeups.start();
 
   return {
     boss,
@@ -134,7 +145,28 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
       return id !== null;
     },
     async work(name, options, handler) {
-      await boss.work(name, { ...options, includeMetadata: true }, handler as never);
+      const { localConcurrency = 1, ...each } = options;
+      if (!queues[name].notify) {
+        await boss.work(name, { ...options, includeMetadata: true }, handler as never);
+        return;
+      }
+      // One pg-boss worker per place, so that each can be woken on its own.
+      const ids: string[] = [];
+      const policy = createWakePolicy(ids, (id) => boss.notifyWorker(id));
+      for (let i = 0; i < localConcurrency; i++) {
+        let id = '';
+        const tracked = async (jobs: JobWithMetadata<never>[]) => {
+          policy.started(id);
+          try {
+            return await handler(jobs);
+          } finally {
+            policy.finished(id);
+          }
+        };
+        id = await boss.work(name, { ...each, includeMetadata: true }, tracked as never);
+        ids.push(id);
+      }
+      wakePolicies.set(name, policy);
     },
     async depth(name) {
       // The counts pg-boss's monitor keeps on the queue (refreshed every monitor interval), not job rows.
@@ -146,6 +178,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
       return jobs.filter((j) => states.includes(j.state)).length;
     },
     async stop() {
+      await wakeups.stop();
       // Running handlers finish (their syncs commit); nothing new is fetched.
       await boss.stop({ graceful: true, timeout: 30_000 });
     },

@@ -32,7 +32,7 @@ export interface LiveInboxOptions {
   /** How long and how often a sync behind a notified history id looks again (tests shorten it). */
   historyLag?: { firstSeconds: number; windowSeconds: number };
   /** Sync workers and jobs per fetch (tests). */
-  concurrency?: { workers: number; batch: number };
+  concurrency?: { workers: number; batch: number; pollSeconds?: number };
 }
 
 export interface LiveInbox {

@@ -56,8 +56,11 @@ export function createMailSyncWorker(deps: {
   metrics?: Pick<Metrics, 'syncJob'>;
   callsPerJob?: number;
   historyLag?: { firstSeconds: number; windowSeconds: number };
-  /** Engine workers and jobs per fetch (default WORKERS, BATCH; a test takes one worker to see a batch). */
-  concurrency?: { workers: number; batch: number };
+  /**
+   * Engine workers and jobs per fetch (default WORKERS, BATCH; a test takes one worker to see a
+   * batch), and how often an idle worker looks without being woken (default 2 s).
+   */
+  concurrency?: { workers: number; batch: number; pollSeconds?: number };
 }) {
   const log = deps.log.child({ component: 'mail-sync-job' });
   const calls = deps.callsPerJob ?? CALLS_PER_JOB;
@@ -167,7 +170,7 @@ export function createMailSyncWorker(deps: {
     },
     async start() {
       stopping = false;
-      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: deps.concurrency?.batch ?? BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: 1, notifyPollingIntervalSeconds: 2 } as const;
+      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: deps.concurrency?.batch ?? BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2 } as const;
       await deps.engine.work<SyncRequest>(QUEUES.mailSync, options, (jobs) =>
         // Each job of a batch runs and settles on its own (a failure retries that job only).
         Promise.all(

@@ -77,7 +77,7 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
 
 export async function startLiveWorld(
   t: { after(fn: () => unknown): void },
-  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean; concurrency?: { workers: number; batch: number } } = {},
+  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean; concurrency?: { workers: number; batch: number; pollSeconds?: number } } = {},
 ): Promise<LiveWorld> {
   const providers = await startProviders(t);
   const pubsub = await startPubSubStandIn({ projectId: 'test-project' });
