@@ -130,9 +130,9 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     }
   }
   if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
+  // Listening starts with the first workers of a queue that notifies (an instance that only enqueues never listens).
   const wakePolicies = new Map<string, WakePolicy>();
   const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel('pgboss'), policies: wakePolicies });
-  await wakeups.start();
 
   return {
     boss,
@@ -166,6 +166,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
         id = await boss.work(name, { ...each, includeMetadata: true }, tracked as never);
         ids.push(id);
       }
+      if (!wakePolicies.size) await wakeups.start();
       wakePolicies.set(name, policy);
     },
     async depth(name) {
