@@ -93,6 +93,9 @@ export interface JobEngine {
   stop(): Promise<void>;
 }
 
+/** pg-boss's schema; its name also names the channel new jobs are notified on (wakeups.ts). */
+const SCHEMA = 'pgboss';
+
 /** Seconds between the engine's supervision passes (a dead instance's job is failed, to be retried, once its heartbeat lapsed). */
 export const SUPERVISE_SECONDS = 10;
 
@@ -100,7 +103,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   const log = deps.log.child({ component: 'jobs' });
   const boss = new PgBoss({
     connectionString: deps.databaseUrl,
-    schema: 'pgboss',
+    schema: SCHEMA,
     application_name: 'mail-inbox-assistant-jobs',
     max: 4,
     // The instance listens itself and wakes one worker per job (wakeups.ts); pg-boss's own
@@ -132,7 +135,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
   // Listening starts with the first workers of a queue that notifies (an instance that only enqueues never listens).
   const wakePolicies = new Map<string, WakePolicy>();
-  const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel('pgboss'), policies: wakePolicies });
+  const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel(SCHEMA), policies: wakePolicies });
 
   return {
     boss,

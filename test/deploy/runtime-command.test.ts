@@ -59,7 +59,6 @@ async function waitForHealth(port: number, run: ReturnType<typeof runStage>, wha
   }
 }
 
-
 const HOOK = path.join(import.meta.dirname, 'forbid-dev-deps.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -8,15 +8,14 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../server/infra/database.ts';
-import { signal, stopClusterNow } from '../../helpers/clusters.ts';
+import { postmasterPid, signal, stopClusterNow } from '../../helpers/clusters.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const exists = (p: string) => access(p).then(() => true, () => false);
 
 interface Started {
   npm: ChildProcess;
@@ -62,7 +61,7 @@ function exitWithin(run: Started, ms: number): Promise<number | null> {
 }
 
 /** The cluster's postmaster.pid is removed when it has shut down. */
-const clusterRunning = (dataDir: string) => exists(path.join(dataDir, 'postgres', 'postmaster.pid'));
+const clusterRunning = (dataDir: string) => postmasterPid(path.join(dataDir, 'postgres')) !== undefined;
 
 describe('npm start and signals', () => {
   let dir: string;
