@@ -15,7 +15,7 @@ import { chmod, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../server/infra/database.ts';
-import { postmasterPid, signal, stopClusterNow } from '../helpers/clusters.ts';
+import { clusterRoot, postmasterPid, signal, stopClusterNow } from '../helpers/clusters.ts';
 import pg from 'pg';
 import { ROOT, execForm, filesUnder, healthcheck, importClosure, ofKind, readDockerfile, stageEnv, type Stage } from './dockerfile-model.ts';
 
@@ -141,7 +141,7 @@ describe('the runtime image\'s command, outside Docker', () => {
 
   it('the demo target\'s command serves the API and the web client on the ports of its ENV, bound as HOST says, and stops on SIGTERM', { timeout: 180_000 }, async (t) => {
     const [apiPort, webPort] = [await freePort(), await freePort()];
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'mia-demo-cmd-'));
+    const dataDir = mkdtempSync(path.join(clusterRoot(), 'mia-demo-cmd-'));
     await chmod(dataDir, 0o755); // as root, the embedded cluster runs as the postgres user
     const run = runStage(demoStage, {
       PORT: String(apiPort),

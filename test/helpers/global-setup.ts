@@ -6,19 +6,18 @@
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp, chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startEmbeddedPostgres, openDatabase } from '../../server/infra/database.ts';
 import { createLogger } from '../../server/infra/logger.ts';
 import { startJobEngine } from '../../server/jobs/engine.ts';
-import { stopClusterNow } from './clusters.ts';
+import { clusterRoot, stopClusterNow } from './clusters.ts';
 import { readTally, startTallyRun, summariseTally } from './conformance-tally.ts';
 
 let dir: string | undefined;
 
 export async function globalSetup() {
   startTallyRun();
-  dir = await mkdtemp(path.join(tmpdir(), 'mia-test-pg-'));
+  dir = await mkdtemp(path.join(clusterRoot(), 'mia-test-pg-'));
   await chmod(dir, 0o755);
   const db = await startEmbeddedPostgres({ dataDir: path.join(dir, 'data'), database: 'mia_template', fast: true });
   const orm = await openDatabase(db.url);

