@@ -17,6 +17,8 @@ export interface HeavyWindow {
   kind: 'idle' | 'heavy';
   seconds: number;
   loop: { p99Ms: number; maxMs: number };
+  /** The same delay in a process beside the server that does nothing (bench/load/loop-canary.ts): the machine's floor. */
+  idleProcessLoop: { p99Ms: number; maxMs: number };
   rssPeakMiB: number | null;
   normal: { requests: number; p50Ms: number | null; p99Ms: number | null; maxMs: number | null; non200: number };
   /** Heavy window only: opens of the heavy thread that finished, by status (0: failed or timed out). */
@@ -94,6 +96,7 @@ export async function heavyWindow(opts: {
   normal: { account: SignedIn; threadIds: string[] };
   heavy: { account: SignedIn; threadId: string; clients: number };
 }): Promise<HeavyWindow> {
+  const canary = await startCanary();
   await opts.readLag(); // resets the histogram
   const rss = sampleRss(opts.server.pid);
   const t0 = performance.now();
@@ -122,6 +125,7 @@ export async function heavyWindow(opts: {
   const seconds = Math.round((performance.now() - t0) / 100) / 10;
   await new Promise((r) => setTimeout(r, 30)); // the monitor's next timer records the last turn
   const loop = await opts.readLag();
+  const idleProcessLoop = await canary.stop();
   const mem = rss.stop();
   const ms = normal.map((n) => n.ms);
   const byStatus: Record<string, number> = {};
@@ -131,10 +135,31 @@ export async function heavyWindow(opts: {
     kind: opts.kind,
     seconds,
     loop,
+    idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
     normal: { requests: normal.length, p50Ms: round1(quantile(ms, 0.5)), p99Ms: round1(quantile(ms, 0.99)), maxMs: round1(quantile(ms, 1)), non200: normal.filter((n) => n.status !== 200).length },
     ...(opts.kind === 'heavy'
       ? { heavy: { opens: heavy.length, byStatus, p50Ms: round1(quantile(heavy.map((h) => h.ms), 0.5)), maxMs: round1(quantile(heavy.map((h) => h.ms), 1)), bytesMedian: quantile(heavy.map((h) => h.bytes), 0.5) } }
       : {}),
+  };
+}
+
+/** bench/load/loop-canary.ts, started (it has said "ready"); `stop` ends it and returns what it measured. */
+async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/loop-canary.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => out.includes('ready\n') && resolve());
+    void exited.then((code) => reject(new Error(`the loop canary exited with ${code} before it was ready`)));
+  });
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      if (code !== 0) throw new Error(`the loop canary exited with ${code}`);
+      return JSON.parse(out.slice(out.indexOf('ready\n') + 6)) as { p99Ms: number; maxMs: number };
+    },
   };
 }

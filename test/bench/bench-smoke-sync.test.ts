@@ -19,7 +19,7 @@ describe('npm run bench -- --smoke: syncing and opening', () => {
     assert.ok(cpu.profile && cpu.profile.selfByPart.length > 0, 'sync cpu: the profile was read');
     const heavy = report.heavyThread;
     assert.deepEqual(heavy.windows.map((w: { kind: string }) => w.kind), ['idle', 'heavy']);
-    for (const w of heavy.windows) assert.ok(w.normal.requests > 0 && Number.isFinite(w.loop.maxMs), `heavy thread: the ${w.kind} window was measured`);
+    for (const w of heavy.windows) assert.ok(w.normal.requests > 0 && Number.isFinite(w.loop.maxMs) && w.idleProcessLoop.maxMs > 0, `heavy thread: the ${w.kind} window was measured, and an idle process beside it`);
     assert.ok(heavy.windows[1].heavy.opens > 0, 'heavy thread: the heavy clients opened it');
   });
 });
