@@ -8,28 +8,34 @@ import path from 'node:path';
 
 const SHM = '/dev/shm';
 const TMPFS_MAGIC = 0x01021994;
-/** What a RAM filesystem must have free to take a test cluster (a run's peak is far below). */
-const SHM_MIN_FREE = 2 * 1024 ** 3;
+/** What a RAM filesystem must have free to take a run's test clusters (a run peaks far below). */
+export const SHM_MIN_FREE = 2 * 1024 ** 3;
 
 /**
  * Where test clusters keep their data: a RAM filesystem (/dev/shm) when there is one with room,
  * else the temporary directory; MIA_TEST_CLUSTER_ROOT names another. A test cluster's files are
  * throw-away (it runs with fsync off), and each test file's database clone creates, writes and
- * later removes a few hundred of them: on a disk filesystem most of a clone's cost is the
- * kernel's (measured on this machine: ~400 ms of system time per clone and drop on ext4,
- * ~50 ms on tmpfs).
+ * later removes a few hundred of them: on a disk filesystem the kernel's share of that costs
+ * several times the clone's own work.
  */
 export function clusterRoot(): string {
-  const named = process.env.MIA_TEST_CLUSTER_ROOT;
-  if (named) return named;
+  let shm: ShmState = null;
   try {
-    const fs = statfsSync(SHM);
     accessSync(SHM, constants.W_OK);
-    if (fs.type === TMPFS_MAGIC && fs.bavail * fs.bsize >= SHM_MIN_FREE) return SHM;
+    const fs = statfsSync(SHM);
+    shm = { tmpfs: fs.type === TMPFS_MAGIC, freeBytes: fs.bavail * fs.bsize };
   } catch {
-    // no /dev/shm (not Linux), or not writable: the temporary directory
+    // no /dev/shm (not Linux), or not writable
   }
-  return tmpdir();
+  return pickClusterRoot(process.env.MIA_TEST_CLUSTER_ROOT, shm, tmpdir());
+}
+
+/** /dev/shm as found: null when missing or not writable. */
+export type ShmState = { tmpfs: boolean; freeBytes: number } | null;
+
+export function pickClusterRoot(named: string | undefined, shm: ShmState, tmp: string): string {
+  if (named) return named;
+  return shm?.tmpfs && shm.freeBytes >= SHM_MIN_FREE ? SHM : tmp;
 }
 
 /** The postmaster's pid; undefined once the cluster has shut down (postgres removes the file). */

@@ -1,8 +1,9 @@
-/** test/run.ts's plan of shards: every file once, longest first to the least loaded shard. */
+/** test/run.ts's plan of shards (every file once, longest first to the least loaded shard), the machine reference, and where test clusters live. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { planShards } from '../run.ts';
 import { describeSuite, referenceWork } from '../helpers/machine-speed.ts';
+import { pickClusterRoot, SHM_MIN_FREE } from '../helpers/clusters.ts';
 
 describe('the test runner’s shards', () => {
   it('deals every file once, the longest first, each to the shard with the least time so far', () => {
@@ -37,5 +38,21 @@ describe('the machine reference (test/helpers/machine-speed.ts)', () => {
     const line = describeSuite(455, 4.15);
     assert.match(line, /npm test took 455 s = 110× the machine reference \(4\.15 s/);
     assert.match(line, /the 8-minute goal is 116× on this machine today/);
+  });
+});
+
+describe('where test clusters keep their data (test/helpers/clusters.ts)', () => {
+  const roomy = { tmpfs: true, freeBytes: SHM_MIN_FREE };
+  it('takes /dev/shm when it is a writable tmpfs with room', () => {
+    assert.equal(pickClusterRoot(undefined, roomy, '/tmp'), '/dev/shm');
+  });
+  it('takes the temporary directory when /dev/shm is missing, not tmpfs or too small (a container’s 64 MB)', () => {
+    assert.equal(pickClusterRoot(undefined, null, '/tmp'), '/tmp');
+    assert.equal(pickClusterRoot(undefined, { ...roomy, tmpfs: false }, '/tmp'), '/tmp');
+    assert.equal(pickClusterRoot(undefined, { tmpfs: true, freeBytes: 64 * 1024 ** 2 }, '/tmp'), '/tmp');
+  });
+  it('takes the place MIA_TEST_CLUSTER_ROOT names, whatever /dev/shm is', () => {
+    assert.equal(pickClusterRoot('/var/tmp/pg', roomy, '/tmp'), '/var/tmp/pg');
+    assert.equal(pickClusterRoot('/var/tmp/pg', null, '/tmp'), '/var/tmp/pg');
   });
 });
