@@ -5,17 +5,19 @@
  * is what the machine alone puts under any loop: the scheduler sharing two cores between the
  * server, PostgreSQL, the bench's clients and itself.
  *
- *   node bench/load/loop-canary.ts   prints "ready", then on SIGTERM one JSON { p99Ms, maxMs }
+ *   node bench/load/loop-canary.ts   prints "ready"; when its stdin ends (the bench closed it,
+ *                                    or the bench is gone), one JSON { p99Ms, maxMs }, and exits
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const histogram = monitorEventLoopDelay({ resolution: 10 });
 histogram.enable();
-const keepAlive = setInterval(() => {}, 60_000);
 const ms = (ns: number) => Math.round(ns / 1e5) / 10;
-process.once('SIGTERM', () => {
+process.stdout.on('error', () => {}); // the bench is gone: nobody to tell
+process.stdin.on('data', () => {});
+process.stdin.once('end', () => {
   histogram.disable();
-  clearInterval(keepAlive);
   process.stdout.write(JSON.stringify({ p99Ms: ms(histogram.percentile(99)), maxMs: ms(histogram.max) }));
+  process.stdin.destroy();
 });
 process.stdout.write('ready\n');

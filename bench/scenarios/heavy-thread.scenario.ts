@@ -146,7 +146,8 @@ export async function heavyWindow(opts: {
 
 /** bench/load/loop-canary.ts, started (it has said "ready"); `stop` ends it and returns what it measured. */
 async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/loop-canary.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // It ends when its stdin does: also when this process ends first (a window that threw).
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/loop-canary.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -156,7 +157,7 @@ async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: 
   });
   return {
     async stop() {
-      child.kill('SIGTERM');
+      child.stdin!.end();
       const code = await exited;
       if (code !== 0) throw new Error(`the loop canary exited with ${code}`);
       return JSON.parse(out.slice(out.indexOf('ready\n') + 6)) as { p99Ms: number; maxMs: number };
