@@ -12,7 +12,8 @@
  * far, by the seconds in test/file-times.json (a file not listed counts as the median). Each
  * shard also writes what its files took; the run's figures land in
  * test-artifacts/file-times.json, to copy over test/file-times.json when the suite's shape
- * changes. TEST_SHARDS sets the number of shards (default 4). Each line a shard prints is
+ * changes. The test apps' logs (test-artifacts/logs, one file per process) are the run's own: the
+ * previous run's are removed first. TEST_SHARDS sets the number of shards (default 4). Each line a shard prints is
  * prefixed with its number; the conformance tally of the whole run is printed once, at the
  * end; the exit code is the first failing shard's, else 0.
  */
@@ -24,6 +25,7 @@ import { readTally, startTallyRun, summariseTally } from './helpers/conformance-
 
 const TIMES = 'test/file-times.json';
 const OUT = 'test-artifacts/file-times';
+const APP_LOGS = 'test-artifacts/logs';
 
 function readTimes(file: string): Record<string, number> {
   try {
@@ -76,6 +78,8 @@ if (import.meta.main) {
   const files = (named.length ? named : globSync('test/**/*.test.ts')).sort();
   const count = Math.max(1, Math.min(Number(process.env.TEST_SHARDS) || 4, files.length));
   startTallyRun();
+  // The test apps' logs are this run's (secrets.test.ts scans every file there): earlier runs' go.
+  rmSync(APP_LOGS, { recursive: true, force: true });
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
   const plan = planShards(files, readTimes(TIMES), count);

@@ -398,6 +398,6 @@ describe('the log files of every test process', () => {
       findings.push(...scanLogFile(file, text));
     }
     assert.ok(lines > 0, 'this file wrote log lines at least');
-    assert.deepEqual(findings, [], `${describeFindings(findings)}\n(every line of every test process's log; remove test-artifacts/logs to drop those of earlier runs)`);
+    assert.deepEqual(findings, [], `${describeFindings(findings)}\n(every line of every test process's log of this run: npm test removes earlier runs')`);
   });
 });
