@@ -15,7 +15,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
-import { notifiedAhead, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
+import { recordCaughtUp, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
@@ -145,11 +145,10 @@ export function createMailSyncWorker(deps: {
         throw err;
       }
       if (!hasMore) {
-        await recordSuccess(accountId);
         // The history ended before the point a notification named: it lags; look again soon, backing off.
-        const ahead = await notifiedAhead(deps.orm.em.getConnection(), accountId).catch(() => null);
-        if (ahead && ahead.sinceSeconds < lag.windowSeconds) {
-          await deps.engine.enqueueSync({ accountId, reason: 'history-lag' }, { startAfterSeconds: Math.max(lag.firstSeconds, ahead.sinceSeconds) });
+        const ahead = await recordCaughtUp(deps.orm.em.getConnection(), accountId);
+        if (ahead && ahead.notifiedAheadSeconds < lag.windowSeconds) {
+          await deps.engine.enqueueSync({ accountId, reason: 'history-lag' }, { startAfterSeconds: Math.max(lag.firstSeconds, ahead.notifiedAheadSeconds) });
           return 'history-lag';
         }
         return 'caught-up';

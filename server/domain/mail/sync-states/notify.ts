@@ -43,18 +43,3 @@ export async function noteNotification(em: Sql, accountId: string, historyId: bi
   // The account starts catching up: open event streams hear it (once, not per notification).
   if (rows[0] && !rows[0].was_behind) await announceSync(em, accountId);
 }
-
-/**
- * A caught-up account whose checkpoint is still below the history id its notifications named
- * (the provider's history lags its notifications by seconds): how long ago the last one came.
- * Null when the checkpoint got there, a listing runs, or nothing was notified.
- */
-export async function notifiedAhead(em: Sql, accountId: string): Promise<{ sinceSeconds: number } | null> {
-  const rows = await select<{ since: number }>(
-    em,
-    `select extract(epoch from now() - last_notification_at)::float8 as since from sync_states
-      where account_id = ? and not full_sync_active and history_id is not null and notified_history_id > history_id and last_notification_at is not null`,
-    [accountId],
-  );
-  return rows[0] ? { sinceSeconds: Math.max(0, rows[0].since) } : null;
-}

@@ -1,9 +1,28 @@
 /** The background sync's outcome on the account's row, and the cluster gauges GET /metrics reads. */
 import { select, type Sql } from './sql.ts';
 
-/** A background sync reached the provider's state: the failure it recorded is over. */
+const CLEAR_FAILURE = 'update sync_states set last_error_code = null, failing_since = null, dead_lettered_at = null where account_id = ? and last_error_code is not null';
+
+/** A background sync made progress: the failure it recorded is over. */
 export async function recordSyncSuccess(em: Sql, accountId: string): Promise<void> {
-  await em.execute('update sync_states set last_error_code = null, failing_since = null, dead_lettered_at = null where account_id = ? and last_error_code is not null', [accountId], 'run');
+  await em.execute(CLEAR_FAILURE, [accountId], 'run');
+}
+
+/**
+ * A background sync caught up with the provider's history: as recordSyncSuccess, and in the
+ * same statement whether the checkpoint is still below the history id the account's
+ * notifications named (the provider's history lags its notifications by seconds): how long ago
+ * the last one came. Null when the checkpoint got there, a listing runs, or nothing was notified.
+ */
+export async function recordCaughtUp(em: Sql, accountId: string): Promise<{ notifiedAheadSeconds: number } | null> {
+  const rows = await select<{ since: number }>(
+    em,
+    `with cleared as (${CLEAR_FAILURE})
+     select extract(epoch from now() - last_notification_at)::float8 as since from sync_states
+      where account_id = ? and not full_sync_active and history_id is not null and notified_history_id > history_id and last_notification_at is not null`,
+    [accountId, accountId],
+  );
+  return rows[0] ? { notifiedAheadSeconds: Math.max(0, rows[0].since) } : null;
 }
 
 /** A background sync failed with `code`; `deadLettered`: its job ran out of retries. */
