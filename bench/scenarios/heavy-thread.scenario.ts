@@ -114,12 +114,7 @@ export async function heavyWindow(opts: {
   const heavyClients = async () => {
     const { account, threadId, clients } = opts.heavy;
     const job = { url: account.browser.baseUrl, cookie: account.browser.cookieHeader(), path: `/api/mail/threads/${threadId}`, clients, until: Date.now() + (end - performance.now()), timeoutMs: 120_000 };
-    const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/heavy-clients.ts')], { env: { ...process.env, HEAVY: JSON.stringify(job) }, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`the heavy clients exited with ${code}`);
-    heavy.push(...(JSON.parse(out) as typeof heavy));
+    heavy.push(...(await benchChild<typeof heavy>('bench/load/heavy-clients.ts', { HEAVY: JSON.stringify(job) }).result()));
   };
   await Promise.all([normalLoop(), ...(opts.kind === 'heavy' ? [heavyClients()] : [])]);
   const seconds = Math.round((performance.now() - t0) / 100) / 10;
@@ -144,23 +139,42 @@ export async function heavyWindow(opts: {
   };
 }
 
-/** bench/load/loop-canary.ts, started (it has said "ready"); `stop` ends it and returns what it measured. */
-async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
-  // It ends when its stdin does: also when this process ends first (a window that threw).
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench/load/loop-canary.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+/**
+ * A helper process of the bench (`node <script>`, `env` added to this one's): `result` awaits
+ * its exit, 0, and parses the JSON it printed (after its "ready" line, if it printed one); `end`
+ * closes its stdin, which a helper that runs until told stops on.
+ */
+function benchChild<T>(script: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, [path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => out.includes('ready\n') && resolve());
-    void exited.then((code) => reject(new Error(`the loop canary exited with ${code} before it was ready`)));
-  });
   return {
-    async stop() {
-      child.stdin!.end();
+    /** Resolves on its "ready" line; rejects if it exits before. */
+    ready: () =>
+      new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', () => out.includes('ready\n') && resolve());
+        void exited.then((code) => reject(new Error(`${script} exited with ${code} before it was ready`)));
+      }),
+    end: () => void child.stdin.end(),
+    async result(): Promise<T> {
       const code = await exited;
-      if (code !== 0) throw new Error(`the loop canary exited with ${code}`);
-      return JSON.parse(out.slice(out.indexOf('ready\n') + 6)) as { p99Ms: number; maxMs: number };
+      if (code !== 0) throw new Error(`${script} exited with ${code}`);
+      const ready = out.indexOf('ready\n');
+      return JSON.parse(ready < 0 ? out : out.slice(ready + 'ready\n'.length)) as T;
+    },
+  };
+}
+
+/** bench/load/loop-canary.ts, started (it has said "ready"); `stop` ends it and returns what it measured. */
+async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
+  // It ends when its stdin does: also when this process ends first (a window that threw).
+  const canary = benchChild<{ p99Ms: number; maxMs: number }>('bench/load/loop-canary.ts');
+  await canary.ready();
+  return {
+    stop() {
+      canary.end();
+      return canary.result();
     },
   };
 }
