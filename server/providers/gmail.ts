@@ -70,11 +70,12 @@ export interface GmailApi {
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /**
-   * format=full: every message of the thread, normalised with its bodies; null when the thread is gone.
-   * The answer (megabytes when a message is big) comes as a stream, read and parsed by `bodies`
-   * (mail/body-parser.ts: a big one on a worker thread), never decoded or parsed whole on the event loop.
+   * format=full: each message of the thread, normalised with its bodies, handed to `each` as soon as
+   * it is parsed (a place can come again, the later standing: BodyParser.parseThreadInto); the count,
+   * null when the thread is gone or empty. The answer is streamed to `bodies` (mail/body-parser.ts:
+   * a big one parsed on a worker thread), never decoded or parsed whole on the event loop.
    */
-  getThreadFull(threadId: string): Promise<MailMessage[] | null>;
+  getThreadFull(threadId: string, each: (message: MailMessage, index: number) => void): Promise<number | null>;
   profile(): Promise<{ emailAddress: string; historyId: string }>;
   /**
    * How many messages the inbox holds, by the provider's own count (`labels/INBOX`,
@@ -98,7 +99,7 @@ function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   return r.data;
 }
 /** `bodies`: where opened threads' answers are parsed (the container's moves big ones off the event loop; by default all inline). */
-export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThread'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
+export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThreadInto'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
   const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
@@ -220,13 +221,13 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         }
       },
 
-      async getThreadFull(threadId) {
+      async getThreadFull(threadId, each) {
         const send = (o: object) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, { ...o, responseType: 'stream', validateStatus: () => true }).then(okStream);
         const body = await orNullOn404(call(send, stream, 'threads.get'));
         // A connection dropped or timed out while the body streams in is the provider's failure.
-        const messages = body && (await bodies.parseThread(body).catch((err: unknown) => Promise.reject(classifyGmailError(err))));
-        if (messages === 'malformed') throw new AppError('SYNC_FAILED', { cause: new Error('malformed threads.get answer from the mail provider') });
-        return messages?.length ? messages : null;
+        const count = body && (await bodies.parseThreadInto(body, each).catch((err: unknown) => Promise.reject(classifyGmailError(err))));
+        if (count === 'malformed') throw new AppError('SYNC_FAILED', { cause: new Error('malformed threads.get answer from the mail provider') });
+        return count || null;
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),

@@ -8,6 +8,7 @@ import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/iden
 import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.stand-in.ts';
 import type { Browser } from '../../harness/browser.ts';
 import { identityEnv } from '../../stand-ins/stand-in-env.ts';
+import type { GmailApi, MailMessage } from '../../server/providers/gmail.ts';
 
 export interface Providers {
   identity: IdentityStandIn;
@@ -55,4 +56,11 @@ export async function signIn(browser: Browser): Promise<{ csrfToken: string; ema
 /** Headers a web app sends on a CSRF-required call. */
 export function csrfHeaders(csrfToken: string, origin: string): Record<string, string> {
   return { 'X-CSRF-Token': csrfToken, Origin: origin };
+}
+
+/** A thread's messages with their bodies, collected from the provider client's stream of them (null: the thread is gone). */
+export async function threadMessages(api: Pick<GmailApi, 'getThreadFull'>, threadId: string): Promise<MailMessage[] | null> {
+  const messages: MailMessage[] = [];
+  const count = await api.getThreadFull(threadId, (m, index) => void (messages[index] = m));
+  return count === null ? null : messages.slice(0, count);
 }

@@ -9,7 +9,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
-import { bodyChunks } from './body-chunks.ts';
 import { clearListing } from './listing-store.ts';
 import { recordSetAside, type SetAside } from './set-aside.ts';
 
@@ -224,21 +223,20 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  * metadata — and adds the thread's messages the sync does not keep (replies outside the
  * inbox), never an inbox message (the sync brings it, with its current state). Nothing is
  * deleted: a message missing from the copy is the sync's to remove. False: the account is gone.
+ * A big thread comes in runs of about a megabyte of bodies, each in a transaction of its own
+ * (body-chunks.ts): one statement's parameter holds one run.
  */
 export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<boolean> {
   if (!(await lockAccount(em, accountId))) return false;
-  // A big thread's bodies go in several statements: no one parameter (nor one turn of the event loop) holds them all.
-  for (const chunk of bodyChunks(rows)) {
-    const payload = chunk.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
-    await executeBound(
-      em,
-      `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now(),
-         body_sanitizer = ${SANITIZER_VERSION}
-       from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
-       where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
-      [JSON.stringify(payload), accountId, threadId],
-    );
-  }
+  const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
+  await executeBound(
+    em,
+    `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now(),
+       body_sanitizer = ${SANITIZER_VERSION}
+     from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
+     where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
+    [JSON.stringify(payload), accountId, threadId],
+  );
   const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
   await refreshThreads(em, [threadId, ...touched]);

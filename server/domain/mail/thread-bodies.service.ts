@@ -11,11 +11,12 @@
  * not remembered: the next open tries again, as the user expects.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GmailFactory } from '../../providers/gmail.ts';
+import type { GmailFactory, MailMessage } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { UnusableAnswerError } from '../../providers/mail/thread-answer.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
+import { bodyRuns } from './body-chunks.ts';
 import { storeThread } from './mail-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -52,16 +53,21 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     const thread = rows[0];
     if (!thread) throw new AppError('NOT_FOUND');
     if (thread.missing === 0) return;
-    let messages;
+    // Stored as the parser makes them, about a megabyte of bodies at a time: neither thread holds the whole thread's bodies.
+    const runs = bodyRuns<MailMessage>(async (rows) => {
+      if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows)))) throw new AppError('NOT_FOUND');
+    });
+    let count;
     try {
-      messages = await deps.gmail(await deps.credentials.client(em, accountId), accountId).getThreadFull(thread.provider_thread_id);
+      const api = deps.gmail(await deps.credentials.client(em, accountId), accountId);
+      count = await api.getThreadFull(thread.provider_thread_id, (m) => m.providerThreadId === thread.provider_thread_id && runs.add(m));
     } catch (err) {
+      await runs.end().catch(() => {}); // what was parsed before the failure is stored (each message was whole): the provider's error is the answer
       if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
       throw err;
     }
-    if (!messages) throw new AppError('NOT_FOUND');
-    const stored = messages.filter((m) => m.providerThreadId === thread.provider_thread_id);
-    if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, stored)))) throw new AppError('NOT_FOUND');
+    await runs.end();
+    if (!count) throw new AppError('NOT_FOUND');
   }
 
   function remember(key: string, error: unknown): void {

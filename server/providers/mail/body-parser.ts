@@ -7,8 +7,9 @@
  * or job holds the event loop long for one message, whatever its size or shape. A parse
  * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
  * messages: their plain text leaves and attachment lists, the small messages whole. The worker
- * posts each message as soon as it is made (body-worker.ts): the thread's messages are never
- * held by both threads, nor copied in one piece at the end.
+ * posts each message as soon as it is made (body-worker.ts), and `parseThreadInto` hands it on at
+ * once: a caller that stores each as it comes (thread-bodies.service.ts) never holds the
+ * thread's messages, on either thread.
  *
  * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
  * holds its answer, up to MAX_ANSWER_BYTES); one more is SERVICE_UNAVAILABLE with a Retry-After
@@ -23,7 +24,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
 import type { WorkerPost } from './body-worker.ts';
-import { collectMessages, MAX_ANSWER_BYTES, normaliseThreadAnswer, readAnswer, UnusableAnswerError, type ThreadAnswer } from './thread-answer.ts';
+import { collectMessages, forEachThreadMessage, MAX_ANSWER_BYTES, readAnswer, UnusableAnswerError, type MessageSink, type ThreadAnswer } from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -31,6 +32,13 @@ export interface BodyParser {
    * the inline size, else on a worker thread; a big message's HTML dropped if that outlasts `timeoutMs`.
    */
   parseThread(body: AsyncIterable<Uint8Array>): Promise<ThreadAnswer>;
+  /**
+   * The same parse, each message handed to `each` as soon as it is made, in order: the count, or
+   * 'malformed' (messages given before it were each whole and well-formed). A place can be given
+   * again (forEachThreadMessage; the try without big HTML after a parse outlasted `timeoutMs`):
+   * the later one stands.
+   */
+  parseThreadInto(body: AsyncIterable<Uint8Array>, each: MessageSink): Promise<number | 'malformed'>;
   /** Parses run on a worker thread so far (for tests and measurements). */
   readonly offloaded: number;
   /** Worker threads alive now (for tests and measurements). */
@@ -94,7 +102,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   };
 
   /** One parse on a worker; its clock starts when the worker flags `started` (body-worker.ts). */
-  async function run(task: Task): Promise<ThreadAnswer> {
+  async function run(task: Task, each: MessageSink): Promise<number | 'malformed'> {
     if (waiting >= maxQueue) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker`) });
     waiting++;
     const started = new Int32Array(new SharedArrayBuffer(4));
@@ -108,15 +116,14 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     });
     // The messages come one by one on a port of their own (body-worker.ts), the end last.
     const { port1, port2 } = new MessageChannel();
-    const sink = collectMessages();
     const ended = new Promise<number | 'malformed'>((resolve, reject) => {
-      port1.on('message', (post: WorkerPost) => ('end' in post ? resolve(post.end) : sink.each(post.message, post.index)));
+      port1.on('message', (post: WorkerPost) => ('end' in post ? resolve(post.end) : each(post.message, post.index)));
       port1.once('close', () => reject(new Error('the body worker closed its port before the end')));
     });
     ended.catch(() => {}); // awaited only once the worker's run succeeded
     try {
       await workers().run({ ...task, started, port: port2 }, { name: 'parseThread', signal: abort.signal, transferList: [port2] });
-      return sink.answer(await ended);
+      return await ended;
     } finally {
       port1.close();
       settled = true;
@@ -134,15 +141,19 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       return pool?.threads.length ?? 0;
     },
     async parseThread(body) {
+      const sink = collectMessages();
+      return sink.answer(await this.parseThreadInto(body, sink.each));
+    },
+    async parseThreadInto(body, each) {
       const answer = await readAnswer(body, maxAnswerBytes);
-      if (answer.byteLength <= inlineBytes) return normaliseThreadAnswer(answer);
+      if (answer.byteLength <= inlineBytes) return forEachThreadMessage(answer, {}, each);
       offloaded++;
       try {
-        return await run({ answer });
+        return await run({ answer }, each);
       } catch (err) {
         if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
         // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
-        return run({ answer, htmlUpTo: inlineBytes }).catch((again: unknown) =>
+        return run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
           Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
         );
       }

@@ -126,7 +126,9 @@ async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions, e
  * one is held here (the body worker posts each to the event loop as it comes): the thread's
  * message count, or 'malformed'. When the split finds a piece that does not parse after it
  * gave earlier ones, the whole parse gives every message again from place 0, so a sink keeps
- * messages by their place. Anything given before 'malformed' is to be dropped.
+ * messages by their place, the later standing. Each message given passed the message schema on
+ * its own, even when the answer turns out 'malformed' after it: the thread is then not answered,
+ * but a sink may keep what it was given (thread-bodies.service.ts stores it).
  */
 export async function forEachThreadMessage(answer: Uint8Array, opts: ThreadAnswerOptions, each: MessageSink): Promise<number | 'malformed'> {
   const split = await messageByMessage(answer, opts, each);

@@ -72,7 +72,7 @@ export function createModelLoop(deps: { app: TestApp; realGmail: GmailFactory; p
       listInbox: async (p) => (note(), await api.listInbox(p).finally(fire)),
       listHistory: async (id) => (note(), await api.listHistory(id).finally(fire)),
       getMetadata: (ids) => (note(), api.getMetadata(ids)),
-      getThreadFull: (id) => (note(), api.getThreadFull(id)),
+      getThreadFull: (id, each) => (note(), api.getThreadFull(id, each)),
       inboxCount: () => (note(), api.inboxCount?.() ?? Promise.resolve(null)),
       profile: () => (note(), api.profile()),
       watch: (p) => (note(), api.watch(p)),

@@ -189,7 +189,7 @@ const hookedGmail: GmailFactory = (auth) => {
       return r;
     },
     getMetadata: (ids) => api.getMetadata(ids),
-    getThreadFull: (id) => api.getThreadFull(id),
+    getThreadFull: (id, each) => api.getThreadFull(id, each),
     profile: () => api.profile(),
     watch: (p) => api.watch(p),
     stop: () => api.stop(),

@@ -271,7 +271,7 @@ const checkedGmail: GmailFactory = (auth, quotaKey) => {
       return r;
     },
     getMetadata: (ids) => record('getMetadata', () => api.getMetadata(ids)),
-    getThreadFull: (id) => record('getThreadFull', () => api.getThreadFull(id)),
+    getThreadFull: (id, each) => record('getThreadFull', () => api.getThreadFull(id, each)),
     profile: () => record('profile', () => api.profile()),
     watch: (p) => record('watch', () => api.watch(p)),
     stop: () => record('stop', () => api.stop()),

@@ -1,11 +1,12 @@
 /**
  * What one opened thread may cost everyone else (issue 31): the provider's answer is capped
  * before it is decoded, concurrent opens of one thread share one fetch and parse, a failure is
- * remembered for a while, the body worker's queue is bounded, and the detail answer carries at
- * most a budget of bodies. Small bounds are passed in, so the inputs stay small.
+ * remembered for a while, the body worker's queue is bounded, bodies are stored as they are parsed,
+ * and the detail answer carries at most a budget of bodies. Small bounds are passed in, so the inputs stay small.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { renderMessage } from '../../../stand-ins/gmail/message.wire.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
 describe('thread bounds', () => {
@@ -26,6 +27,27 @@ describe('thread bounds', () => {
     const fine = await mail.getJson(`/api/mail/threads/${smallThread.id}`);
     assert.equal(fine.status, 200);
     assert.equal(fine.body.messages[0].bodyText, 'fine');
+  });
+
+  it('bodies are stored as they are parsed: an answer malformed after two good messages keeps those two', async (t) => {
+    const mail = await startMailApp(t, { overrides: { mailBodies: { parser: { inlineBytes: 1024 } } } }); // parsed on the worker
+    const first = mail.gmail.addMessage(ALICE, { subject: 'Three', bodyText: 'one '.repeat(500) });
+    const second = mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: 'two '.repeat(500) });
+    const third = mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: 'three '.repeat(500) });
+    await mail.drain();
+    const [thread] = await allThreads(mail);
+    const wire = (m: { id: string }) => renderMessage(mail.gmail.getMessage(ALICE, m.id)!, 'full') as Record<string, unknown>;
+    const answer = { id: first.threadId, historyId: '1', messages: [wire(first), wire(second), { ...wire(third), id: 5 }] };
+    mail.gmail.injectFault({ endpoint: 'threads.get', status: 200, garbage: JSON.stringify(answer) });
+    const refused = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(refused.status, 502, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'SYNC_FAILED');
+    const fetched = async () => (await mail.sql<{ pmid: string }>('select provider_message_id as pmid from mail_messages where body_fetched_at is not null order by sent_at')).map((r) => r.pmid);
+    assert.deepEqual(await fetched(), [first.id, second.id], 'each message before the malformed one was whole, and is kept');
+    const opened = await mail.getJson(`/api/mail/threads/${thread.id}`);
+    assert.equal(opened.status, 200);
+    assert.deepEqual(opened.body.messages.map((m: any) => m.bodyText.split(' ')[0]), ['one', 'two', 'three']);
+    assert.deepEqual(await fetched(), [first.id, second.id, third.id]);
   });
 
   it('concurrent opens of one thread share one fetch, parse and store, and its failure', async (t) => {

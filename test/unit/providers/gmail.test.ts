@@ -4,6 +4,7 @@ import type { OAuth2Client } from 'google-auth-library';
 import { classifyGmailError, createGmailFactory } from '../../../server/providers/gmail.ts';
 import { mapLimit } from '../../../server/providers/map-limit.ts';
 import { startGmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
+import { threadMessages } from '../../helpers/providers.ts';
 
 const httpError = (status: number, reason?: string, headers?: unknown) =>
   Object.assign(new Error(`HTTP ${status}`), { status, response: { status, headers, data: reason ? { error: { code: status, errors: [{ reason }] } } : 'x' } });
@@ -111,7 +112,7 @@ describe('gmail provider', () => {
     standIn.addMessage('alice@example.com');
     standIn.expireHistory('alice@example.com');
     assert.equal(await api.listHistory(profile.historyId), 'expired');
-    assert.equal(await api.getThreadFull('nope'), null);
+    assert.equal(await threadMessages(api, 'nope'), null);
     standIn.injectFault({ endpoint: 'profile', status: 200, garbage: '{"emailAddress": 5}' });
     await assert.rejects(api.profile(), { code: 'SYNC_FAILED' });
     const watch = await api.watch({ topicName: 'projects/p/topics/t', labelIds: ['INBOX'] });

@@ -11,6 +11,7 @@ import { createGmailFactory } from '../../../../server/providers/gmail.ts';
 import { BUSY_RETRY_AFTER_SECONDS, createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
 import { UnusableAnswerError } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
+import { threadMessages } from '../../../helpers/providers.ts';
 
 const leaf = (mimeType: string, content: string) => ({ mimeType, headers: [{ name: 'Content-Type', value: `${mimeType}; charset=utf-8` }], body: { data: Buffer.from(content).toString('base64url') } });
 const answerOf = (id: string, html: string) =>
@@ -42,7 +43,7 @@ describe('body worker pool', () => {
     t.after(() => Promise.all([standIn.close(), bodies.close()]));
     const ids = Array.from({ length: 5 }, (_, i) => standIn.addMessage('alice@example.com', { subject: `T${i}`, bodyHtml: `<p>${'cell '.repeat(1_000)}</p>` }).threadId);
     const api = createGmailFactory({ rootUrl: standIn.url, bodies })(auth);
-    const results = await Promise.allSettled(ids.map((id) => api.getThreadFull(id)));
+    const results = await Promise.allSettled(ids.map((id) => threadMessages(api, id)));
     const codes = results.map((r) => (r.status === 'rejected' ? r.reason.code : 'ok'));
     assert.ok(codes.every((c) => c === 'ok' || c === 'SERVICE_UNAVAILABLE'), codes.join());
     assert.ok(codes.includes('ok'));

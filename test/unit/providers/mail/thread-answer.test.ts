@@ -14,6 +14,7 @@ import { createBodyParser } from '../../../../server/providers/mail/body-parser.
 import { MAIL_LIMITS } from '../../../../server/providers/mail/mail-text.ts';
 import { AnswerTooLargeError, collectMessages, normaliseThreadAnswer, readAnswer, type ThreadMessage } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
+import { threadMessages } from '../../../helpers/providers.ts';
 
 const leaf = (mimeType: string, content: string): WirePart => ({
   mimeType,
@@ -133,7 +134,7 @@ describe('thread answers', () => {
     }) as typeof JSON.parse;
     let messages;
     try {
-      messages = await api.getThreadFull(threadId);
+      messages = await threadMessages(api, threadId);
     } finally {
       JSON.parse = parse;
     }
@@ -151,7 +152,7 @@ describe('thread answers', () => {
     t.after(() => Promise.all([standIn.close(), bodies.close()]));
     const { threadId } = standIn.addMessage('alice@example.com', { subject: 'Big', bodyText: 'word '.repeat(20_000) });
     const api = createGmailFactory({ rootUrl: standIn.url, bodies })(auth);
-    await assert.rejects(api.getThreadFull(threadId), (err: { code?: string; cause?: unknown }) => err.code === 'SYNC_FAILED' && err.cause instanceof AnswerTooLargeError);
+    await assert.rejects(threadMessages(api, threadId), (err: { code?: string; cause?: unknown }) => err.code === 'SYNC_FAILED' && err.cause instanceof AnswerTooLargeError);
     assert.equal(bodies.offloaded, 0);
   });
 
@@ -174,20 +175,20 @@ describe('thread answers', () => {
         return { token: this.credentials.access_token as string };
       },
     };
-    const [first] = (await createGmailFactory({ rootUrl: standIn.url })(stale as unknown as OAuth2Client).getThreadFull(threadId)) ?? [];
+    const [first] = (await threadMessages(createGmailFactory({ rootUrl: standIn.url })(stale as unknown as OAuth2Client), threadId)) ?? [];
     assert.equal(first?.bodyText, 'Body', 'a refused token is refreshed once and the call repeated');
     assert.equal(refreshes, 1);
     const api = createGmailFactory({ rootUrl: standIn.url })(auth);
     standIn.injectFault({ endpoint: 'threads.get', status: 403, reason: 'userRateLimitExceeded', retryAfterSeconds: 7 });
-    await assert.rejects(api.getThreadFull(threadId), { code: 'MAIL_RATE_LIMITED', retryAfter: 7 });
+    await assert.rejects(threadMessages(api, threadId), { code: 'MAIL_RATE_LIMITED', retryAfter: 7 });
     standIn.injectFault({ endpoint: 'threads.get', status: 403, reason: 'forbidden' });
-    await assert.rejects(api.getThreadFull(threadId), { code: 'SYNC_FAILED' });
+    await assert.rejects(threadMessages(api, threadId), { code: 'SYNC_FAILED' });
     standIn.injectFault({ endpoint: 'threads.get', status: 0, garbage: true });
-    await assert.rejects(api.getThreadFull(threadId), { code: 'SYNC_FAILED' });
+    await assert.rejects(threadMessages(api, threadId), { code: 'SYNC_FAILED' });
     standIn.injectFault({ endpoint: 'threads.get', status: 0, reset: true });
-    await assert.rejects(api.getThreadFull(threadId), { code: 'SYNC_FAILED' });
-    assert.equal(await api.getThreadFull('nope'), null);
-    const [m] = (await api.getThreadFull(threadId)) ?? [];
+    await assert.rejects(threadMessages(api, threadId), { code: 'SYNC_FAILED' });
+    assert.equal(await threadMessages(api, 'nope'), null);
+    const [m] = (await threadMessages(api, threadId)) ?? [];
     assert.equal(m?.bodyText, 'Body');
   });
 });
