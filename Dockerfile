@@ -53,11 +53,12 @@ CMD ["node", "--import", "./server/require-node.mjs", "demo/main.ts"]
 # is needed here: with NODE_ENV=production the service requires DATABASE_URL, so it starts
 # no child process. Code and dependencies belong to root and are read-only to `node`.
 FROM node:24-bookworm-slim AS runtime
-# MALLOC_ARENA_MAX: as npm start sets it (glibc's arenas; ~7-10 MiB less resident memory).
+# MALLOC_*: as npm start sets them (glibc's malloc: docs/operations.md, "What npm start runs").
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules node_modules
 COPY package.json package-lock.json ./

@@ -128,9 +128,10 @@ describe('Dockerfile', () => {
     assert.ok(commandOf(runtime).includes('--expose-gc'));
     // npm start's environment is a default an operator's own value overrides, and the image's ENV.
     const script = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    assert.match(script, /^MALLOC_ARENA_MAX=\$\{MALLOC_ARENA_MAX:-2\} exec node /);
-    assert.deepEqual(start.env, { MALLOC_ARENA_MAX: '2' });
+    assert.match(script, /^MALLOC_ARENA_MAX=\$\{MALLOC_ARENA_MAX:-2\} MALLOC_MMAP_THRESHOLD_=\$\{MALLOC_MMAP_THRESHOLD_:-65536\} exec node /);
+    assert.deepEqual(start.env, { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '65536' });
     assert.equal(stageEnv(runtime).MALLOC_ARENA_MAX, '2');
+    assert.equal(stageEnv(runtime).MALLOC_MMAP_THRESHOLD_, '65536');
   });
 
   it('has a HEALTHCHECK that calls GET /health with node\'s fetch (no curl in the slim image)', () => {
