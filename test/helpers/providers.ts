@@ -9,6 +9,7 @@ import { startOpenAIStandIn, type OpenAIStandIn } from '../../stand-ins/openai.s
 import type { Browser } from '../../harness/browser.ts';
 import { identityEnv } from '../../stand-ins/stand-in-env.ts';
 import type { GmailApi, MailMessage } from '../../server/providers/gmail.ts';
+import { collectMessages } from '../../server/providers/mail/thread-answer.ts';
 
 export interface Providers {
   identity: IdentityStandIn;
@@ -60,7 +61,7 @@ export function csrfHeaders(csrfToken: string, origin: string): Record<string, s
 
 /** A thread's messages with their bodies, collected from the provider client's stream of them (null: the thread is gone). */
 export async function threadMessages(api: Pick<GmailApi, 'getThreadFull'>, threadId: string): Promise<MailMessage[] | null> {
-  const messages: MailMessage[] = [];
-  const count = await api.getThreadFull(threadId, (m, index) => void (messages[index] = m));
-  return count === null ? null : messages.slice(0, count);
+  const sink = collectMessages();
+  const count = await api.getThreadFull(threadId, sink.each);
+  return count === null ? null : (sink.answer(count) as MailMessage[]);
 }
