@@ -239,6 +239,7 @@ export async function storeThread(em: EntityManager, accountId: string, threadId
   );
   const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
-  await refreshThreads(em, [threadId, ...touched]);
+  // Bodies are in no aggregate: only messages added here change the thread's.
+  if (touched.length) await refreshThreads(em, [threadId, ...touched]);
   return true;
 }

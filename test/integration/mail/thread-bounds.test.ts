@@ -29,7 +29,7 @@ describe('thread bounds', () => {
     assert.equal(fine.body.messages[0].bodyText, 'fine');
   });
 
-  it('bodies are stored as they are parsed: an answer malformed after two good messages keeps those two', async (t) => {
+  it('bodies are stored as they are parsed: an answer malformed after two good messages keeps those two, the thread row untouched', async (t) => {
     const mail = await startMailApp(t, { overrides: { mailBodies: { parser: { inlineBytes: 1024 } } } }); // parsed on the worker
     const first = mail.gmail.addMessage(ALICE, { subject: 'Three', bodyText: 'one '.repeat(500) });
     const second = mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: 'two '.repeat(500) });
@@ -38,6 +38,8 @@ describe('thread bounds', () => {
     const [thread] = await allThreads(mail);
     const wire = (m: { id: string }) => renderMessage(mail.gmail.getMessage(ALICE, m.id)!, 'full') as Record<string, unknown>;
     const answer = { id: first.threadId, historyId: '1', messages: [wire(first), wire(second), { ...wire(third), id: 5 }] };
+    const threadRow = async () => (await mail.sql<{ at: string }>('select updated_at::text as at from mail_threads where id = ?', [thread.id]))[0]!.at;
+    const rowBefore = await threadRow();
     mail.gmail.injectFault({ endpoint: 'threads.get', status: 200, garbage: JSON.stringify(answer) });
     const refused = await mail.getJson(`/api/mail/threads/${thread.id}`);
     assert.equal(refused.status, 502, JSON.stringify(refused.body));
@@ -48,6 +50,7 @@ describe('thread bounds', () => {
     assert.equal(opened.status, 200);
     assert.deepEqual(opened.body.messages.map((m: any) => m.bodyText.split(' ')[0]), ['one', 'two', 'three']);
     assert.deepEqual(await fetched(), [first.id, second.id, third.id]);
+    assert.equal(await threadRow(), rowBefore, 'bodies alone leave the thread row as it was: no aggregate depends on them');
   });
 
   it('concurrent opens of one thread share one fetch, parse and store, and its failure', async (t) => {
