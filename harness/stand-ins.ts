@@ -46,7 +46,7 @@ export async function startStandIns(opts: { users?: StandInUser[]; ackDeadlineSe
     env: {
       ...identityEnv(identity),
       GMAIL_API_URL: gmail.url,
-      GMAIL_QUOTA_UNITS_PER_SECOND: '0',
+      GMAIL_USER_UNITS_PER_MINUTE: '0',
       OPENAI_API_KEY: openai.apiKey,
       OPENAI_BASE_URL: openai.baseUrl,
       PUBSUB_PROJECT_ID: 'test-project',

@@ -30,6 +30,8 @@ import { createLiveInbox, type LiveInbox, type LiveInboxOptions, type Worker } f
 import { liveInboxReadings } from './jobs/readings.ts';
 import { createMetrics, type Metrics } from './infra/metrics.ts';
 import { createGmailFactory } from './providers/gmail.ts';
+import { createQuotaPacer, type QuotaOptions } from './providers/gmail-quota.ts';
+import { createQuotaLedger, unitsOfDay } from './domain/mail-quota/quota-ledger.ts';
 import { createBodyParser, type BodyParserOptions } from './providers/mail/body-parser.ts';
 import { createOAuthProvider, type OAuthProvider } from './providers/oauth.ts';
 import { createOpenAiProvider, type AiProvider } from './providers/openai.ts';
@@ -79,6 +81,8 @@ export interface ContainerOverrides {
   streamLimits?: StreamLimits;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
   mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number; gate?: OpenGateOptions };
+  /** The mail quota's timing: a shorter provider window, a faster flush, the clock of its UTC day (tests). */
+  mailQuota?: Pick<QuotaOptions, 'windowMs' | 'flushMs' | 'now'>;
 }
 
 export interface ContainerOptions {
@@ -136,7 +140,17 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const oauth = overrides.oauth ?? createOAuthProvider(config);
   const credentials = createCredentialsService({ orm, crypto: tokenCrypto, oauth, log });
   const bodies = createBodyParser(overrides.mailBodies?.parser);
-  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, timeoutMs: config.timeoutsMs.mail, quotaUnitsPerSecond: config.gmailQuotaUnitsPerSecond });
+  const quotaNow = overrides.mailQuota?.now ?? (() => new Date());
+  const pacer = createQuotaPacer(createQuotaLedger(orm), {
+    profile: config.gmailQuota.profile,
+    userUnits: config.gmailQuota.userUnitsPerMinute,
+    dailyBudget: config.gmailQuota.dailyUnitBudget,
+    ...overrides.mailQuota,
+    now: quotaNow,
+    onSpend: metrics.gmailUnits,
+  });
+  metrics.readMailQuota({ budget: config.gmailQuota.dailyUnitBudget, today: () => unitsOfDay(orm.em.fork(), quotaNow().toISOString().slice(0, 10)) });
+  const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, timeoutMs: config.timeoutsMs.mail, pacer });
   const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
@@ -182,6 +196,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     liveEvents,
     async close() {
       for (const w of [...workers].reverse()) await w.stop();
+      await pacer.close();
       await bodies.close();
       await pool.end();
       await orm.close(true);

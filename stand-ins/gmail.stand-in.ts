@@ -59,6 +59,7 @@ export {
   type RecordedRequest,
 } from './gmail/gmail.types.ts';
 export { googleError } from './gmail/google-error.wire.ts';
+export { QUOTA_COSTS, QUOTA_COSTS_2026, QUOTA_COSTS_LEGACY, type QuotaCosts, type QuotaEndpoint, type QuotaProfile, type QuotaSetting, type QuotaSpec } from './gmail/quota.model.ts';
 
 export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise<GmailStandIn> {
   const state = new GmailState(opts);
@@ -138,7 +139,10 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     clearFaults: () => void (state.faults.length = 0),
     setLatency: (ms) => void (state.latencyMs = ms),
     setDeltaOnlyLabels: (on) => void (state.deltaOnlyLabels = on),
-    setQuota: (unitsPerSecond) => void (state.quotaUnitsPerSecond = unitsPerSecond),
+    setQuota: (quota) => state.quota.set(quota),
+    quotaPeak: (user) => state.quota.peak(user),
+    quotaSpent: (user) => state.quota.spent(user),
+    quotaUnitsByEndpoint: () => state.quota.unitsByEndpoint(),
     calls: state.calls,
     requests: state.requests,
     resetCounters: () => state.resetCounters(),

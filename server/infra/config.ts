@@ -47,7 +47,9 @@ const envSchema = z.object({
   GOOGLE_REVOKE_URL: opt(httpUrl),
   GOOGLE_USERINFO_URL: opt(httpUrl),
   GMAIL_API_URL: opt(httpUrl),
-  GMAIL_QUOTA_UNITS_PER_SECOND: opt(intIn(0, 1_000_000)),
+  GMAIL_QUOTA_PROFILE: opt(z.enum(['2026', 'legacy'], { error: 'must be 2026 or legacy' })),
+  GMAIL_USER_UNITS_PER_MINUTE: opt(intIn(0, 100_000_000)),
+  GMAIL_DAILY_UNIT_BUDGET: opt(intIn(1, 1_000_000_000_000)),
   PUBSUB_PROJECT_ID: opt(z.string().regex(/^[a-z][a-z0-9-]{2,62}$/i, 'must be a project id')),
   PUBSUB_TOPIC: opt(z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'must be projects/P/topics/T')),
   PUBSUB_SUBSCRIPTION: opt(z.string().regex(/^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/, 'must be a subscription id or projects/P/subscriptions/S')),
@@ -112,8 +114,12 @@ export interface Config {
     stateTtlSeconds: number;
   };
   gmailApiUrl: string;
-  /** The provider's per-user quota the client paces each account's calls within (0: unpaced). */
-  gmailQuotaUnitsPerSecond: number;
+  /**
+   * The mail provider's quota (runtime contract part 3 "Quota"): the profile's costs per method, the
+   * per-user limit each account's calls are paced within across instances (0: unpaced), and the
+   * deployment's daily budget past which bulk work waits for the next UTC day.
+   */
+  gmailQuota: { profile: '2026' | 'legacy'; userUnitsPerMinute?: number; dailyUnitBudget: number };
   pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
   openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
   /** Each provider's request timeout (ms; a Pub/Sub pull waits this long for notifications); unset: the provider module's default. */
@@ -203,7 +209,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       stateTtlSeconds: e.OAUTH_STATE_TTL_SECONDS ?? 600,
     },
     gmailApiUrl: (e.GMAIL_API_URL ?? 'https://gmail.googleapis.com/').replace(/\/*$/, '/'),
-    gmailQuotaUnitsPerSecond: e.GMAIL_QUOTA_UNITS_PER_SECOND ?? 250,
+    gmailQuota: {
+      profile: e.GMAIL_QUOTA_PROFILE ?? '2026',
+      userUnitsPerMinute: e.GMAIL_USER_UNITS_PER_MINUTE,
+      dailyUnitBudget: e.GMAIL_DAILY_UNIT_BUDGET ?? 80_000_000,
+    },
     pubsub: {
       projectId: e.PUBSUB_PROJECT_ID,
       topic: e.PUBSUB_TOPIC,

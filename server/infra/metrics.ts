@@ -31,6 +31,10 @@ export interface Metrics {
   aiTokens(operation: string, usage: { promptTokens: number; completionTokens: number }): void;
   /** Reads the cluster's gauges from the database at scrape time. */
   readCluster(readings: ClusterReadings): void;
+  /** Mail quota units this instance spent on one call. */
+  gmailUnits(method: string, purpose: string, units: number): void;
+  /** The deployment's mail quota spend of the UTC day (read from the database at scrape time) against its budget. */
+  readMailQuota(r: { budget: number; today(): Promise<number> }): void;
 }
 
 /**
@@ -65,6 +69,12 @@ export function createMetrics(): Metrics {
   });
   const syncJobs = new Counter({ name: 'mia_sync_jobs_total', help: 'Background sync jobs by outcome.', labelNames: ['outcome'], registers: [registry] });
   const tokens = new Counter({ name: 'mia_ai_tokens_total', help: 'AI tokens spent, by operation and kind (prompt, completion).', labelNames: ['operation', 'kind'], registers: [registry] });
+  const gmailUnits = new Counter({
+    name: 'mia_gmail_units_total',
+    help: 'Mail provider quota units this instance spent, by method and purpose (open, sync, incremental, watch, backfill, resync).',
+    labelNames: ['method', 'purpose'],
+    registers: [registry],
+  });
   const providerError = (code?: string) => {
     const provider = code ? PROVIDER_CODES[code] : undefined;
     if (provider) providerErrors.inc({ provider, code });
@@ -78,6 +88,22 @@ export function createMetrics(): Metrics {
     syncJob(outcome, code) {
       syncJobs.inc({ outcome });
       providerError(code);
+    },
+    gmailUnits(method, purpose, units) {
+      gmailUnits.inc({ method, purpose }, units);
+    },
+    readMailQuota({ budget, today }) {
+      new Gauge({ name: 'mia_gmail_daily_unit_budget', help: 'Mail quota units the deployment may spend in a UTC day before bulk work waits (GMAIL_DAILY_UNIT_BUDGET).', registers: [registry] }).set(budget);
+      new Gauge({
+        name: 'mia_gmail_units_today',
+        help: 'Mail quota units the whole deployment spent in the current UTC day (every instance, as flushed to the database).',
+        registers: [registry],
+        async collect() {
+          // The database away: the gauge keeps its last reading rather than failing the scrape.
+          const units = await today().catch(() => undefined);
+          if (units !== undefined) this.set(units);
+        },
+      });
     },
     aiTokens(operation, usage) {
       tokens.inc({ operation, kind: 'prompt' }, usage.promptTokens);

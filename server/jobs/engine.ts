@@ -64,7 +64,7 @@ export const SCHEDULES: Partial<Record<QueueName, string>> = {
 export interface SyncRequest {
   accountId: string;
   /** Why the sync was asked for (logs only). */
-  reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'sweep' | 'history-lag';
+  reason: 'sign-in' | 'notification' | 'continue' | 'busy' | 'quota' | 'paced' | 'sweep' | 'history-lag';
   /** When tracing runs: the W3C traceparent of the span that asked (set by enqueueSync), which the job's span links to. */
   trace?: string;
   /** Quota answers in a row before this job (its wait grew with each). */
@@ -77,7 +77,11 @@ export interface EnqueueOptions {
 }
 
 export interface JobEngine {
-  /** Asks for a sync of the account; false when one is already waiting (it covers this request). */
+  /**
+   * Asks for a sync of the account; false when one is already waiting (it covers this request).
+   * A notification or a sign-in that finds the waiting job deferred (history lag, quota, a busy
+   * lease, a failure's backoff) brings it forward to now: its mail is stored within seconds.
+   */
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
   /**
    * Registers a handler on `localConcurrency` workers (default 1); with `perJobResults` it
@@ -92,6 +96,9 @@ export interface JobEngine {
   readonly boss: PgBoss;
   stop(): Promise<void>;
 }
+
+/** Requests from outside the job that a deferred job of the account must not hold back (runtime contract part 3). */
+const BRINGS_FORWARD = new Set<SyncRequest['reason']>(['notification', 'sign-in']);
 
 /** pg-boss's schema; its name also names the channel new jobs are notified on (wakeups.ts). */
 const SCHEMA = 'pgboss';
@@ -145,6 +152,10 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
         singletonKey: request.accountId,
         ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
       });
+      if (id === null && BRINGS_FORWARD.has(request.reason)) {
+        // The key's created or retrying job (pg-boss update: only jobs not yet active) starts now; its payload stays.
+        await boss.update(QUEUES.mailSync, undefined, { singletonKey: request.accountId, startAfter: new Date(), match: 'all' });
+      }
       return id !== null;
     },
     async work(name, options, handler) {

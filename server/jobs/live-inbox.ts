@@ -61,7 +61,7 @@ export async function createLiveInbox(deps: {
     orm,
     topic: config.pubsub.topic,
     log,
-    api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), accountId) },
+    api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), { accountId, purpose: 'watch' }) },
   });
   const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry, superviseSeconds: config.jobSuperviseSeconds });
   const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag, concurrency: deps.options?.concurrency });

@@ -6,7 +6,9 @@
  * payload only names the account.
  *
  * - The route (or another instance) holds the lease: try again in its Retry-After.
- * - Provider quota: wait the provider's Retry-After, without counting as a failure.
+ * - Provider quota: wait the provider's Retry-After, without counting as a failure; our own
+ *   pacing (providers/gmail-quota.ts) defers by exactly its wait, the daily budget to the next
+ *   UTC day (the account's sync state says so).
  * - Disconnected, or the grant is gone: nothing to do until a reconnect enqueues again.
  * - Anything else fails the job: the engine retries with backoff; the account's row keeps the
  *   code and since when, and a job past its retries is dead-lettered visibly (dead-letter
@@ -15,7 +17,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
-import { recordCaughtUp, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
+import { QuotaWait } from '../providers/gmail-quota.ts';
+import { announceSync } from '../domain/events/announce.ts';
+import { recordCaughtUp, recordQuotaWait, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync-states/index.ts';
 import type { SyncService } from '../domain/mail/sync.service.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
@@ -132,6 +136,17 @@ export function createMailSyncWorker(deps: {
         if (code === 'RATE_LIMITED') {
           await deps.engine.enqueueSync({ accountId, reason: 'busy' }, { startAfterSeconds: (err as AppError).retryAfter ?? 5 });
           return 'busy';
+        }
+        if (code === 'MAIL_RATE_LIMITED' && (err as AppError).cause instanceof QuotaWait) {
+          // Our own pacing (the account's window, or bulk work at the daily budget): exactly its wait, no backoff.
+          const wait = (err as AppError).cause as QuotaWait;
+          if (wait.reason === 'daily') {
+            const em = deps.orm.em.fork();
+            await recordQuotaWait(em, accountId, wait.waitMs);
+            await announceSync(em, accountId);
+          }
+          await deps.engine.enqueueSync({ accountId, reason: 'paced' }, { startAfterSeconds: Math.max(1, wait.waitMs / 1000) });
+          return wait.reason === 'daily' ? 'daily-budget' : 'paced';
         }
         if (code === 'MAIL_RATE_LIMITED') {
           // The provider's Retry-After, and at least a wait that doubles with each quota answer in a row (1 s, 2 s, 4 s … 5 min).

@@ -3,6 +3,16 @@
  * answer is checked before use (a garbled or truncated body is a provider failure).
  */
 import { z } from 'zod';
+import { AppError } from '../domain/errors.ts';
+
+/** An answer checked against its schema; a garbled one is the provider's failure (SYNC_FAILED). */
+export function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
+  const r = schema.safeParse(data);
+  if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
+  return r.data;
+}
+/** An answer asked for as a stream (gmail-errors.ts okStream): its body, not yet read. */
+export const stream = z.custom<AsyncIterable<Uint8Array>>((v) => typeof (v as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] === 'function');
 
 export interface WirePart {
   mimeType?: string;

@@ -11,11 +11,11 @@
 import { gmail as gmailClient } from '@googleapis/gmail';
 import type { OAuth2Client } from 'google-auth-library';
 import { z } from 'zod';
-import { createQuotaPacer, QUOTA_UNITS } from './gmail-quota.ts';
+import type { QuotaMethod, QuotaPacer, QuotaPurpose } from './gmail-quota.ts';
 import { mapLimit } from './map-limit.ts';
 import { AppError } from '../domain/errors.ts';
 import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
-import { historySchema, labelCountsSchema, listSchema, messageSchema, profileSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import { historySchema, labelCountsSchema, listSchema, messageSchema, parse, profileSchema, stream, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
@@ -25,8 +25,7 @@ export const GMAIL_TIMEOUT_MS = 10_000;
  * Parallel messages.get per sync. A 50-message batch takes two waves of provider latency
  * (a listing call: profile, messages.list, two waves = 4 round trips; history: 3) instead
  * of five at 10. Kept at half a batch: Gmail answers bursts of concurrent requests of one
- * user with 429 "Too many concurrent requests" and counts 5 quota units per messages.get
- * against 250 units per user per second, so 25 at once stays at half of that.
+ * user with 429 "Too many concurrent requests"; the units are the pacer's (gmail-quota.ts).
  */
 export const GET_CONCURRENCY = 25;
 const HISTORY_PAGE = 500;
@@ -88,23 +87,24 @@ export interface GmailApi {
   /** Requests sent through this instance (for logs and measurements). */
   readonly requests: number;
 }
-/** A client for one account's grant; `quotaKey` (the account id) paces its calls within the provider's per-user quota. */
-export type GmailFactory = (auth: OAuth2Client, quotaKey?: string) => GmailApi;
-
-/** An answer asked for as a stream (gmail-errors.ts okStream): its body, not yet read. */
-const stream = z.custom<AsyncIterable<Uint8Array>>((v) => typeof (v as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] === 'function');
-function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
-  const r = schema.safeParse(data);
-  if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
-  return r.data;
+/** Whose quota a client's calls are charged to, and why they are made (their lane: gmail-quota.ts); read at each call, so its holder may move `purpose` between phases. */
+export interface QuotaUse {
+  accountId: string;
+  purpose: QuotaPurpose;
 }
-/** `bodies`: where opened threads' answers are parsed (the container's moves big ones off the event loop; by default all inline). */
-export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThreadInto'>; timeoutMs?: number; quotaUnitsPerSecond?: number }): GmailFactory {
+/** A client for one account's grant; `quota` charges and paces its calls within the provider's per-user quota. */
+export type GmailFactory = (auth: OAuth2Client, quota?: QuotaUse) => GmailApi;
+
+/**
+ * `bodies`: where opened threads' answers are parsed (the container's moves big ones off the event loop; by default all inline).
+ * `pacer`: charges each call to its account's quota (none: calls go unpaced and uncounted, as in unit tests).
+ */
+export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThreadInto'>; timeoutMs?: number; pacer?: QuotaPacer }): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
-  const pacer = opts.quotaUnitsPerSecond ? createQuotaPacer(opts.quotaUnitsPerSecond) : undefined;
+  const pacer = opts.pacer;
   const bodies = opts.bodies ?? createBodyParser({ inlineBytes: Infinity });
-  return (auth, quotaKey) => {
+  return (auth, quota) => {
     let requests = 0;
     let token: Promise<string> | null = null;
     /** The current access token; `stale` (the one a 401 refused) forces one shared refresh. */
@@ -121,27 +121,24 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       return token;
     };
     type Send = (o: { timeout: number; retry: false; headers: Record<string, string> }) => Promise<{ data: unknown }>;
-    const call = async <T>(send: Send, schema: z.ZodType<T>, what: string): Promise<T> => {
-      let data: unknown;
-      try {
-        let used = bearer();
-        for (let attempt = 0; ; attempt++) {
-          const answered = pacer && quotaKey ? await pacer.take(quotaKey, QUOTA_UNITS[what] ?? 0) : undefined;
-          requests++;
-          try {
-            data = (await send({ timeout, retry: false, headers: { Authorization: `Bearer ${await used}` } })).data;
-            break;
-          } catch (err) {
-            if (attempt > 0 || statusOf(err) !== 401) throw err;
+    /** `expect`: units the caller spends right after this call (one grant for both). */
+    const call = async <T>(send: Send, schema: z.ZodType<T>, what: QuotaMethod, expect?: number): Promise<T> => {
+      let used: Promise<string> | undefined;
+      for (let attempt = 0; ; attempt++) {
+        if (pacer && quota) await pacer.take(quota.accountId, quota.purpose, what, expect); // our own wait: MAIL_RATE_LIMITED already
+        requests++;
+        try {
+          used ??= bearer();
+          const { data } = await send({ timeout, retry: false, headers: { Authorization: `Bearer ${await used}` } });
+          return parse(schema, data, what);
+        } catch (err) {
+          if (attempt === 0 && statusOf(err) === 401) {
             used = bearer(used);
-          } finally {
-            answered?.();
+            continue;
           }
+          throw classifyGmailError(err);
         }
-      } catch (err) {
-        throw classifyGmailError(err);
       }
-      return parse(schema, data, what);
     };
     const orNullOn404 = async <T>(p: Promise<T>): Promise<T | null> => {
       try {
@@ -170,20 +167,23 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
 
       async getMetadata(ids) {
         const failed: { id: string; reason: string }[] = [];
-        let quota: AppError | undefined;
+        let refused: AppError | undefined;
+        let started = 0;
         const got = await mapLimit(ids, GET_CONCURRENCY, async (messageId) => {
-          if (quota) return undefined; // the quota ran out: the rest waits (unfetched)
+          if (refused) return undefined; // the quota ran out: the rest waits (unfetched)
+          const expect = pacer ? (ids.length - started++) * pacer.cost('messages.get') : 0; // one grant for as many of the rest as it may
           try {
             return await orNullOn404(
               call(
                 (o) => users.messages.get({ userId: 'me', id: messageId, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'], fields: 'id,threadId,labelIds,snippet,internalDate,payload/headers' }, o),
                 messageSchema,
                 'messages.get',
+                expect,
               ),
             );
           } catch (err) {
             if (err instanceof AppError && err.code === 'MAIL_RATE_LIMITED') {
-              quota ??= err;
+              refused ??= err;
               return undefined;
             }
             if (!(err instanceof AppError) || err.code !== 'SYNC_FAILED') throw err; // the grant, a timeout: the whole sync waits
@@ -195,7 +195,7 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         const messages: MessageMeta[] = [];
         const unfetched = ids.filter((_, i) => got[i] === undefined);
         // Nothing fetched before the quota ran out: the call fails as a whole (MAIL_RATE_LIMITED).
-        if (quota && unfetched.length === ids.length) throw quota;
+        if (refused && unfetched.length === ids.length) throw refused;
         for (const m of got) {
           if (!m) continue;
           try {
@@ -204,16 +204,17 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
             failed.push({ id: m.id, reason: 'UNPARSABLE' });
           }
         }
-        return quota ? { messages, failed, quota: { error: quota, unfetched } } : { messages, failed };
+        return refused ? { messages, failed, quota: { error: refused, unfetched } } : { messages, failed };
       },
 
       async listHistory(startHistoryId) {
         const records: HistoryRecord[] = [];
         let pageToken: string | undefined;
+        // A notified sync reads a page and, most often, fetches one message: one grant for both.
+        const expect = pacer ? pacer.cost('history.list') + pacer.cost('messages.get') : 0;
         for (let page = 0; ; page++) {
-          const res = await orNullOn404(
-            call((o) => users.history.list({ userId: 'me', startHistoryId, pageToken, maxResults: HISTORY_PAGE }, o), historySchema, 'history.list'),
-          );
+          const list = (o: object) => users.history.list({ userId: 'me', startHistoryId, pageToken, maxResults: HISTORY_PAGE }, o);
+          const res = await orNullOn404(call(list, historySchema, 'history.list', expect));
           if (!res) return 'expired';
           records.push(...res.history);
           pageToken = res.nextPageToken;
@@ -231,7 +232,6 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),
-
       async inboxCount() {
         const label = await call((o) => users.labels.get({ userId: 'me', id: 'INBOX', fields: 'messagesTotal' }, o), labelCountsSchema, 'labels.get');
         return label.messagesTotal ?? null;

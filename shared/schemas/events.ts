@@ -16,6 +16,8 @@ export const syncEvent = z.object({
   lastSyncedAt: timestamp.nullable(),
   /** While backfilling: inbox messages stored so far, and the provider's inbox count when known. */
   progress: z.object({ stored: z.int().min(0), estimatedTotal: z.int().min(0).nullable() }).nullable(),
+  /** Present while the backfill or resync waits for the deployment's daily mail quota: when it goes on. */
+  quotaWaitUntil: timestamp.optional(),
 });
 
 /** The most thread ids one `threads` event names; more become a `reset`. */

@@ -69,7 +69,11 @@ export const messageBody = z.object({
 });
 
 export const syncResult = z.object({ messagesSynced: z.int(), hasMore: z.boolean(), lastSyncedAt: timestamp });
-export const syncState = z.object({ lastSyncedAt: timestamp.nullable() });
+export const syncState = z.object({
+  lastSyncedAt: timestamp.nullable(),
+  /** Present while the backfill or resync waits for the deployment's daily mail quota: when it goes on. */
+  quotaWaitUntil: timestamp.optional(),
+});
 
 export type ThreadSummary = z.infer<typeof threadSummary>;
 export type ThreadList = z.infer<typeof threadList>;

@@ -1,9 +1,9 @@
 /**
  * Handles one request to the Gmail stand-in: routing of the REST paths, the request log and
- * counters, latency and injected faults, bearer auth, then the endpoint's answer.
+ * counters, the per-user quota, latency and injected faults, bearer auth, then the answer.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GmailState } from './gmail.state.ts';
+import { bearerToken, type GmailState } from './gmail.state.ts';
 import type { FaultEndpoint } from './gmail.types.ts';
 import { googleError, HttpError, send } from './google-error.wire.ts';
 import { checkFormat, listHistory, listMessages } from './list.endpoints.ts';
@@ -47,19 +47,6 @@ function parseQuery(sp: URLSearchParams): Record<string, string | string[]> {
   return q;
 }
 
-/** Quota units per call, as the provider documents them. */
-const QUOTA_UNITS: Record<string, number> = {
-  profile: 1,
-  'labels.get': 1,
-  'messages.list': 5,
-  'messages.get': 5,
-  'attachments.get': 5,
-  'history.list': 2,
-  'threads.get': 10,
-  watch: 100,
-  stop: 50,
-};
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -76,16 +63,21 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   const method = req.method ?? 'GET';
   const r = route(method, u.pathname);
   const body = method === 'POST' ? await readBody(req) : '';
-  state.requests.push({ method, path: u.pathname, query: parseQuery(u.searchParams), endpoint: r.endpoint, at: Date.now() });
+  const arrived = Date.now();
+  state.requests.push({ method, path: u.pathname, query: parseQuery(u.searchParams), endpoint: r.endpoint, at: arrived });
   state.bump(r.endpoint);
   const format = (u.searchParams.get('format') ?? (r.endpoint === 'messages.get' || r.endpoint === 'threads.get' ? 'full' : '')).toLowerCase();
   if (r.endpoint === 'messages.get' || r.endpoint === 'threads.get') state.bump(`${r.endpoint}:${format}`);
 
+  // The per-user quota, charged on arrival to the mailbox the token belongs to (the service may
+  // hold several tokens for one user, the provider counts them as one); an unknown token counts alone.
+  const email = state.userOf(req);
+  const quotaUser = email?.toLowerCase() ?? bearerToken(req) ?? req.headers.authorization ?? '';
+  const verdict = state.quota.charge(quotaUser, state.quota.cost(r.endpoint), arrived, r.endpoint);
   if (state.latencyMs > 0) await sleep(state.latencyMs);
-  // The per-user quota, in the provider's units (counted per access token: one per user here).
-  if (!state.charge(req.headers.authorization ?? '', QUOTA_UNITS[r.endpoint] ?? 0)) {
+  if (!verdict.charged) {
     state.bump('quota-refused');
-    return send(res, 429, googleError(429, 'User-rate limit exceeded.', 'rateLimitExceeded'), { 'retry-after': '1' });
+    return send(res, 429, googleError(429, 'User-rate limit exceeded.', 'rateLimitExceeded'), { 'retry-after': String(verdict.retryAfterSeconds) });
   }
   const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint, u.pathname);
   if (fault?.delayMs !== undefined) {
@@ -122,9 +114,9 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
       if (v !== null && v !== 'v1') throw new HttpError(404, `Discovery document for version ${v} not found.`, 'notFound');
       return send(res, 200, { kind: 'discovery#restDescription', discoveryVersion: 'v1', id: 'gmail:v1', name: 'gmail', version: 'v1', title: 'Gmail API', rootUrl: state.url, servicePath: '', batchPath: 'batch', resources: {} });
     }
-    const email = state.authorize(req);
-    if (r.userId !== 'me' && r.userId?.toLowerCase() !== email.toLowerCase()) throw new HttpError(403, `Delegation denied for ${email}`, 'forbidden');
-    const mb = state.store.mailbox(email);
+    const owner = state.authorize(email);
+    if (r.userId !== 'me' && r.userId?.toLowerCase() !== owner.toLowerCase()) throw new HttpError(403, `Delegation denied for ${owner}`, 'forbidden');
+    const mb = state.store.mailbox(owner);
     const sp = u.searchParams;
     switch (r.endpoint) {
       case 'profile':

@@ -7,12 +7,18 @@ import { HttpError } from './google-error.wire.ts';
 import { DEFAULT_MAILBOX, type FaultSpec, type GmailNotification, type GmailStandInOptions, type RecordedRequest } from './gmail.types.ts';
 import { MailStore, type Mailbox } from './mailbox.model.ts';
 import type { HistoryEntry } from './mailbox.types.ts';
+import { QuotaLedger } from './quota.model.ts';
 
 const KNOWN_COUNTERS = [
   'profile', 'labels.get', 'messages.list', 'messages.get', 'messages.get:minimal', 'messages.get:metadata', 'messages.get:full',
   'attachments.get', 'threads.get', 'threads.get:minimal', 'threads.get:metadata', 'threads.get:full',
   'history.list', 'watch', 'stop', 'discovery', 'unknown',
 ];
+
+/** The bearer token of a request, or null without one. */
+export function bearerToken(req: IncomingMessage): string | null {
+  return /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+}
 
 export class GmailState {
   readonly listeners = new Set<(n: GmailNotification) => void>();
@@ -25,28 +31,10 @@ export class GmailState {
   readonly hanging = new Set<ServerResponse>();
   /** Set once the server listens; the discovery document's rootUrl. */
   url = '';
-  /** The provider's per-user quota (units per moving second); null: unlimited. */
-  quotaUnitsPerSecond: number | null = null;
+  /** The provider's per-user quota: costs, the moving window per mailbox, and what tests observe. */
+  readonly quota = new QuotaLedger();
   /** History label records carry only the change (no `labelIds` snapshot of the message), as Gmail's may. */
   deltaOnlyLabels = false;
-  private readonly spent = new Map<string, { at: number; units: number }[]>();
-
-  /**
-   * Charges a call to its user's quota (units spent in the last second, as the provider
-   * counts them); false when it would exceed it: the call is refused with 429.
-   */
-  charge(user: string, units: number, now = Date.now()): boolean {
-    if (this.quotaUnitsPerSecond === null || units <= 0) return true;
-    const log = (this.spent.get(user) ?? []).filter((x) => x.at > now - 1000);
-    const used = log.reduce((n, x) => n + x.units, 0);
-    if (used + units > this.quotaUnitsPerSecond) {
-      this.spent.set(user, log);
-      return false;
-    }
-    log.push({ at: now, units });
-    this.spent.set(user, log);
-    return true;
-  }
 
   private readonly opts: GmailStandInOptions;
 
@@ -61,6 +49,7 @@ export class GmailState {
     for (const k of Object.keys(this.calls)) delete this.calls[k];
     for (const k of KNOWN_COUNTERS) this.calls[k] = 0;
     this.requests.length = 0;
+    this.quota.resetObservations();
   }
 
   bump(key: string): number {
@@ -87,15 +76,20 @@ export class GmailState {
     }
   }
 
-  authorize(req: IncomingMessage): string {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const token = m?.[1];
+  /** The mailbox a request's token belongs to; null when none does. */
+  userOf(req: IncomingMessage): string | null {
+    const token = bearerToken(req);
     let email: string | null = null;
     if (token) {
       if (this.opts.authorize) email = this.opts.authorize(token);
       else if (this.tokens.size > 0) email = this.tokens.get(token) ?? null;
       else email = DEFAULT_MAILBOX;
     }
+    return email;
+  }
+
+  /** The mailbox `userOf` found for the request, or the 401 Google answers an unknown token with. */
+  authorize(email: string | null): string {
     if (!email) throw new HttpError(401, undefined, 'authError', { location: 'Authorization', locationType: 'header' });
     return email;
   }

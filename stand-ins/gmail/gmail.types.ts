@@ -3,6 +3,7 @@
  * options and the control API a test drives it with.
  */
 import type { NewMessage, RawMessageOptions, SeedOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
+import type { QuotaSetting } from './quota.model.ts';
 
 export const DEFAULT_MAILBOX = 'alice@example.com';
 
@@ -103,12 +104,30 @@ export interface GmailStandIn {
   setLatency(ms: number): void;
   /** History label records without the message's label snapshot (only the labels added or removed), as Gmail's may come. */
   setDeltaOnlyLabels(on: boolean): void;
-  /** Enforces the provider's per-user quota (units per moving second: messages.list 5, messages.get 5, history.list 2, threads.get 10, ...); null lifts it. Refusals count as calls['quota-refused']. */
-  setQuota(unitsPerSecond: number | null): void;
+  /**
+   * Enforces the provider's per-user quota, charged on arrival to the mailbox the bearer token
+   * belongs to (all its tokens together; an unknown token alone) in a moving window:
+   * - `{ unitsPerWindow, windowMs = 60_000, profile = '2026' }`: Google's 2026 limits
+   *   (messages.get 20, threads.get 40, messages.list 5, history.list 2, ...; the tables are
+   *   `QUOTA_COSTS` in gmail/quota.model.ts); `unitsPerWindow: Infinity` observes without refusing;
+   * - a number: units per moving second at the legacy costs (messages.get 5, threads.get 10, ...);
+   * - null: none (nothing is charged or observed).
+   * A call that would pass the limit is refused 429 `rateLimitExceeded` with a Retry-After of the
+   * seconds until enough of the window frees, is not charged, and counts as calls['quota-refused'].
+   * Each call starts a fresh window for every user (and a fresh `quotaPeak`).
+   */
+  setQuota(quota: QuotaSetting): void;
+  /** The most units `user` (a mailbox address, or an unknown token) was charged within any one window since setQuota or resetCounters: at most the limit, as refused calls are not charged. */
+  quotaPeak(user: string): number;
+  /** The units charged to `user` since resetCounters (across setQuota calls). */
+  quotaSpent(user: string): number;
+  /** The units charged per endpoint key (e.g. 'messages.get'), all users, since resetCounters. A copy. */
+  quotaUnitsByEndpoint(): Record<string, number>;
 
   /** Per-endpoint call counters (faulted and 401 calls count too). Known keys start at 0. */
   readonly calls: Record<string, number>;
   readonly requests: RecordedRequest[];
+  /** Clears calls, requests and the quota observations (not the quota's window: the provider still counts what it holds). */
   resetCounters(): void;
 
   watches(email: string): WatchRecord[];

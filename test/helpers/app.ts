@@ -57,7 +57,7 @@ export function testEnv(extra: Record<string, string | undefined> = {}): NodeJS.
     STATUS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: 'debug',
     // The stand-ins enforce no quota unless a test sets one; pacing has tests of its own.
-    GMAIL_QUOTA_UNITS_PER_SECOND: '0',
+    GMAIL_USER_UNITS_PER_MINUTE: '0',
     ...extra,
   };
 }

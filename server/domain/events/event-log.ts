@@ -18,6 +18,8 @@ export interface SyncSnapshot {
   state: SyncPhase;
   lastSyncedAt: string | null;
   progress: { stored: number; estimatedTotal: number | null } | null;
+  /** While bulk work waits for the deployment's daily mail quota: until when. */
+  quotaWaitUntil?: string;
 }
 
 /** The id of the account's newest event (one is recorded when the log is empty, so a stream always has a position). */
@@ -50,11 +52,12 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
  * since the last sync), else current.
  */
 export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
-  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; notified: boolean; history_id: string | null; inbox_estimate: number | null }>(
+  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; notified: boolean; history_id: string | null; inbox_estimate: number | null; quota_wait: Date | null }>(
     em,
     `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
             s.full_sync_active, s.last_synced_at, s.history_id::text as history_id, s.inbox_estimate,
-            coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as notified
+            coalesce(s.last_notification_at > coalesce(s.last_synced_at, '-infinity'), false) as notified,
+            case when s.quota_wait_until > now() then s.quota_wait_until end as quota_wait
        from accounts a left join sync_states s on s.account_id = a.id where a.id = ?`,
     [accountId],
   );
@@ -65,7 +68,7 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
     const stored = count?.n ?? 0;
     // The provider's inbox count read when the listing began (labels/INBOX); mail that arrived since can take stored past it.
     const estimatedTotal = row.inbox_estimate == null ? null : Math.max(row.inbox_estimate, stored);
-    return { state: 'backfilling', lastSyncedAt, progress: { stored, estimatedTotal } };
+    return { state: 'backfilling', lastSyncedAt, progress: { stored, estimatedTotal }, ...(row.quota_wait ? { quotaWaitUntil: toIso(row.quota_wait) } : {}) };
   }
   // Catching up: a notification came since the last sync. Not "a sync holds the lease": a call that finds
   // nothing announces nothing, so a state read while the next call of a drain ran would stay catching_up.

@@ -105,7 +105,9 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
   let quota: AppError | undefined;
 
   if (!fresh) {
+    p.use?.('live');
     const live = await planHistory(p, c.live, { newOnly: true });
+    p.use?.('bulk');
     // The provider dropped the history the listing began at (a listing older than its retention): the caller begins again.
     if (live === 'expired') return 'expired';
     merge(changes, live.changes);

@@ -22,6 +22,8 @@ export interface SyncPlan {
 
 export interface PlanContext {
   api: GmailApi;
+  /** Moves the client's calls to a quota lane: `live` for history reads, `bulk` for a listing's pages and fetches (sync.service.ts). */
+  use?: (phase: 'live' | 'bulk') => void;
   em: EntityManager;
   accountId: string;
   /** Most messages fetched (messages.get) in this call. */

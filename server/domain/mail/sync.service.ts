@@ -12,13 +12,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
-import type { GmailApi, GmailFactory } from '../../providers/gmail.ts';
+import type { GmailApi, GmailFactory, QuotaUse } from '../../providers/gmail.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges } from './mail-store.ts';
 import { recordFailures } from './set-aside.ts';
-import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readLastSyncedAt, releaseLease, type LeasedState } from './sync-states/index.ts';
+import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readSyncState, releaseLease, type LeasedState } from './sync-states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planListing, startCursor } from './listing-plan.ts';
 import { planHistory, type SyncPlan } from './sync-plan.ts';
@@ -53,6 +53,8 @@ export interface SyncOptions {
   maxMessages?: number;
   /** Ignore the stored checkpoint and list the whole inbox again (reconciling with the store). */
   fullResync?: boolean;
+  /** Who asked: the user (the sync route: its calls go in the user's quota lane) or a background job (default). */
+  caller?: 'user' | 'job';
 }
 
 export interface SyncOutcome {
@@ -64,8 +66,8 @@ export interface SyncOutcome {
 
 export interface SyncService {
   syncAccount(accountId: string, opts?: SyncOptions): Promise<SyncOutcome>;
-  /** The stored sync state; no provider call. */
-  syncState(em: EntityManager, accountId: string): Promise<{ lastSyncedAt: string | null }>;
+  /** The stored sync state (and, while bulk work waits for the daily quota budget, until when); no provider call. */
+  syncState(em: EntityManager, accountId: string): Promise<{ lastSyncedAt: string | null; quotaWaitUntil?: string }>;
 }
 
 export function createSyncService(deps: {
@@ -79,16 +81,23 @@ export function createSyncService(deps: {
   const { orm, credentials, log } = deps;
   const clock = deps.clock ?? (() => new Date());
 
-  async function plan(api: GmailApi, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
-    const ctx = { api, em, accountId, budget };
+  /**
+   * `use` moves the client's calls between quota lanes: history reads are `live` (the incremental
+   * lane: notified mail goes ahead of a listing), a listing's pages and fetches `bulk` (the lane
+   * that leaves room for the others).
+   */
+  async function plan(api: GmailApi, use: (phase: 'live' | 'bulk') => void, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
+    const ctx = { api, use, em, accountId, budget };
+    const listing = ctx;
     const cursor = decodeCursor(lease.cursor);
     // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
     if (lease.historyId && lease.fullSyncActive && cursor) {
-      const resumed = await planListing(ctx, lease.historyId, cursor, false);
+      const resumed = await planListing(listing, lease.historyId, cursor, false);
       if (resumed !== 'expired') return resumed;
       log.info({ accountId }, 'the history a listing began at expired; listing again');
     }
     if (opts.fullResync !== true && lease.historyId && !lease.fullSyncActive) {
+      use('live');
       const incremental = await planHistory(ctx, lease.historyId);
       if (incremental !== 'expired') return incremental;
       log.info({ accountId }, 'mail history checkpoint expired; falling back to a full resync');
@@ -96,10 +105,11 @@ export function createSyncService(deps: {
     // A new listing: its checkpoint is the history id from before the first page (what changes
     // meanwhile is read from there), and the provider's inbox count is its progress's total. An
     // account that had a checkpoint has a stored copy: the listing is a resync (unread ids first).
+    use('bulk');
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
-    const listing = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
+    const begun = await planListing(listing, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
-    return { ...listing, next: { ...listing.next, mailboxAddress: emailAddress, inboxEstimate } };
+    return { ...begun, next: { ...begun.next, mailboxAddress: emailAddress, inboxEstimate } };
   }
 
   /**
@@ -122,12 +132,21 @@ export function createSyncService(deps: {
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
       if (!lease) throw await unlessGone(em, accountId, new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }));
       let api: GmailApi | undefined;
+      const requests = () => api?.requests ?? 0;
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
-        api = deps.gmail(await credentials.client(em, accountId), accountId);
-        const p = await plan(api, em, accountId, lease, budget, opts);
+        const auth = await credentials.client(em, accountId);
+        // The route's calls are the user's; a job's history reads are incremental, its listing bulk: a
+        // listing under way or a first one is counted as a backfill, one that begins from a checkpoint as a resync.
+        const user = opts.caller === 'user';
+        const bulk = lease.historyId && !lease.fullSyncActive ? 'resync' : 'backfill';
+        const quota: QuotaUse = { accountId, purpose: user ? 'sync' : 'incremental' };
+        const use = (phase: 'live' | 'bulk') => void (quota.purpose = user ? 'sync' : phase === 'live' ? 'incremental' : bulk);
+        api = deps.gmail(auth, quota);
+        const p = await plan(api, use, em, accountId, lease, budget, opts);
         if (!p.hasMore && lease.setAsideDue) {
           // Caught up: the set-aside messages that are due get another try in the same commit.
+          use('live');
           const retry = await planSetAsideRetry(api, em, accountId);
           p.changes.upserts.push(...retry.upserts);
           p.changes.setAside = [...(p.changes.setAside ?? []), ...(retry.setAside ?? [])];
@@ -155,7 +174,7 @@ export function createSyncService(deps: {
           });
         }
         log.info(
-          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },
+          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: requests(), ms: Date.now() - started },
           'mail sync',
         );
         // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
@@ -175,7 +194,7 @@ export function createSyncService(deps: {
           await recordFailures(em, accountId, err.cause.failures).catch(() => undefined);
         }
         const code = err instanceof AppError ? err.code : 'unexpected';
-        log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
+        log.warn({ accountId, code, providerRequests: requests(), ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
         throw err;
       } finally {
@@ -184,7 +203,7 @@ export function createSyncService(deps: {
     },
 
     async syncState(em, accountId) {
-      return { lastSyncedAt: await readLastSyncedAt(em, accountId) };
+      return readSyncState(em, accountId);
     },
   };
 }

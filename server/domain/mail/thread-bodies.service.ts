@@ -59,7 +59,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     });
     let count;
     try {
-      const api = deps.gmail(await deps.credentials.client(em, accountId), accountId);
+      const api = deps.gmail(await deps.credentials.client(em, accountId), { accountId, purpose: 'open' });
       count = await api.getThreadFull(thread.provider_thread_id, (m) => m.providerThreadId === thread.provider_thread_id && runs.add(m));
     } catch (err) {
       await runs.end().catch(() => {}); // what was parsed before the failure is stored (each message was whole): the provider's error is the answer

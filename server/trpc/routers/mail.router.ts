@@ -13,7 +13,7 @@ export const mailProcedures = {
     })
     .input(z.object({}).strict().optional())
     .output(syncResult)
-    .mutation(({ ctx }) => ctx.services.sync.syncAccount(ctx.user.accountId)),
+    .mutation(({ ctx }) => ctx.services.sync.syncAccount(ctx.user.accountId, { caller: 'user' })),
 
   syncState: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/mail/sync-state', tags: ['mail'], summary: 'Last successful sync time (no provider call)' }, errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })

@@ -21,7 +21,7 @@ async function recordInboxEstimate(em: MailApp['app']['container']['orm']['em'],
 async function accountApi(mail: MailApp) {
   const [account] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
   const em = mail.app.container.orm.em.fork();
-  const api = createGmailFactory({ rootUrl: mail.providers.env.GMAIL_API_URL! })(await mail.app.container.credentials.client(em, account!.id), account!.id);
+  const api = createGmailFactory({ rootUrl: mail.providers.env.GMAIL_API_URL! })(await mail.app.container.credentials.client(em, account!.id), { accountId: account!.id, purpose: 'sync' });
   return { accountId: account!.id, em, api };
 }
 

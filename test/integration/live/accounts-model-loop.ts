@@ -52,8 +52,9 @@ export function createModelLoop(deps: { app: TestApp; realGmail: GmailFactory; p
   let inFlight = 0;
   let syncsRun = 0;
 
-  const gmail: GmailFactory = (auth, accountId) => {
-    const api = deps.realGmail(auth, accountId);
+  const gmail: GmailFactory = (auth, quota) => {
+    const api = deps.realGmail(auth, quota);
+    const accountId = quota?.accountId;
     const note = () => {
       if (!accountId) return;
       const list = calls.get(accountId) ?? [];

@@ -195,9 +195,9 @@ let hooked = '';
  * against the committed sync state its sync began from, and a hook after the reads that plan
  * a sync.
  */
-const checkedGmail: GmailFactory = (auth, quotaKey) => {
-  const api = realGmail(auth, quotaKey);
-  const account = quotaKey ?? 'unknown';
+const checkedGmail: GmailFactory = (auth, quota) => {
+  const api = realGmail(auth, quota);
+  const account = quota?.accountId ?? 'unknown';
   /** This sync's history read answered "expired" (one client per sync call). */
   let historyGone = false;
   /** This sync's last listing page: its phase and the page token it gave. */

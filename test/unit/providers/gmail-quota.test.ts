@@ -1,44 +1,131 @@
+/**
+ * The quota pacer's rules on an in-memory ledger with the SQL function's semantics (a moving
+ * window of grants per account): batches, lanes, waits, the daily budget on an injected clock.
+ * The ledger's SQL itself, across instances, is tested in test/integration/mail/mail-quota.test.ts.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createQuotaPacer } from '../../../server/providers/gmail-quota.ts';
+import { AppError } from '../../../server/domain/errors.ts';
+import { createQuotaPacer, LANE_SHARE, QUOTA_PROFILES, QuotaWait, type QuotaLedger } from '../../../server/providers/gmail-quota.ts';
 
-describe('quota pacer', () => {
-  it('never lets one account spend more than its quota in any moving second, and lets other accounts through meanwhile', async () => {
-    const pacer = createQuotaPacer(1000); // 950 usable per second
-    const spends: { at: number; units: number }[] = [];
-    const t0 = Date.now();
-    await Promise.all(
-      Array.from({ length: 30 }, async () => {
-        const answered = await pacer.take('a', 100);
-        spends.push({ at: Date.now(), units: 100 });
-        answered();
-      }),
-    );
-    const elapsed = Date.now() - t0;
-    for (const s of spends) {
-      const inWindow = spends.filter((x) => x.at >= s.at && x.at < s.at + 1000).reduce((n, x) => n + x.units, 0);
-      assert.ok(inWindow <= 1000, `${inWindow} units within a second`);
+/** The ledger of one database: grants per account in a moving window, as mail_quota_take keeps them. */
+function memoryLedger() {
+  const grants = new Map<string, { at: number; units: number }[]>();
+  const days = new Map<string, number>();
+  const calls = { take: 0, record: 0 };
+  const ledger: QuotaLedger = {
+    async take({ accountId, want, min, cap, windowMs }) {
+      calls.take++;
+      const now = Date.now();
+      const log = (grants.get(accountId) ?? []).filter((g) => g.at > now - windowMs);
+      grants.set(accountId, log);
+      const used = log.reduce((n, g) => n + g.units, 0);
+      if (used + min <= cap || used === 0) {
+        const granted = Math.max(min, Math.min(want, cap - used));
+        log.push({ at: now, units: granted });
+        return { granted, waitMs: 0 };
+      }
+      let left = used;
+      for (const g of log) {
+        left -= g.units;
+        if (left + min <= cap) return { granted: 0, waitMs: Math.max(1, g.at + windowMs - now) };
+      }
+      return { granted: 0, waitMs: windowMs };
+    },
+    async record(rows, today) {
+      calls.record++;
+      for (const r of rows) days.set(r.day, (days.get(r.day) ?? 0) + r.units);
+      return days.get(today) ?? 0;
+    },
+  };
+  return { ledger, calls, days };
+}
+
+const costs = QUOTA_PROFILES['2026'].costs;
+
+describe('mail quota pacer', () => {
+  it('charges the 2026 profile by default: messages.get 20, threads.get 40, history.list 2, 6,000 units a minute', () => {
+    assert.equal(costs['messages.get'], 20);
+    assert.equal(costs['threads.get'], 40);
+    assert.equal(costs['history.list'], 2);
+    assert.equal(QUOTA_PROFILES['2026'].userUnitsPerMinute, 6_000);
+    assert.equal(QUOTA_PROFILES.legacy.costs['messages.get'], 5);
+    assert.equal(QUOTA_PROFILES.legacy.userUnitsPerMinute, 15_000);
+  });
+
+  it('takes one grant for a batch: 25 messages.get announced together cost one ledger statement', async () => {
+    const { ledger, calls } = memoryLedger();
+    const pacer = createQuotaPacer(ledger, { profile: '2026', dailyBudget: 1e9, flushMs: 60_000 });
+    await Promise.all(Array.from({ length: 25 }, (_, i) => pacer.take('a', 'backfill', 'messages.get', (25 - i) * 20)));
+    assert.equal(calls.take, 1, 'one grant covered the batch');
+    await pacer.close();
+  });
+
+  it('keeps bulk work under its share of the window, so that the user\'s call finds room at once', async () => {
+    const { ledger } = memoryLedger();
+    const limit = 1_000;
+    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: limit, dailyBudget: 1e9, windowMs: 60_000, flushMs: 60_000 });
+    let bulk = 0;
+    // Bulk fills its share; the next bulk call cannot wait a window and is told how long.
+    for (;;) {
+      try {
+        await pacer.take('a', 'backfill', 'messages.get');
+        bulk += 20;
+      } catch (err) {
+        assert.ok(err instanceof AppError && err.code === 'MAIL_RATE_LIMITED');
+        assert.ok(err.cause instanceof QuotaWait && err.cause.reason === 'window');
+        assert.ok(err.retryAfter! >= 55, `an honest Retry-After (${err.retryAfter} s)`);
+        break;
+      }
     }
-    assert.ok(elapsed >= 2000, `3,000 units at ~950 a second take at least 2 s (${elapsed} ms)`);
-    const other = Date.now();
-    await pacer.take('b', 100);
-    assert.ok(Date.now() - other < 50, 'another account has its own quota');
+    assert.ok(bulk <= limit * LANE_SHARE.bulk, `bulk spent ${bulk} of ${limit}`);
+    const t0 = Date.now();
+    await pacer.take('a', 'incremental', 'history.list');
+    await pacer.take('a', 'open', 'threads.get');
+    assert.ok(Date.now() - t0 < 1_000, 'the notified sync and the open went ahead of the backfill');
+    await pacer.take('b', 'backfill', 'messages.get');
+    await pacer.close();
   });
 
-  it('counts a spend from when its request was answered', async () => {
-    const pacer = createQuotaPacer(100); // 95 usable
-    const t0 = Date.now();
-    const slow = await pacer.take('a', 90);
-    await new Promise((r) => setTimeout(r, 300)); // the request takes 300 ms
-    slow();
-    await pacer.take('a', 90);
-    assert.ok(Date.now() - t0 >= 1250, 'the second waits a second after the first was answered, not after it was sent');
+  it('waits for room within its lane\'s bound, then goes', async () => {
+    const { ledger } = memoryLedger();
+    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 100, dailyBudget: 1e9, windowMs: 50, flushMs: 60_000 });
+    // 40 units each, 100 per (short) window: the third waits for the first two to leave it (plus the credit's allowance, 1.5 s).
+    for (let i = 0; i < 3; i++) await pacer.take('a', 'open', 'threads.get');
+    await pacer.close();
   });
 
-  it('charges nothing for free calls', async () => {
-    const pacer = createQuotaPacer(10);
-    const t0 = Date.now();
-    for (let i = 0; i < 100; i++) (await pacer.take('a', 0))();
-    assert.ok(Date.now() - t0 < 50);
+  it('at the daily budget: bulk waits for the next UTC day, everything else goes on; the next day bulk resumes', async () => {
+    const { ledger, days } = memoryLedger();
+    let now = new Date('2026-12-01T23:00:00Z');
+    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 0, dailyBudget: 100, flushMs: 60_000, now: () => now });
+    for (let i = 0; i < 5; i++) await pacer.take('a', 'backfill', 'messages.get');
+    await assert.rejects(pacer.take('a', 'backfill', 'messages.get'), (err: unknown) => {
+      assert.ok(err instanceof AppError && err.cause instanceof QuotaWait && err.cause.reason === 'daily');
+      assert.equal(err.retryAfter, 3_600, 'until the next UTC midnight');
+      return true;
+    });
+    await assert.rejects(pacer.take('a', 'resync', 'messages.list'), (err: unknown) => err instanceof AppError && err.cause instanceof QuotaWait && err.cause.reason === 'daily');
+    await pacer.take('a', 'open', 'threads.get');
+    await pacer.take('a', 'incremental', 'history.list');
+    await pacer.take('a', 'sync', 'messages.get');
+    assert.equal(await pacer.today(), 162);
+    now = new Date('2026-12-02T00:00:01Z');
+    await pacer.take('a', 'backfill', 'messages.get');
+    assert.equal(await pacer.today(), 20);
+    assert.deepEqual([...days], [['2026-12-01', 162], ['2026-12-02', 20]]);
+    await pacer.close();
+  });
+
+  it('with pacing off (0 units) still counts every call by method and purpose', async () => {
+    const { ledger, calls } = memoryLedger();
+    const spent: string[] = [];
+    const pacer = createQuotaPacer(ledger, { profile: 'legacy', userUnits: 0, dailyBudget: 1e9, flushMs: 60_000, onSpend: (m, p, u) => spent.push(`${m}/${p}/${u}`) });
+    await pacer.take('a', 'backfill', 'messages.get');
+    await pacer.take('a', 'open', 'threads.get');
+    assert.equal(calls.take, 0, 'no ledger statement');
+    assert.deepEqual(spent, ['messages.get/backfill/5', 'threads.get/open/10']);
+    await pacer.close();
+    assert.equal(calls.record, 1, 'flushed on close');
   });
 });

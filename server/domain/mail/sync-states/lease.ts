@@ -100,8 +100,14 @@ export async function releaseLease(em: Sql, accountId: string, owner: string): P
   await em.execute('update sync_states set lease_owner = null, lease_until = null where account_id = ? and lease_owner = ?', [accountId, owner], 'run');
 }
 
-export async function readLastSyncedAt(em: Sql, accountId: string): Promise<string | null> {
-  const rows = await select<{ last_synced_at: Date | null }>(em, 'select last_synced_at from sync_states where account_id = ?', [accountId]);
+/** The account's last sync and, while its bulk work waits for the deployment's daily quota budget, until when. */
+export async function readSyncState(em: Sql, accountId: string): Promise<{ lastSyncedAt: string | null; quotaWaitUntil?: string }> {
+  const rows = await select<{ last_synced_at: Date | null; wait: Date | null }>(
+    em,
+    'select last_synced_at, case when quota_wait_until > now() then quota_wait_until end as wait from sync_states where account_id = ?',
+    [accountId],
+  );
   const v = rows[0]?.last_synced_at;
-  return v ? toIso(v) : null;
+  const wait = rows[0]?.wait;
+  return { lastSyncedAt: v ? toIso(v) : null, ...(wait ? { quotaWaitUntil: toIso(wait) } : {}) };
 }

@@ -25,6 +25,11 @@ export async function recordCaughtUp(em: Sql, accountId: string): Promise<{ noti
   return rows[0] ? { notifiedAheadSeconds: Math.max(0, rows[0].since) } : null;
 }
 
+/** The account's bulk work waits `waitMs` for the deployment's daily quota budget (the sync state says until when). */
+export async function recordQuotaWait(em: Sql, accountId: string, waitMs: number): Promise<void> {
+  await em.execute(`update sync_states set quota_wait_until = now() + make_interval(secs => ?::float8 / 1000) where account_id = ?`, [waitMs, accountId], 'run');
+}
+
 /** A background sync failed with `code`; `deadLettered`: its job ran out of retries. */
 export async function recordSyncFailure(em: Sql, accountId: string, code: string, deadLettered: boolean): Promise<void> {
   await em.execute(
