@@ -145,9 +145,11 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     profile: config.gmailQuota.profile,
     userUnits: config.gmailQuota.userUnitsPerMinute,
     dailyBudget: config.gmailQuota.dailyUnitBudget,
+    windowMs: config.gmailQuota.windowSeconds * 1000,
     ...overrides.mailQuota,
     now: quotaNow,
     onSpend: metrics.gmailUnits,
+    onFlushError: (err) => log.warn(errorSummary(err), 'flushing the mail quota day ledger failed; retrying with the next flush'),
   });
   metrics.readMailQuota({ budget: config.gmailQuota.dailyUnitBudget, today: () => unitsOfDay(orm.em.fork(), quotaNow().toISOString().slice(0, 10)) });
   const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, timeoutMs: config.timeoutsMs.mail, pacer });

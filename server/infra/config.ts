@@ -50,6 +50,7 @@ const envSchema = z.object({
   GMAIL_QUOTA_PROFILE: opt(z.enum(['2026', 'legacy'], { error: 'must be 2026 or legacy' })),
   GMAIL_USER_UNITS_PER_MINUTE: opt(intIn(0, 100_000_000)),
   GMAIL_DAILY_UNIT_BUDGET: opt(intIn(1, 1_000_000_000_000)),
+  GMAIL_QUOTA_WINDOW_SECONDS: opt(intIn(1, 60)),
   PUBSUB_PROJECT_ID: opt(z.string().regex(/^[a-z][a-z0-9-]{2,62}$/i, 'must be a project id')),
   PUBSUB_TOPIC: opt(z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'must be projects/P/topics/T')),
   PUBSUB_SUBSCRIPTION: opt(z.string().regex(/^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/, 'must be a subscription id or projects/P/subscriptions/S')),
@@ -119,7 +120,7 @@ export interface Config {
    * per-user limit each account's calls are paced within across instances (0: unpaced), and the
    * deployment's daily budget past which bulk work waits for the next UTC day.
    */
-  gmailQuota: { profile: '2026' | 'legacy'; userUnitsPerMinute?: number; dailyUnitBudget: number };
+  gmailQuota: { profile: '2026' | 'legacy'; userUnitsPerMinute?: number; dailyUnitBudget: number; windowSeconds: number };
   pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
   openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
   /** Each provider's request timeout (ms; a Pub/Sub pull waits this long for notifications); unset: the provider module's default. */
@@ -213,6 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       profile: e.GMAIL_QUOTA_PROFILE ?? '2026',
       userUnitsPerMinute: e.GMAIL_USER_UNITS_PER_MINUTE,
       dailyUnitBudget: e.GMAIL_DAILY_UNIT_BUDGET ?? 80_000_000,
+      // Google counts per minute; a shorter window scales the minute down (the bench), never for a real provider.
+      windowSeconds: e.GMAIL_QUOTA_WINDOW_SECONDS ?? 60,
     },
     pubsub: {
       projectId: e.PUBSUB_PROJECT_ID,

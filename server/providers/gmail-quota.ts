@@ -9,7 +9,7 @@
  *   own requests all of it: the user and notified mail always find room beside a backfill.
  * - **Batches**: a grant is taken for what the caller expects to spend next (a batch of
  *   `messages.get`, a history read and its first message), kept as this instance's credit for
- *   CREDIT_TTL_MS and spent locally; one statement pays for many calls. Credit not spent in
+ *   a second (creditMsOf) and spent locally; one statement pays for many calls. Credit not spent in
  *   time lapses (it stays counted: the ledger cannot know it was not spent). The window the
  *   ledger counts is the provider's plus that lifetime and a skew allowance, so that a call
  *   sent at the end of its credit's life still lies inside the window it was counted in.
@@ -61,10 +61,12 @@ export const LANE_SHARE: Readonly<Record<QuotaLane, number>> = { user: 1, increm
 const MAX_WAIT_MS: Readonly<Record<QuotaLane, number>> = { user: 2_500, incremental: 5_000, bulk: 1_000 };
 /** The most one grant takes, as a share of the window (a batch of 25 `messages.get` at the 2026 limit). */
 const BLOCK_SHARE = 0.085;
-/** How long a grant's credit may be spent. */
-export const CREDIT_TTL_MS = 1_000;
-/** Added to the provider's window: the credit's lifetime and the time a request takes to arrive. */
+/** How long a grant's credit may be spent (a 60 s window; a scaled-down one, for the bench and tests, scales it down too). */
+const CREDIT_TTL_MS = 1_000;
+/** Added to the provider's window beside the credit's lifetime: the time a request takes to arrive, with room for a stalled loop. */
 const SKEW_MS = 500;
+const creditMsOf = (windowMs: number) => Math.max(100, Math.min(CREDIT_TTL_MS, windowMs / 60));
+const skewMsOf = (windowMs: number) => Math.max(250, Math.min(SKEW_MS, windowMs / 120));
 
 /** Why a call waits: room in the account's window, or the deployment's daily budget (bulk only). */
 export class QuotaWait extends Error {
@@ -100,6 +102,8 @@ export interface QuotaOptions {
   now?: () => Date;
   /** Each spend, for the metric. */
   onSpend?: (method: QuotaMethod, purpose: QuotaPurpose, units: number) => void;
+  /** A flush that failed (its units are flushed again with the next). */
+  onFlushError?: (err: unknown) => void;
 }
 
 export interface QuotaPacer {
@@ -120,6 +124,9 @@ const msToNextUtcDay = (d: Date) => 86_400_000 - (d.getTime() % 86_400_000);
 export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): QuotaPacer {
   const profile = QUOTA_PROFILES[opts.profile];
   const windowMs = opts.windowMs ?? 60_000;
+  const creditMs = creditMsOf(windowMs);
+  /** The window the ledger counts: a grant's units may arrive at the provider up to creditMs + skew after it was taken. */
+  const ledgerWindowMs = windowMs + creditMs + skewMsOf(windowMs);
   const limit = opts.userUnits ?? profile.userUnitsPerMinute;
   const now = opts.now ?? (() => new Date());
   const credits = new Map<string, { units: number; until: number; turn: Promise<void> }>();
@@ -145,8 +152,9 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
         const day = utcDay(now());
         const units = await ledger.record(rows, day);
         if (dayOf().day === day) today.units = units;
-      } catch {
+      } catch (err) {
         // The database is away: the units are counted again at the next flush.
+        opts.onFlushError?.(err);
         for (const r of rows) {
           const k = `${r.day}|${r.method}|${r.purpose}`;
           pending.set(k, (pending.get(k) ?? 0) + r.units);
@@ -178,10 +186,10 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
           return;
         }
         const want = Math.max(units, Math.min(expect, Math.floor(limit * BLOCK_SHARE)));
-        const g = await ledger.take({ accountId, lane, want, min: units, cap, windowMs: windowMs + CREDIT_TTL_MS + SKEW_MS });
+        const g = await ledger.take({ accountId, lane, want, min: units, cap, windowMs: ledgerWindowMs });
         if (g.granted > 0) {
           entry.units = g.granted - units;
-          entry.until = Date.now() + CREDIT_TTL_MS;
+          entry.until = Date.now() + creditMs;
           return;
         }
         if (Date.now() + g.waitMs > deadline) throw new QuotaWait('window', g.waitMs);

@@ -50,6 +50,8 @@ const recordSchema = z.object({
   labelsAdded: z.array(labelChange).default([]),
   labelsRemoved: z.array(labelChange).default([]),
 });
+/** threads.get with format=metadata: the thread's messages, each as messages.get would give it. */
+export const threadMetaSchema = z.object({ messages: z.array(messageSchema).default([]) });
 export const listSchema = z.object({ messages: z.array(z.object({ id, threadId: id })).default([]), nextPageToken: z.string().optional() });
 export const historySchema = z.object({ history: z.array(recordSchema).default([]), nextPageToken: z.string().optional(), historyId: numericId });
 export const threadSchema = z.object({ id, messages: z.array(messageSchema).default([]) });

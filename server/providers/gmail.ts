@@ -12,10 +12,10 @@ import { gmail as gmailClient } from '@googleapis/gmail';
 import type { OAuth2Client } from 'google-auth-library';
 import { z } from 'zod';
 import type { QuotaMethod, QuotaPacer, QuotaPurpose } from './gmail-quota.ts';
-import { mapLimit } from './map-limit.ts';
+import { readMetadata } from './gmail-metadata.ts';
 import { AppError } from '../domain/errors.ts';
 import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
-import { historySchema, labelCountsSchema, listSchema, messageSchema, parse, profileSchema, stream, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import { historySchema, labelCountsSchema, listSchema, messageSchema, parse, profileSchema, stream, threadMetaSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
@@ -29,6 +29,7 @@ export const GMAIL_TIMEOUT_MS = 10_000;
  */
 export const GET_CONCURRENCY = 25;
 const HISTORY_PAGE = 500;
+const META_FIELDS = 'id,threadId,labelIds,snippet,internalDate,payload/headers';
 const HISTORY_MAX_PAGES = 10;
 
 export type { GmailMessage, HistoryRecord, WirePart } from './gmail-wire.ts';
@@ -63,9 +64,10 @@ export interface GmailApi {
    * that cannot be normalised is listed in `failed` while the others come back; authorization
    * failures fail the whole call. When the quota runs out part-way, what was fetched comes back
    * with `quota` (the error, and the ids not fetched: neither gone nor failed); when it runs out
-   * before anything was fetched, the call fails (MAIL_RATE_LIMITED).
+   * before anything was fetched, the call fails (MAIL_RATE_LIMITED). `threadOf` (id -> thread id,
+   * when known) lets messages of one thread come from one threads.get where that costs less (gmail-metadata.ts).
    */
-  getMetadata(ids: string[]): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[]; quota?: MetadataQuota }>;
+  getMetadata(ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[]; quota?: MetadataQuota }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /**
@@ -165,33 +167,18 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         }
       },
 
-      async getMetadata(ids) {
-        const failed: { id: string; reason: string }[] = [];
-        let refused: AppError | undefined;
-        let started = 0;
-        const got = await mapLimit(ids, GET_CONCURRENCY, async (messageId) => {
-          if (refused) return undefined; // the quota ran out: the rest waits (unfetched)
-          const expect = pacer ? (ids.length - started++) * pacer.cost('messages.get') : 0; // one grant for as many of the rest as it may
-          try {
-            return await orNullOn404(
-              call(
-                (o) => users.messages.get({ userId: 'me', id: messageId, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'], fields: 'id,threadId,labelIds,snippet,internalDate,payload/headers' }, o),
-                messageSchema,
-                'messages.get',
-                expect,
-              ),
-            );
-          } catch (err) {
-            if (err instanceof AppError && err.code === 'MAIL_RATE_LIMITED') {
-              refused ??= err;
-              return undefined;
-            }
-            if (!(err instanceof AppError) || err.code !== 'SYNC_FAILED') throw err; // the grant, a timeout: the whole sync waits
-            const status = statusOf(err.cause);
-            failed.push({ id: messageId, reason: status ? `HTTP_${status}` : 'UNREADABLE' });
-            return null;
-          }
-        });
+      async getMetadata(ids, threadOf) {
+        const headers = { format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'] };
+        const { got, failed, refused } = await readMetadata(
+          {
+            one: (id, expect) => orNullOn404(call((o) => users.messages.get({ userId: 'me', id, ...headers, fields: META_FIELDS }, o), messageSchema, 'messages.get', expect)),
+            thread: async (id) => (await orNullOn404(call((o) => users.threads.get({ userId: 'me', id, ...headers, fields: `messages(${META_FIELDS})` }, o), threadMetaSchema, 'threads.get')))?.messages ?? null,
+            cost: pacer ? (m) => pacer.cost(m) : undefined,
+            concurrency: GET_CONCURRENCY,
+          },
+          ids,
+          threadOf,
+        );
         const messages: MessageMeta[] = [];
         const unfetched = ids.filter((_, i) => got[i] === undefined);
         // Nothing fetched before the quota ran out: the call fails as a whole (MAIL_RATE_LIMITED).

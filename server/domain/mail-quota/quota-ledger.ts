@@ -32,11 +32,12 @@ export function createQuotaLedger(orm: MikroORM): QuotaLedger {
     async record(rows, today) {
       const em = orm.em.fork();
       if (rows.length) {
+        // One statement for the whole flush (the rows as one JSON parameter: a key appears once per flush).
         await em.execute(
           `insert into mail_quota_days as d (day, method, purpose, units)
-             select * from unnest(?::date[], ?::varchar[], ?::varchar[], ?::bigint[])
+             select x.day, x.method, x.purpose, x.units from jsonb_to_recordset(?::jsonb) as x(day date, method varchar, purpose varchar, units bigint)
            on conflict (day, method, purpose) do update set units = d.units + excluded.units`,
-          [rows.map((r) => r.day), rows.map((r) => r.method), rows.map((r) => r.purpose), rows.map((r) => r.units)],
+          [JSON.stringify(rows)],
         );
       }
       return unitsOfDay(em, today);

@@ -122,10 +122,11 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     }
   }
 
-  const fetch = async (ids: string[]) => {
+  /** `threadOf`: the listed ids' threads (a page names them), so messages of one thread can come from one read. */
+  const fetch = async (ids: string[], threadOf?: ReadonlyMap<string, string>) => {
     const want = ids.filter((id) => !fetched.has(id)).slice(0, Math.max(0, budget));
     if (!want.length) return;
-    const got = await fetchMeta(p, want);
+    const got = await fetchMeta(p, want, threadOf);
     const unfetched = new Set(got.quota?.unfetched ?? []);
     for (const id of want) if (!unfetched.has(id)) fetched.add(id);
     budget -= want.length;
@@ -180,7 +181,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? [], own);
       for (const relabel of known.values()) if (relabel) synced++;
       const unknown = ids.filter((id) => !known.has(id));
-      await fetch(unknown);
+      await fetch(unknown, new Map(page.messages.map((m) => [m.id, m.threadId])));
       // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order).
       for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id) });
       // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.

@@ -32,9 +32,9 @@ export class MessageFetchFailures extends Error {
  * When every one of several fetches failed the provider itself is failing: the sync fails,
  * nothing is set aside.
  */
-export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[]): Promise<Fetched> {
+export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
-  const fetched = normalise(await p.api.getMetadata(ids));
+  const fetched = normalise(await (threadOf ? p.api.getMetadata(ids, threadOf) : p.api.getMetadata(ids)));
   if (!fetched.setAside.length) return fetched;
   if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
   // What failed before is known to the route and the background alike: the route answers SYNC_FAILED for a message once, not at every press.

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { freePort } from '../../../server/infra/database.ts';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import type { Browser } from '../../../harness/browser.ts';
+import type { ContainerOverrides } from '../../../server/container.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';
@@ -77,7 +78,17 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
 
 export async function startLiveWorld(
   t: { after(fn: () => unknown): void },
-  opts: { intake?: boolean; work?: boolean; ackDeadlineSeconds?: number; env?: Record<string, string>; emulatorHost?: string; forward?: boolean; concurrency?: { workers: number; batch: number; pollSeconds?: number } } = {},
+  opts: {
+    intake?: boolean;
+    work?: boolean;
+    ackDeadlineSeconds?: number;
+    env?: Record<string, string>;
+    emulatorHost?: string;
+    forward?: boolean;
+    concurrency?: { workers: number; batch: number; pollSeconds?: number };
+    /** The mail quota's window and clock, for this app and every other instance of the world. */
+    mailQuota?: ContainerOverrides['mailQuota'];
+  } = {},
 ): Promise<LiveWorld> {
   const providers = await startProviders(t);
   const pubsub = await startPubSubStandIn({ projectId: 'test-project' });
@@ -90,7 +101,10 @@ export async function startLiveWorld(
   const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
-  const app = await buildTestApp(t, { env: { ...env, ...intakeEnv }, overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency } } });
+  const app = await buildTestApp(t, {
+    env: { ...env, ...intakeEnv },
+    overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency }, mailQuota: opts.mailQuota },
+  });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 
@@ -172,7 +186,7 @@ export async function startLiveWorld(
       return buildTestApp(t, {
         databaseUrl: app.databaseUrl,
         env: { ...env, ...(o.intake === false ? {} : subscriptionEnv) },
-        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG } },
+        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG }, mailQuota: opts.mailQuota },
       });
     },
     async signInAs(user) {

@@ -217,8 +217,9 @@ describe('live inbox over Pub/Sub', () => {
   });
 
   it('a sign-in backfills the whole inbox in the background within the provider quota: no call refused, no sync route call', async (t) => {
-    const w = await startLiveWorld(t, { forward: false, env: { GMAIL_QUOTA_UNITS_PER_SECOND: '250' } });
-    w.gmail.setQuota(250); // the provider's per-user quota: units per moving second
+    // The 2026 per-user quota, its minute scaled down to 2 s (the same in the service's ledger and the stand-in).
+    const w = await startLiveWorld(t, { forward: false, env: { GMAIL_USER_UNITS_PER_MINUTE: '2000' }, mailQuota: { windowMs: 2_000 } });
+    w.gmail.setQuota({ unitsPerWindow: 2_000, windowMs: 2_000, profile: '2026' });
     w.gmail.seed(BOB.email, 180, { sentReplies: false });
     w.gmail.resetCounters();
     const bob = await w.signInAs(BOB);

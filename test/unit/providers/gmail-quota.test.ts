@@ -90,7 +90,7 @@ describe('mail quota pacer', () => {
   it('waits for room within its lane\'s bound, then goes', async () => {
     const { ledger } = memoryLedger();
     const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 100, dailyBudget: 1e9, windowMs: 50, flushMs: 60_000 });
-    // 40 units each, 100 per (short) window: the third waits for the first two to leave it (plus the credit's allowance, 1.5 s).
+    // 40 units each, 100 per (short) window: the third waits for the first two to leave it (plus the ledger's allowance for a credit's lifetime and the arrival, 350 ms at this window).
     for (let i = 0; i < 3; i++) await pacer.take('a', 'open', 'threads.get');
     await pacer.close();
   });
