@@ -22,7 +22,7 @@
  * are fresher than its pages: the relabelling and the end check leave them alone.
  */
 import { noChanges, type StoreChanges } from './mail-store.ts';
-import type { AppError } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
@@ -103,6 +103,8 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
   const fetched = new Set<string>();
   /** The quota ran out part-way through a fetch: this call stops there, keeping what it fetched. */
   let quota: AppError | undefined;
+  /** What the live history read, kept on its own when the bulk work after it meets the quota before it fetched anything. */
+  let liveRead: { changes: StoreChanges; fetched: string[]; synced: number; live: string } | undefined;
 
   if (!fresh) {
     p.use?.('live');
@@ -120,103 +122,117 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       quota = live.quota;
       budget = 0;
     }
+    liveRead = { changes: live.changes, fetched: [...fetched], synced, live: c.live };
+  }
+  try {
+    return await listingPart();
+  } catch (err) {
+    // Bulk work waiting for quota (its lane's window, the daily budget) never holds back notified mail the live read found.
+    if (!liveRead || !(err instanceof AppError) || err.code !== 'MAIL_RATE_LIMITED') throw err;
+    const kept = noChanges();
+    merge(kept, liveRead.changes);
+    kept.listingFetched = liveRead.fetched;
+    const next = { historyId: checkpoint, cursor: encodeCursor({ ...cursor, live: liveRead.live }), fullSyncActive: true };
+    return { mode: 'listing', changes: kept, next, messagesSynced: liveRead.synced, hasMore: true, quota: err };
   }
 
-  /** `threadOf`: the listed ids' threads (a page names them), so messages of one thread can come from one read. */
-  const fetch = async (ids: string[], threadOf?: ReadonlyMap<string, string>) => {
-    const want = ids.filter((id) => !fetched.has(id)).slice(0, Math.max(0, budget));
-    if (!want.length) return;
-    const got = await fetchMeta(p, want, threadOf);
-    const unfetched = new Set(got.quota?.unfetched ?? []);
-    for (const id of want) if (!unfetched.has(id)) fetched.add(id);
-    budget -= want.length;
-    // The quota ran out part-way: what was fetched is kept, the rest waits for the next call.
-    if (got.quota) {
-      quota = got.quota.error;
-      budget = 0;
-    }
-    // Listed, then deleted before it was fetched: it leaves the listing (else it would be asked for again).
-    const gone = goneOf(want, got);
-    if (gone.length) changes.listingDrop = [...(changes.listingDrop ?? []), ...gone];
-    changes.upserts.push(...got.metas);
-    if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
-    synced += got.metas.length;
-  };
-
-  let pages = 0;
-  if (c.phase === 'unread') {
-    const unread: string[] = [];
-    while (pages < PAGES_PER_CALL) {
-      const page = await p.api.listInbox({ labelIds: ['INBOX', 'UNREAD'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
-      pages++;
-      unread.push(...page.messages.map((m) => m.id));
-      if (!page.nextPageToken) {
-        c.phase = 'inbox';
-        delete c.pageToken;
-        break;
+  async function listingPart(): Promise<SyncPlan> {
+    /** `threadOf`: the listed ids' threads (a page names them), so messages of one thread can come from one read. */
+    const fetch = async (ids: string[], threadOf?: ReadonlyMap<string, string>) => {
+      const want = ids.filter((id) => !fetched.has(id)).slice(0, Math.max(0, budget));
+      if (!want.length) return;
+      const got = await fetchMeta(p, want, threadOf);
+      const unfetched = new Set(got.quota?.unfetched ?? []);
+      for (const id of want) if (!unfetched.has(id)) fetched.add(id);
+      budget -= want.length;
+      // The quota ran out part-way: what was fetched is kept, the rest waits for the next call.
+      if (got.quota) {
+        quota = got.quota.error;
+        budget = 0;
       }
-      c.pageToken = page.nextPageToken;
-    }
-    changes.listedUnread = unread;
-  }
-
-  if (c.phase === 'inbox') {
-    // Unknown ids listed by earlier calls go first (newest first); more of them than the budget: no new page yet.
-    let pending = budget <= 0;
-    if (!fresh && budget > 0) {
-      const unknown = await unknownListed(p.em, p.accountId, budget + 1);
-      pending = unknown.length > budget;
-      await fetch(unknown);
-    }
-    const rows: { pmid: string; pos: number; pending: boolean }[] = [];
-    while (!c.listed && !pending && !quota && pages < PAGES_PER_CALL) {
-      const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
-      pages++;
-      const ids = page.messages.map((m) => m.id);
-      if (page.nextPageToken) c.pageToken = page.nextPageToken;
-      else {
-        c.listed = true;
-        delete c.pageToken;
-      }
-      const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? [], own);
-      for (const relabel of known.values()) if (relabel) synced++;
-      const unknown = ids.filter((id) => !known.has(id));
-      await fetch(unknown, new Map(page.messages.map((m) => [m.id, m.threadId])));
-      // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order).
-      for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id) });
-      // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
-      pending = unknown.some((id) => !fetched.has(id));
-    }
-    if (rows.length) changes.listedInbox = { rows, since: c.startedAt };
-    if (c.listed && !pending && !quota) c.phase = 'gone';
-  }
-
-  let done = false;
-  if (c.phase === 'gone' && budget > 0) {
-    const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget, own);
-    if (unnamed.length) {
-      const got = await fetchMeta(p, unnamed);
-      // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
+      // Listed, then deleted before it was fetched: it leaves the listing (else it would be asked for again).
+      const gone = goneOf(want, got);
+      if (gone.length) changes.listingDrop = [...(changes.listingDrop ?? []), ...gone];
       changes.upserts.push(...got.metas);
       if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
-      const deletes = goneOf(unnamed, got);
-      changes.deletes.push(...deletes);
-      synced += got.metas.length + deletes.length;
-      if (got.quota) quota = got.quota.error;
-    }
-    done = unnamed.length < budget && !quota;
-  }
+      synced += got.metas.length;
+    };
 
-  // Fetched (by the listing or the live cursor) or set aside: no longer pending.
-  if (!fresh) changes.listingFetched = [...fetched];
-  if (done) {
-    changes.listingDone = true;
-    // The listing is complete. What changed since it began is replayed from its start by the next
-    // call: say so when the live cursor saw changes, or when the listing began in this call (nothing
-    // read the history since its first page).
-    const changedSince = fresh || BigInt(c.live) > BigInt(checkpoint);
-    return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
+    let pages = 0;
+    if (c.phase === 'unread') {
+      const unread: string[] = [];
+      while (pages < PAGES_PER_CALL) {
+        const page = await p.api.listInbox({ labelIds: ['INBOX', 'UNREAD'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
+        pages++;
+        unread.push(...page.messages.map((m) => m.id));
+        if (!page.nextPageToken) {
+          c.phase = 'inbox';
+          delete c.pageToken;
+          break;
+        }
+        c.pageToken = page.nextPageToken;
+      }
+      changes.listedUnread = unread;
+    }
+
+    if (c.phase === 'inbox') {
+      // Unknown ids listed by earlier calls go first (newest first); more of them than the budget: no new page yet.
+      let pending = budget <= 0;
+      if (!fresh && budget > 0) {
+        const unknown = await unknownListed(p.em, p.accountId, budget + 1);
+        pending = unknown.length > budget;
+        await fetch(unknown);
+      }
+      const rows: { pmid: string; pos: number; pending: boolean }[] = [];
+      while (!c.listed && !pending && !quota && pages < PAGES_PER_CALL) {
+        const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
+        pages++;
+        const ids = page.messages.map((m) => m.id);
+        if (page.nextPageToken) c.pageToken = page.nextPageToken;
+        else {
+          c.listed = true;
+          delete c.pageToken;
+        }
+        const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? [], own);
+        for (const relabel of known.values()) if (relabel) synced++;
+        const unknown = ids.filter((id) => !known.has(id));
+        await fetch(unknown, new Map(page.messages.map((m) => [m.id, m.threadId])));
+        // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order).
+        for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id) });
+        // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
+        pending = unknown.some((id) => !fetched.has(id));
+      }
+      if (rows.length) changes.listedInbox = { rows, since: c.startedAt };
+      if (c.listed && !pending && !quota) c.phase = 'gone';
+    }
+
+    let done = false;
+    if (c.phase === 'gone' && budget > 0) {
+      const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget, own);
+      if (unnamed.length) {
+        const got = await fetchMeta(p, unnamed);
+        // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
+        changes.upserts.push(...got.metas);
+        if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
+        const deletes = goneOf(unnamed, got);
+        changes.deletes.push(...deletes);
+        synced += got.metas.length + deletes.length;
+        if (got.quota) quota = got.quota.error;
+      }
+      done = unnamed.length < budget && !quota;
+    }
+
+    // Fetched (by the listing or the live cursor) or set aside: no longer pending.
+    if (!fresh) changes.listingFetched = [...fetched];
+    if (done) {
+      changes.listingDone = true;
+      // The listing is complete. What changed since it began is replayed from its start by the next
+      // call: say so when the live cursor saw changes, or when the listing began in this call (nothing
+      // read the history since its first page).
+      const changedSince = fresh || BigInt(c.live) > BigInt(checkpoint);
+      return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
+    }
+    return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };
   }
-  return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };
 }
 

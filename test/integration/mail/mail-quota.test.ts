@@ -45,4 +45,35 @@ describe('mail quota', () => {
     await waitFor(async () => (await units('messages.get', 'backfill')) >= 130 * 20, 'the backfill\'s fetches in the day ledger');
     assert.equal(await units('threads.get', 'open'), 6 * 40, 'six opens at 40 units');
   });
+
+  it('at the daily budget the backfill waits for the next UTC day and says so; notified mail and opens go on; the next day it resumes', async (t) => {
+    // Two hours before midnight on the service's day clock: the backfill's wait is hours, longer than any retry.
+    // 1,500 units a day: about 60 of the 100 messages (20 units each) the first day, the rest the next.
+    let now = new Date('2026-12-01T22:00:00Z');
+    const w = await startLiveWorld(t, { forward: false, env: { GMAIL_USER_UNITS_PER_MINUTE: '0', GMAIL_DAILY_UNIT_BUDGET: '1500' }, mailQuota: { now: () => now } });
+    await w.idle();
+    w.gmail.seed(BOB.email, 100, { sentReplies: false });
+    const bob = await w.signInAs(BOB);
+    const syncState = async () => (await (await bob.browser.fetch('/api/mail/sync-state')).json()) as { lastSyncedAt: string | null; quotaWaitUntil?: string };
+    const waiting = await waitFor(async () => (await syncState()).quotaWaitUntil, 'the backfill to wait for the daily budget', 30_000);
+    const stored = (await w.stored(bob.accountId)).rows;
+    assert.ok(stored > 0 && stored < 100, `part of the inbox stored before the budget ran out (${stored})`);
+    const hours = (Date.parse(waiting) - Date.now()) / 3_600_000;
+    assert.ok(hours > 1.9 && hours <= 2, `it waits until the next UTC day (${hours.toFixed(2)} h)`);
+    assert.equal(w.app.logs.filter((l) => l.msg === 'mail sync job done' && l.accountId === bob.accountId && l.outcome === 'daily-budget').length >= 1, true);
+
+    // Mail notified meanwhile is stored (its notification brings the deferred job forward; the history read is not bulk work).
+    const fresh = w.gmail.addMessage(BOB.email, { subject: 'While the budget is spent' });
+    w.publish({ emailAddress: BOB.email });
+    await waitFor(async () => (await w.sql('select 1 from mail_messages where account_id = ? and provider_message_id = ?', [bob.accountId, fresh.id])).length === 1, 'the notified message stored', 15_000);
+    assert.ok((await w.stored(bob.accountId)).rows < 101, 'the backfill itself still waits');
+    const [first] = await threadIds(w, bob.browser);
+    assert.equal((await bob.browser.fetch(`/api/mail/threads/${first!}`)).status, 200, 'a thread opens');
+
+    // The next UTC day: the next notification brings the job forward again and the backfill ends.
+    now = new Date('2026-12-02T00:00:05Z');
+    w.publish({ emailAddress: BOB.email });
+    await waitFor(async () => (await w.stored(bob.accountId)).rows === 101, 'the whole inbox stored the next day', 30_000);
+    assert.deepEqual((await w.stored(bob.accountId)).inbox, w.providerInbox(BOB.email));
+  });
 });
