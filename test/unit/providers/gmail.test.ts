@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OAuth2Client } from 'google-auth-library';
 import { classifyGmailError, createGmailFactory } from '../../../server/providers/gmail.ts';
+import { createQuotaPacer } from '../../../server/providers/gmail-quota.ts';
 import { mapLimit } from '../../../server/providers/map-limit.ts';
 import { startGmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { threadMessages } from '../../helpers/providers.ts';
@@ -119,5 +120,31 @@ describe('gmail provider', () => {
     assert.ok(watch.expiration.getTime() > Date.now());
     await api.stop();
     assert.deepEqual(standIn.watches('alice@example.com').map((w) => w.kind), ['watch', 'stop']);
+  });
+
+  it('reads three wanted messages of one thread with one threads.get (40 units, not 60), and the rest one by one', async (t) => {
+    const standIn = await startGmailStandIn();
+    t.after(() => standIn.close());
+    const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) };
+    const pacer = createQuotaPacer({ take: async () => ({ granted: 0, waitMs: 0 }), record: async () => 0 }, { profile: '2026', userUnits: 0, dailyBudget: 1e9, flushMs: 60_000 });
+    t.after(() => pacer.close());
+    const api = createGmailFactory({ rootUrl: standIn.url, pacer })(auth as unknown as OAuth2Client, { accountId: 'a', purpose: 'backfill' });
+    const first = standIn.addMessage('alice@example.com', { subject: 'a thread' });
+    const thread = [first, standIn.addMessage('alice@example.com', { threadId: first.threadId }), standIn.addMessage('alice@example.com', { threadId: first.threadId })];
+    const pair = standIn.addMessage('alice@example.com', { subject: 'two of a thread' });
+    const two = [pair, standIn.addMessage('alice@example.com', { threadId: pair.threadId })];
+    const ids = [...thread, ...two].map((m) => m.id);
+    standIn.resetCounters();
+    const got = await api.getMetadata(ids, new Map([...thread, ...two].map((m) => [m.id, m.threadId])));
+    assert.deepEqual(got.messages.map((m) => m.providerMessageId).sort(), [...ids].sort());
+    assert.equal(standIn.calls['threads.get:metadata'], 1, 'the thread of three in one read');
+    assert.equal(standIn.calls['messages.get:metadata'], 2, 'a pair costs the same either way: read one by one');
+    // A thread the provider fails: its wanted messages are read one by one, nothing lost.
+    standIn.resetCounters();
+    standIn.injectFault({ endpoint: 'threads.get', status: 500 });
+    const again = await api.getMetadata(ids.slice(0, 3), new Map(thread.map((m) => [m.id, m.threadId])));
+    assert.equal(again.messages.length, 3);
+    assert.deepEqual(again.failed, []);
+    assert.equal(standIn.calls['messages.get:metadata'], 3);
   });
 });
