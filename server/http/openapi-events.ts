@@ -27,7 +27,7 @@ export function eventRoutes(): Json {
         summary: 'Live events of the account (Server-Sent Events)',
         description: [
           'A `text/event-stream` of the signed-in account\'s events, also served as the tRPC subscription `mail.events`. Each event has an `id:`, an `event:` line naming its type and one `data:` line of JSON (the MailEvent schema):',
-          '`sync` (where the account stands: `backfilling` with `progress` {stored, estimatedTotal}, `current`, `catching_up`, `needs_reconnect`; `lastSyncedAt`), sent first and whenever it changes;',
+          '`sync` (where the account stands: `backfilling` with `progress` {stored, estimatedTotal} and, while the backfill waits for the deployment\'s daily mail quota, `quotaWaitUntil`; `current`, `catching_up`, `needs_reconnect`; `lastSyncedAt`), sent first and whenever it changes;',
           '`threads` (ids of at most 100 threads whose stored state changed, sent after the commit: read them again);',
           '`reset` (too much changed, or the events since `Last-Event-ID` are no longer known: read the list again).',
           'A comment line (`: ping`) about every 25 seconds keeps the connection open. Send the last `id` back as `Last-Event-ID` to resume without loss.',
