@@ -151,7 +151,10 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
       try {
         const day = utcDay(now());
         const units = await ledger.record(rows, day);
-        if (dayOf().day === day) today.units = units;
+        // The cluster's units of the day, and what this instance spent while the statement ran (not in it yet).
+        let since = 0;
+        for (const [k, u] of pending) if (k.startsWith(`${day}|`)) since += u;
+        if (dayOf().day === day) today.units = units + since;
       } catch (err) {
         // The database is away: the units are counted again at the next flush.
         opts.onFlushError?.(err);
