@@ -227,12 +227,24 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     if (done) {
       changes.listingDone = true;
       // The listing is complete. What changed since it began is replayed from its start by the next
-      // call: say so when the live cursor saw changes, or when the listing began in this call (nothing
-      // read the history since its first page).
-      const changedSince = fresh || BigInt(c.live) > BigInt(checkpoint);
+      // call: say so when the live cursor saw changes, or when a listing that began in this call finds
+      // history since its first page (one history read: most often nothing, and nothing is left).
+      const changedSince = BigInt(c.live) > BigInt(checkpoint) || (fresh && (await historySince(p, checkpoint)));
       return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
     }
     return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };
   }
 }
 
+/** Whether the provider's history holds anything since `historyId` (unreadable or expired: assume it does; the next call replays it). */
+async function historySince(p: PlanContext, historyId: string): Promise<boolean> {
+  p.use?.('live');
+  try {
+    const h = await p.api.listHistory(historyId);
+    return h === 'expired' || !h.complete || h.records.length > 0;
+  } catch {
+    return true;
+  } finally {
+    p.use?.('bulk');
+  }
+}

@@ -58,7 +58,7 @@ describe('mail quota', () => {
     const waiting = await waitFor(async () => (await syncState()).quotaWaitUntil, 'the backfill to wait for the daily budget', 30_000);
     const stored = (await w.stored(bob.accountId)).rows;
     assert.ok(stored > 0 && stored < 100, `part of the inbox stored before the budget ran out (${stored})`);
-    const hours = (Date.parse(waiting) - Date.now()) / 3_600_000;
+    const hours = (Date.parse(waiting!) - Date.now()) / 3_600_000;
     assert.ok(hours > 1.9 && hours <= 2, `it waits until the next UTC day (${hours.toFixed(2)} h)`);
     assert.equal(w.app.logs.filter((l) => l.msg === 'mail sync job done' && l.accountId === bob.accountId && l.outcome === 'daily-budget').length >= 1, true);
 

@@ -151,4 +151,21 @@ describe('listing a big inbox', () => {
     await assertSameInbox(mail, 'after the resync');
     assert.equal((await mail.stored()).size, 90, 'every message still stored (archived ones out of the inbox)');
   });
+
+  it('a resync that ends within its call answers hasMore false when nothing is left (9 messages, the history expired, one new)', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 9, { sentReplies: false });
+    await mail.drain();
+    mail.gmail.addMessage(ALICE, { subject: 'after the expiry' });
+    mail.gmail.expireHistory(ALICE);
+    const r = await mail.syncOk();
+    assert.deepEqual({ messagesSynced: r.messagesSynced, hasMore: r.hasMore }, { messagesSynced: 1, hasMore: false });
+    assert.equal(await listingActive(mail), false, 'the listing ended in the call');
+    await assertSameInbox(mail, 'after the resync');
+    // A change after the listing began is still caught: the next call replays it.
+    mail.gmail.addMessage(ALICE, { subject: 'later' });
+    const next = await mail.syncOk();
+    assert.equal(next.messagesSynced, 1);
+    await assertSameInbox(mail, 'after the next call');
+  });
 });
