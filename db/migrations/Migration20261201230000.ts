@@ -26,6 +26,8 @@ export class Migration20261201230000 extends Migration {
 declare
   v_now timestamptz;
   v_used bigint;
+  v_others bigint;
+  v_cap bigint;
   v_wait double precision;
   v_window interval := make_interval(secs => p_window_ms / 1000.0);
 begin
@@ -34,10 +36,14 @@ begin
   perform pg_advisory_xact_lock(hashtextextended('mail-quota:' || p_account::text, 0));
   v_now := clock_timestamp();
   delete from mail_quota_grants g where g.account_id = p_account and g.granted_at <= v_now - v_window;
-  select coalesce(sum(g.units), 0) into v_used from mail_quota_grants g where g.account_id = p_account;
+  select coalesce(sum(g.units), 0), coalesce(sum(g.units) filter (where g.lane <> 'bulk'), 0) into v_used, v_others
+    from mail_quota_grants g where g.account_id = p_account;
+  -- Bulk work yields what the other lanes spent in the window on top of its share: while the user
+  -- opens threads or mail is notified, the room they find grows with what they use.
+  v_cap := case when p_lane = 'bulk' then greatest(0, p_cap - v_others) else p_cap end;
   -- A call larger than the lane's share still goes into an empty window (else it could never go).
-  if v_used + p_min <= p_cap or v_used = 0 then
-    granted := greatest(p_min, least(p_want, p_cap - v_used));
+  if v_used + p_min <= v_cap or v_used = 0 then
+    granted := greatest(p_min, least(p_want, v_cap - v_used));
     insert into mail_quota_grants (account_id, lane, units, granted_at) values (p_account, p_lane, granted, v_now);
     wait_ms := 0;
     return next;
@@ -46,7 +52,7 @@ begin
   select extract(epoch from (x.granted_at + v_window - v_now)) * 1000 into v_wait
     from (select g.granted_at, v_used - sum(g.units) over (order by g.granted_at, g.id) as left_after
             from mail_quota_grants g where g.account_id = p_account) x
-   where x.left_after + p_min <= p_cap
+   where x.left_after + p_min <= v_cap
    order by x.granted_at limit 1;
   granted := 0;
   wait_ms := greatest(1, ceil(coalesce(v_wait, p_window_ms)))::int;

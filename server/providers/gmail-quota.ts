@@ -5,8 +5,9 @@
  * past the limit in any window and the provider never refuses the service for quota.
  *
  * - **Lanes**: a call's purpose puts it in one of three lanes. Bulk work (backfill, resync)
- *   may fill only LANE_SHARE.bulk of the window, incremental syncs a little more, the user's
- *   own requests all of it: the user and notified mail always find room beside a backfill.
+ *   may fill only LANE_SHARE.bulk of the window less what the other lanes spent in it,
+ *   incremental syncs a little more, the user's own requests all of it: the user and notified
+ *   mail always find room beside a backfill, and more of it the more they use.
  * - **Batches**: a grant is taken for what the caller expects to spend next (a batch of
  *   `messages.get`, a history read and its first message), kept as this instance's credit for
  *   a second (creditMsOf) and spent locally; one statement pays for many calls. Credit not spent in

@@ -10,19 +10,21 @@ import { createQuotaPacer, LANE_SHARE, QUOTA_PROFILES, QuotaWait, type QuotaLedg
 
 /** The ledger of one database: grants per account in a moving window, as mail_quota_take keeps them. */
 function memoryLedger() {
-  const grants = new Map<string, { at: number; units: number }[]>();
+  const grants = new Map<string, { at: number; units: number; lane: string }[]>();
   const days = new Map<string, number>();
   const calls = { take: 0, record: 0 };
   const ledger: QuotaLedger = {
-    async take({ accountId, want, min, cap, windowMs }) {
+    async take({ accountId, lane, want, min, cap: share, windowMs }) {
       calls.take++;
       const now = Date.now();
       const log = (grants.get(accountId) ?? []).filter((g) => g.at > now - windowMs);
       grants.set(accountId, log);
       const used = log.reduce((n, g) => n + g.units, 0);
+      // Bulk yields what the other lanes spent in the window.
+      const cap = lane === 'bulk' ? share - log.filter((g) => g.lane !== 'bulk').reduce((n, g) => n + g.units, 0) : share;
       if (used + min <= cap || used === 0) {
         const granted = Math.max(min, Math.min(want, cap - used));
-        log.push({ at: now, units: granted });
+        log.push({ at: now, units: granted, lane });
         return { granted, waitMs: 0 };
       }
       let left = used;
@@ -84,6 +86,24 @@ describe('mail quota pacer', () => {
     await pacer.take('a', 'open', 'threads.get');
     assert.ok(Date.now() - t0 < 1_000, 'the notified sync and the open went ahead of the backfill');
     await pacer.take('b', 'backfill', 'messages.get');
+    await pacer.close();
+  });
+
+  it('makes bulk work yield what the user spent: the user\'s room grows with use', async () => {
+    const { ledger } = memoryLedger();
+    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 1_000, dailyBudget: 1e9, windowMs: 60_000, flushMs: 60_000 });
+    for (let i = 0; i < 5; i++) await pacer.take('a', 'open', 'threads.get'); // the user: 200 units
+    let bulk = 0;
+    for (;;) {
+      try {
+        await pacer.take('a', 'backfill', 'messages.get');
+        bulk += 20;
+      } catch {
+        break;
+      }
+    }
+    assert.ok(bulk <= 950 - 2 * 200, `bulk left the user's 200 and as much again (${bulk})`);
+    for (let i = 0; i < 5; i++) await pacer.take('a', 'open', 'threads.get'); // five more opens find room at once
     await pacer.close();
   });
 
