@@ -30,8 +30,20 @@ export interface SignedIn {
   browser: Browser;
 }
 
-/** The real sign-in: service -> identity stand-in consent (as `user`) -> callback -> session. */
-export async function signIn(serverUrl: string, webOrigin: string, identity: IdentityStandIn, user: { sub: string; email: string }, pool: pg.Pool, syncTimeoutMs?: number): Promise<SignedIn> {
+/**
+ * The real sign-in: service -> identity stand-in consent (as `user`) -> callback -> session;
+ * returns once the sign-in's background sync is done. `whileSyncing`, when given, is handed the
+ * signed-in session before that wait (the user can list and open threads during the backfill).
+ */
+export async function signIn(
+  serverUrl: string,
+  webOrigin: string,
+  identity: IdentityStandIn,
+  user: { sub: string; email: string },
+  pool: pg.Pool,
+  syncTimeoutMs?: number,
+  whileSyncing?: (session: SignedIn) => void,
+): Promise<SignedIn> {
   identity.setCurrentUser(user);
   const browser = new Browser(serverUrl, webOrigin);
   const headers = { 'X-Forwarded-For': freshIp() };
@@ -44,8 +56,10 @@ export async function signIn(serverUrl: string, webOrigin: string, identity: Ide
   const session = (await (await browser.fetch('/auth/session', { headers })).json()) as { authenticated: boolean; csrfToken: string };
   if (!session.authenticated) throw new Error(`sign-in of ${user.email} did not authenticate`);
   const { rows } = await pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [user.sub]);
-  await backgroundSyncDone(pool, rows[0]!.id, syncTimeoutMs);
-  return { email: user.email, accountId: rows[0]!.id, cookie: browser.cookieHeader(), csrfToken: session.csrfToken, browser };
+  const signedIn: SignedIn = { email: user.email, accountId: rows[0]!.id, cookie: browser.cookieHeader(), csrfToken: session.csrfToken, browser };
+  whileSyncing?.(signedIn);
+  await backgroundSyncDone(pool, signedIn.accountId, syncTimeoutMs);
+  return signedIn;
 }
 
 /**
@@ -70,6 +84,30 @@ export async function backgroundSyncDone(pool: pg.Pool, accountId: string, timeo
     if (!busy) return;
     if (Date.now() > deadline) throw new Error(`the background sync of account ${accountId} did not finish`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Waits (bounded) until the account's window in the service's quota ledger (`mail_quota_grants`,
+ * the window plus the pacer's allowance, taken as a second) has room for `units` more under
+ * `limit`: a measured call then meets no pacing wait left by the calls before it. A server
+ * without the ledger (an older --server-root) has nothing to wait for.
+ */
+export async function quotaRoom(pool: pg.Pool, accountId: string, units: number, quota: { unitsPerWindow: number; windowMs: number }, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let used: number;
+    try {
+      const { rows } = await pool.query<{ used: string }>(
+        `/*bench*/ select coalesce(sum(units), 0) as used from mail_quota_grants where account_id = $1::uuid and granted_at > clock_timestamp() - make_interval(secs => $2)`,
+        [accountId, quota.windowMs / 1000 + 1],
+      );
+      used = Number(rows[0]!.used);
+    } catch {
+      return;
+    }
+    if (used + units <= quota.unitsPerWindow || Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 200));
   }
 }
 

@@ -1,7 +1,7 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
 import { renderLiveEvents, renderTracing, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type ResyncScaleResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
 import { renderStorage, type StorageReading } from './storage.ts';
-import { renderBackfillLive, renderBurstFloor, renderResyncScale, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
+import { renderBackfill, renderBurstFloor, renderResyncScale, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -147,15 +147,7 @@ export function renderMarkdown(r: BenchReport): string {
     }
   }
 
-  if (r.backfill) {
-    const b = r.backfill;
-    out.push(`## 7. Backfill — a ${b.messages}-message inbox from sign-in to fully listed, provider quota ${b.quotaUnitsPerSecond} units/s`, '');
-    out.push('| stored | time | quota-limited optimum | ratio (goal ≥ 80 %) | calls refused (goal 0) | provider requests |');
-    out.push('|---:|---:|---:|---:|---:|---:|');
-    out.push(`| ${b.stored} / ${b.messages} | ${(b.ms / 1000).toFixed(1)} s | ${(b.optimumMs / 1000).toFixed(1)} s | ${(b.ratio * 100).toFixed(0)} % ${ok(b.ratio >= 0.8 && b.stored >= b.messages)} | ${b.refused} ${ok(b.refused === 0)} | ${b.providerRequests} |`, '');
-    out.push("The stand-in refuses (429) any call past the user's quota in a moving second; the service paces each account's calls within it. Optimum: the units a listing needs (messages.list 5 per 500 ids, messages.get 5 each, the watch 100, the profile and the inbox count) spent at exactly the quota.", '');
-    out.push(...renderBackfillLive(b));
-  }
+  if (r.backfill) out.push(...renderBackfill(r.backfill));
   if (r.resync) out.push(...renderResyncScale(r.resync));
 
   if (r.corpus) {
@@ -177,7 +169,7 @@ export function renderMarkdown(r: BenchReport): string {
       out.push(`One message at a time: the hostile set and the 10 largest of those corpus messages, each in its own thread, each thread opened alone twice (fetched, parsed and stored; then read back): ${a.opens} opens of ${a.threads} threads, ${a.non200} not 200; longest delay of the loop ${a.maxMs} ms (goal < 50 ms: ${ok(a.maxMs < 50)}), opening "${a.worst}".`);
       out.push('');
     }
-    out.push("Tokens: each message as the Gmail stand-in serves it, normalised by the service's provider code, its analysis prompt built by the service's prompt code; system and user message. Event loop: prom-client's monitorEventLoopDelay in the server, read (and reset) through GET /metrics at the window's ends.");
+    out.push("Tokens: each message as the Gmail stand-in serves it, normalised by the service's provider code, its analysis prompt built by the service's prompt code; system and user message. Event loop: prom-client's monitorEventLoopDelay in the server (one of its own: same configuration, its own database and subscription, its quota pacer off, so that 8 clients opening every thread are not paced at item 7's quota), read (and reset) through GET /metrics at the window's ends.");
     out.push('');
   }
 

@@ -12,9 +12,11 @@
  *   5. Resident memory of the server, idle and under the load of item 1.
  *   6. Freshness of the live inbox: provider change -> visible in the list, 1,000 accounts,
  *      20 changes/s and a burst of 2,000, 50 ms provider latency.
- *   7. Backfill: a 10,000-message inbox from sign-in to fully listed under the provider's
- *      per-user quota (scaled ×4), as a ratio to the quota-limited optimum; the resync of a
- *      100,000-message inbox by itself (`--only resync`; the backfill before it unpaced).
+ *   7. Backfill: a 2,000-message inbox from sign-in to fully listed under the provider's
+ *      per-user quota (Google's 2026 costs, 6,000 units per 10 s window: its per-minute limit
+ *      in a scaled-down window), as a ratio to the quota-limited optimum, with the user opening
+ *      threads meanwhile; the resync of a 100,000-message inbox by itself (`--only resync`;
+ *      the backfill before it unpaced).
  *   8. Mail anyone can send: analysis prompt tokens (o200k_base) on the whole SpamAssassin
  *      corpus and on generated hostile mail; the server's event-loop delay while it backfills
  *      and opens such an inbox, next to idle.

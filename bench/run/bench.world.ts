@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import pg from 'pg';
 import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 import { startIdentityStandIn, type IdentityStandIn } from '../../stand-ins/identity.stand-in.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../stand-ins/pubsub.stand-in.ts';
@@ -13,6 +14,14 @@ import { freePort, ROOT, spawnNode, startDatabase, type BenchDatabase, type Node
 import type { ListStatement } from '../scenarios.ts';
 import { forPg } from '../sql.ts';
 import { args, settings, step, WEB_ORIGIN } from './bench.settings.ts';
+
+/** A server's quota environment: the 2026 profile, the bench's window, `unitsPerWindow` per account (0: pacing off, calls only counted). */
+export const quotaEnv = (unitsPerWindow: number): Record<string, string> => ({
+  GMAIL_QUOTA_PROFILE: settings.quotaProfile,
+  GMAIL_QUOTA_WINDOW_SECONDS: String(settings.quotaWindowSeconds),
+  // Per window: the variable's minute, scaled down with GMAIL_QUOTA_WINDOW_SECONDS.
+  GMAIL_USER_UNITS_PER_MINUTE: String(unitsPerWindow),
+});
 
 /** The bench server's credential for GET /metrics (METRICS_TOKEN; also its status-admin one). */
 export const BENCH_ADMIN_TOKEN = 'bench-status-admin-token-0123456789';
@@ -30,12 +39,25 @@ export interface BenchWorld {
   listStatement: ListStatement;
   /** Starts another instance of the server: same configuration (plus `env`), database and subscription, its own port and log file (`server-<name>.log`). */
   startSecondServer(opts?: { name?: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<{ server: NodeProcess; logFile: string }>;
+  /**
+   * A database of its own in the same cluster (`<db>_<name>`, migrated by the first server started
+   * on it) and a Pub/Sub topic and subscription of its own (`mail-<name>`): `env` puts a server
+   * started with startSecondServer there, so that the main server takes none of its accounts' jobs.
+   * Its `drop` ends the pool and drops the database (also pushed onto the run's cleanups).
+   */
+  isolated(name: string): Promise<IsolatedStore>;
   /** Starts the sync floor (bench/floor/sync-floor.server.ts) once; later calls return the same process. */
   startSyncFloor(): Promise<NodeProcess>;
   /** A Gmail stand-in access token for `email` that only the floor uses (the service's tokens stay the identity stand-in's). */
   floorToken(email: string): string;
   /** Starts (zeroing the count) or stops forwarding Gmail's notifications; returns how many were published. */
   setForwarding(on: boolean): () => number;
+}
+
+export interface IsolatedStore {
+  pool: pg.Pool;
+  env: Record<string, string>;
+  drop(): Promise<void>;
 }
 
 /** Starts everything; each part's stop is pushed onto `cleanups` as soon as it runs. */
@@ -85,8 +107,9 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     // The load run is one client: the global bucket must not refuse it.
     RATE_LIMIT_MAX: String(settings.rateLimitMax),
     RATE_LIMIT_WINDOW_SECONDS: '60',
-    // The backfill phase's stand-in quota (the other phases' stand-in enforces none).
-    GMAIL_QUOTA_UNITS_PER_SECOND: String(settings.backfillQuota),
+    // Google's 2026 quota, its per-user limit counted in a scaled-down window (bench.settings.ts):
+    // every account is paced within it; the backfill and resync phases' stand-in enforces the same.
+    ...quotaEnv(settings.quotaUnitsPerWindow),
     LOG_LEVEL: settings.logLevel,
     STATUS_ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     METRICS_TOKEN: BENCH_ADMIN_TOKEN,
@@ -136,6 +159,26 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     return { server: second, logFile };
   };
 
+  const isolated = async (name: string): Promise<IsolatedStore> => {
+    const database = `${db.name}_${name}`;
+    await db.pool.query(`create database "${database}"`);
+    const url = new URL(db.url);
+    url.pathname = `/${database}`;
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 3 });
+    pool.on('error', () => undefined);
+    pubsub.createTopic(`mail-${name}`);
+    pubsub.createSubscription(`mail-${name}`, `mail-${name}`, { ackDeadlineSeconds: 30 });
+    let dropped = false;
+    const drop = async () => {
+      if (dropped) return;
+      dropped = true;
+      await pool.end();
+      await db.pool.query(`drop database if exists "${database}" with (force)`);
+    };
+    cleanups.push(drop);
+    return { pool, env: { DATABASE_URL: url.toString(), PUBSUB_TOPIC: `projects/bench-project/topics/mail-${name}`, PUBSUB_SUBSCRIPTION: `mail-${name}` }, drop };
+  };
+
   let floor: Promise<NodeProcess> | undefined;
   const startSyncFloor = () =>
     (floor ??= freePort().then(async (floorPort) => {
@@ -149,5 +192,5 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     return token;
   };
 
-  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer, startSyncFloor, floorToken };
+  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer, isolated, startSyncFloor, floorToken };
 }

@@ -7,7 +7,7 @@
 import { cpuMs, postgresCpu, signIn, type BenchDatabase } from '../infra.ts';
 import type { BenchReport } from '../report.ts';
 import { backfill, freshness, twoInstances } from '../scenarios.ts';
-import { settings, step, WEB_ORIGIN } from './bench.settings.ts';
+import { benchQuota, quotaText, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
 
 /**
@@ -55,7 +55,7 @@ export async function measureFreshness(world: BenchWorld, report: BenchReport): 
 
 export async function measureBackfill(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  step(`backfill: a ${settings.backfillMessages}-message inbox from sign-in to fully listed, provider quota ${settings.backfillQuota} units/s`);
+  step(`backfill: a ${settings.backfillMessages}-message inbox from sign-in to fully listed, provider quota ${quotaText(benchQuota)} (the server paces the same)`);
   report.backfill = await backfill({
     serverUrl: server.url,
     webOrigin: WEB_ORIGIN,
@@ -63,13 +63,15 @@ export async function measureBackfill(world: BenchWorld, report: BenchReport): P
     gmail,
     pool: db.pool,
     messages: settings.backfillMessages,
-    quotaUnitsPerSecond: settings.backfillQuota,
+    quota: benchQuota,
     arrivalEveryMs: settings.backfillArrivalMs,
+    openEveryMs: settings.backfillOpenEveryMs,
     resyncChangeShare: settings.resyncChangeShare,
     setForwarding: (on) => world.setForwarding(on),
   });
   const b = report.backfill;
-  step(`backfill: ${b.stored}/${b.messages} stored in ${(b.ms / 1000).toFixed(1)} s (optimum ${(b.optimumMs / 1000).toFixed(1)} s, ratio ${(b.ratio * 100).toFixed(0)} %), ${b.refused} calls refused`);
+  step(`backfill: ${b.stored}/${b.messages} stored in ${(b.ms / 1000).toFixed(1)} s (optimum ${(b.optimumMs / 1000).toFixed(1)} s, ratio ${(b.ratio * 100).toFixed(0)} %), ${b.refused} calls refused, quota peak ${b.quotaPeak}/${b.quota.unitsPerWindow}, ${b.unitsPerMessage.toFixed(2)} units per message`);
+  if (b.opens) step(`backfill: ${b.opens.count} threads opened meanwhile (${b.opens.non200} not 200), p50 ${b.opens.p50Ms} ms, p99 ${b.opens.p99Ms} ms, max ${b.opens.maxMs} ms`);
   if (b.arrivals) step(`backfill: ${b.arrivals.stored}/${b.arrivals.count} arriving messages stored, p50 ${b.arrivals.p50Ms} ms, p99 ${b.arrivals.p99Ms} ms`);
   if (b.resync) step(`resync: ${b.resync.units} quota units for ${b.resync.changed} changes, ${(b.resync.share * 100).toFixed(2)} % of fetching every message`);
 }

@@ -9,16 +9,16 @@
  * of the resync do not depend on how fast the inbox was listed before it.
  */
 import type pg from 'pg';
-import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import { QUOTA_COSTS_2026, type GmailStandIn, type QuotaCosts, type QuotaEndpoint, type QuotaProfile } from '../../stand-ins/gmail.stand-in.ts';
 import { backgroundSyncDone } from '../infra.ts';
 
 export interface ResyncResult {
   /** The provider's inbox before the changes. */
   inbox: number;
   changed: number;
-  /** The quota units of the calls the stand-in counted from the changes until the resync ended. */
+  /** The quota units (2026 costs) the stand-in charged the mailbox from the changes until the resync ended. */
   units: number;
-  /** messages.get of every message of the inbox (5 each) and the listing of their ids (5 a page of 500). */
+  /** messages.get of every message of the inbox (20 units each at 2026 costs) and the listing of their ids (5 a page of 500). */
   fetchAllUnits: number;
   share: number;
   messagesGets: number;
@@ -48,10 +48,13 @@ export interface StoreCheck {
   equal: boolean;
 }
 
-/** Gmail's quota units of the calls the stand-in counted. */
-export function unitsOf(calls: Record<string, number>): number {
-  return 5 * (calls['messages.list'] ?? 0) + 5 * (calls['messages.get'] ?? 0) + 2 * (calls['history.list'] ?? 0) + (calls.profile ?? 0) + (calls['labels.get'] ?? 0) + 100 * (calls.watch ?? 0);
+/** Gmail's quota units (the stand-in's cost table, 2026 by default) of the calls the stand-in counted (refused ones included). */
+export function unitsOf(calls: Record<string, number>, costs: QuotaCosts = QUOTA_COSTS_2026): number {
+  return (Object.entries(costs) as [QuotaEndpoint, number][]).reduce((a, [endpoint, cost]) => a + cost * (calls[endpoint] ?? 0), 0);
 }
+
+/** Fetching every message of an inbox of `n` again: its ids listed (500 a page) and one messages.get each. */
+export const fetchAllUnitsOf = (n: number, costs: QuotaCosts = QUOTA_COSTS_2026) => costs['messages.get'] * n + costs['messages.list'] * Math.ceil(n / 500);
 
 /** The account's stored messages and inbox threads, compared with every message of the provider's mailbox. */
 export async function checkStore(gmail: GmailStandIn, pool: pg.Pool, email: string, accountId: string): Promise<StoreCheck> {
@@ -140,8 +143,9 @@ export async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForw
     opts.setForwarding!(false);
   }
   const ms = Math.round(performance.now() - t0);
-  const units = unitsOf(gmail.calls);
-  const fetchAllUnits = 5 * inbox.length + 5 * Math.ceil(inbox.length / 500);
+  // What the stand-in charged the mailbox (its quota is on in both callers); the calls' units when it charged nothing.
+  const units = gmail.quotaSpent(email) || unitsOf(gmail.calls);
+  const fetchAllUnits = fetchAllUnitsOf(inbox.length);
   return {
     inbox: inbox.length,
     changed: 4 * q + 1,
@@ -159,10 +163,12 @@ export async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForw
 /** `--only resync`: the store filled by the service's own backfill with the quota lifted, then the resync at the real quota. */
 export interface ResyncScaleResult {
   messages: number;
-  /** The backfill before it (stand-in quota and server pacer off): time, the stand-in's calls, and the stores compared. */
+  /** The backfill before it (server pacer off, the stand-in charging at 2026 costs without refusing): time, units, calls, and the stores compared. */
   fill: { ms: number; units: number; providerRequests: number; check: StoreCheck };
-  /** The quota the stand-in enforced and the server paced during the resync. */
-  quotaUnitsPerSecond: number;
+  /** The quota the stand-in enforced and the server paced during the resync (units per moving window). */
+  quota: { unitsPerWindow: number; windowMs: number; profile: QuotaProfile };
   refused: number;
+  /** The most units the stand-in charged the mailbox within any one window of the resync. */
+  quotaPeak: number;
   resync: ResyncResult;
 }
