@@ -6,7 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  *   taken by `mail_quota_take`, which serialises one account's grants on an advisory lock and
  *   answers, when nothing fits, how long until the oldest grants leave the window;
  * - `mail_quota_days`: the deployment's units per UTC day, method and purpose;
- * - `sync_states.quota_wait_until`: an account's bulk work waits for the daily budget until then.
+ * - `sync_states.quota_wait_until`: an account's bulk work waits for the daily budget until then;
+ * - `mail_listing.provider_thread_id`: a listed id's thread (fetches by thread, gmail-metadata.ts).
  */
 export class Migration20261201230000 extends Migration {
 
@@ -21,6 +22,8 @@ export class Migration20261201230000 extends Migration {
     this.addSql(`create table "mail_quota_days" ("day" date not null, "method" varchar(32) not null, "purpose" varchar(16) not null,
       "units" bigint not null default 0, primary key ("day", "method", "purpose"));`);
     this.addSql(`alter table "sync_states" add column "quota_wait_until" timestamptz null;`);
+    // A listed id's thread: a later call can read several pending messages of one thread at once.
+    this.addSql(`alter table "mail_listing" add column "provider_thread_id" varchar(255) null;`);
     this.addSql(`create function mail_quota_take(p_account uuid, p_lane text, p_want int, p_min int, p_cap int, p_window_ms int)
   returns table (granted int, wait_ms int) language plpgsql as $$
 declare
@@ -62,6 +65,7 @@ end $$;`);
 
   override down(): void | Promise<void> {
     this.addSql(`alter table "sync_states" drop column if exists "quota_wait_until";`);
+    this.addSql(`alter table "mail_listing" drop column if exists "provider_thread_id";`);
     this.addSql(`drop function if exists mail_quota_take(uuid, text, int, int, int, int);`);
     this.addSql(`drop table if exists "mail_quota_grants";`);
     this.addSql(`drop table if exists "mail_quota_days";`);

@@ -181,9 +181,9 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       if (!fresh && budget > 0) {
         const unknown = await unknownListed(p.em, p.accountId, budget + 1);
         pending = unknown.length > budget;
-        await fetch(unknown);
+        await fetch(unknown.map((u) => u.pmid), new Map(unknown.flatMap((u) => (u.thread ? [[u.pmid, u.thread] as const] : []))));
       }
-      const rows: { pmid: string; pos: number; pending: boolean }[] = [];
+      const rows: { pmid: string; pos: number; pending: boolean; thread?: string }[] = [];
       while (!c.listed && !pending && !quota && pages < PAGES_PER_CALL) {
         const page = await p.api.listInbox({ labelIds: ['INBOX'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
         pages++;
@@ -196,9 +196,10 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
         const known = await knownListed(p.em, p.accountId, ids, c.startedAt, changes.listedUnread ?? [], own);
         for (const relabel of known.values()) if (relabel) synced++;
         const unknown = ids.filter((id) => !known.has(id));
-        await fetch(unknown, new Map(page.messages.map((m) => [m.id, m.threadId])));
-        // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order).
-        for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id) });
+        const threadOf = new Map(page.messages.map((m) => [m.id, m.threadId]));
+        await fetch(unknown, threadOf);
+        // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order, by thread where they can).
+        for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id), thread: threadOf.get(id) });
         // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
         pending = unknown.some((id) => !fetched.has(id));
       }

@@ -30,7 +30,7 @@ export interface StoreChanges {
   /** Listed as unread in the inbox (a resync's first phase). */
   listedUnread?: string[];
   /** A page of inbox ids (positions newest first; `pending`: still to fetch); stored ones not rewritten since `since` are relabelled from the ids. */
-  listedInbox?: { rows: { pmid: string; pos: number; pending: boolean }[]; since: string };
+  listedInbox?: { rows: { pmid: string; pos: number; pending: boolean; thread?: string }[]; since: string };
   /** Listed ids fetched (or set aside) by this call: no longer pending. */
   listingFetched?: string[];
   /** Listed ids the provider no longer had when they were fetched. */
@@ -169,10 +169,11 @@ async function recordListing(em: EntityManager, accountId: string, c: StoreChang
   if (c.listedInbox?.rows.length) {
     const rows = await executeBound<{ thread_id: string }>(
       em,
-      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int, pending boolean)),
+      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int, pending boolean, thread text)),
        listed as (
-         insert into mail_listing as l (account_id, provider_message_id, pos, inbox, pending) select ?::uuid, x.pmid, x.pos, true, x.pending from x
-         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos, pending = excluded.pending
+         insert into mail_listing as l (account_id, provider_message_id, pos, inbox, pending, provider_thread_id) select ?::uuid, x.pmid, x.pos, true, x.pending, x.thread from x
+         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos, pending = excluded.pending,
+           provider_thread_id = coalesce(excluded.provider_thread_id, l.provider_thread_id)
          returning l.provider_message_id as pmid, l.unread
        ), want as (
          select m.id, array_remove(array_remove(m.label_ids, 'INBOX'), 'UNREAD') || array['INBOX'] || case when l.unread then array['UNREAD'] else array[]::text[] end as labels
