@@ -24,7 +24,7 @@ export class Migration20261201230000 extends Migration {
     this.addSql(`alter table "sync_states" add column "quota_wait_until" timestamptz null;`);
     // A listed id's thread: a later call can read several pending messages of one thread at once.
     this.addSql(`alter table "mail_listing" add column "provider_thread_id" varchar(255) null;`);
-    this.addSql(`create function mail_quota_take(p_account uuid, p_lane text, p_want int, p_min int, p_cap int, p_window_ms int)
+    this.addSql(`create function mail_quota_take(p_account uuid, p_lane text, p_want int, p_min int, p_cap int, p_window_ms int, p_reserve int)
   returns table (granted int, wait_ms int) language plpgsql as $$
 declare
   v_now timestamptz;
@@ -41,9 +41,9 @@ begin
   delete from mail_quota_grants g where g.account_id = p_account and g.granted_at <= v_now - v_window;
   select coalesce(sum(g.units), 0), coalesce(sum(g.units) filter (where g.lane <> 'bulk'), 0) into v_used, v_others
     from mail_quota_grants g where g.account_id = p_account;
-  -- Bulk work yields what the other lanes spent in the window on top of its share: while the user
-  -- opens threads or mail is notified, the room they find grows with what they use.
-  v_cap := case when p_lane = 'bulk' then greatest(0, p_cap - v_others) else p_cap end;
+  -- Bulk work leaves the other lanes p_reserve units of the window, and yields what they spent past
+  -- it: a user who opens more threads than the reserve holds finds room growing with their use.
+  v_cap := case when p_lane = 'bulk' then greatest(0, p_cap - greatest(0, v_others - p_reserve)) else p_cap end;
   -- A call larger than the lane's share still goes into an empty window (else it could never go).
   if v_used + p_min <= v_cap or v_used = 0 then
     granted := greatest(p_min, least(p_want, v_cap - v_used));
@@ -66,7 +66,7 @@ end $$;`);
   override down(): void | Promise<void> {
     this.addSql(`alter table "sync_states" drop column if exists "quota_wait_until";`);
     this.addSql(`alter table "mail_listing" drop column if exists "provider_thread_id";`);
-    this.addSql(`drop function if exists mail_quota_take(uuid, text, int, int, int, int);`);
+    this.addSql(`drop function if exists mail_quota_take(uuid, text, int, int, int, int, int);`);
     this.addSql(`drop table if exists "mail_quota_grants";`);
     this.addSql(`drop table if exists "mail_quota_days";`);
   }

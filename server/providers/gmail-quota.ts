@@ -5,9 +5,9 @@
  * past the limit in any window and the provider never refuses the service for quota.
  *
  * - **Lanes**: a call's purpose puts it in one of three lanes. Bulk work (backfill, resync)
- *   may fill only LANE_SHARE.bulk of the window less what the other lanes spent in it,
- *   incremental syncs a little more, the user's own requests all of it: the user and notified
- *   mail always find room beside a backfill, and more of it the more they use.
+ *   may fill only LANE_SHARE.bulk of the window, incremental syncs a little more, the user's
+ *   own requests all of it: the user and notified mail always find room beside a backfill, and
+ *   once they spend more than that reserve in a window, bulk yields them what they spent past it.
  * - **Batches**: a grant is taken for what the caller expects to spend next (a batch of
  *   `messages.get`, a history read and its first message), kept as this instance's credit for
  *   a second (creditMsOf) and spent locally; one statement pays for many calls. Credit not spent in
@@ -83,8 +83,11 @@ export class QuotaWait extends Error {
 
 /** What the pacer needs of the database (domain/mail-quota/quota-ledger.ts). */
 export interface QuotaLedger {
-  /** Grants `want` units (at least `min`) within `cap` units per `windowMs` for the account, or says how long until `min` fits. */
-  take(r: { accountId: string; lane: QuotaLane; want: number; min: number; cap: number; windowMs: number }): Promise<{ granted: number; waitMs: number }>;
+  /**
+   * Grants `want` units (at least `min`) within `cap` units per `windowMs` for the account, or says how long until `min` fits.
+   * Bulk's cap shrinks by what the other lanes spent in the window past `reserve` (the room bulk always leaves them).
+   */
+  take(r: { accountId: string; lane: QuotaLane; want: number; min: number; cap: number; windowMs: number; reserve: number }): Promise<{ granted: number; waitMs: number }>;
   /** Adds spent units to the deployment's days; answers the units of `today` (every instance's). */
   record(rows: { day: string; method: string; purpose: string; units: number }[], today: string): Promise<number>;
 }
@@ -190,7 +193,7 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
           return;
         }
         const want = Math.max(units, Math.min(expect, Math.floor(limit * BLOCK_SHARE)));
-        const g = await ledger.take({ accountId, lane, want, min: units, cap, windowMs: ledgerWindowMs });
+        const g = await ledger.take({ accountId, lane, want, min: units, cap, windowMs: ledgerWindowMs, reserve: limit - cap });
         if (g.granted > 0) {
           entry.units = g.granted - units;
           entry.until = Date.now() + creditMs;

@@ -17,14 +17,15 @@ export const QUOTA_DAYS_KEPT = 92;
 
 export function createQuotaLedger(orm: MikroORM): QuotaLedger {
   return {
-    async take({ accountId, lane, want, min, cap, windowMs }) {
-      const [row] = await select<{ granted: number; wait_ms: number }>(orm.em.fork(), 'select granted, wait_ms from mail_quota_take(?::uuid, ?, ?, ?, ?, ?)', [
+    async take({ accountId, lane, want, min, cap, windowMs, reserve }) {
+      const [row] = await select<{ granted: number; wait_ms: number }>(orm.em.fork(), 'select granted, wait_ms from mail_quota_take(?::uuid, ?, ?, ?, ?, ?, ?)', [
         accountId,
         lane,
         Math.ceil(want),
         Math.ceil(min),
         Math.ceil(cap),
         Math.ceil(windowMs),
+        Math.ceil(reserve),
       ]);
       return { granted: row?.granted ?? 0, waitMs: row?.wait_ms ?? windowMs };
     },

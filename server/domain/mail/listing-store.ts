@@ -35,9 +35,17 @@ export async function knownListed(em: EntityManager, accountId: string, ids: str
  * from the listing alone (its `pending` flag, a partial index): a join with the store would
  * be planned from statistics that lag a fast-growing backfill (measured: 16 s at 8,000 of 20,000).
  */
+/** Pending ids looked at for thread-mates (one listing page): bounded, served by the pending index. */
+const LOOKAHEAD = 500;
+
 export async function unknownListed(em: EntityManager, accountId: string, limit: number): Promise<{ pmid: string; thread: string | null }[]> {
+  // Within the next LOOKAHEAD pending ids, a thread's ids come together, at its newest one's place:
+  // a call then holds whole threads, which it can read at one threads.get each (gmail-metadata.ts).
   return em.execute<{ pmid: string; thread: string | null }[]>(
-    'select provider_message_id as pmid, provider_thread_id as thread from mail_listing where account_id = ? and pending order by pos limit ?',
+    `select pmid, thread from (
+       select provider_message_id as pmid, provider_thread_id as thread, pos from mail_listing
+        where account_id = ? and pending order by pos limit ${LOOKAHEAD}) x
+      order by min(pos) over (partition by coalesce(thread, pmid)), pos limit ?`,
     [accountId, limit],
   );
 }
