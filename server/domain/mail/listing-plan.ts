@@ -157,7 +157,6 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
       synced += got.metas.length;
     };
-
     let pages = 0;
     if (c.phase === 'unread') {
       const unread: string[] = [];
