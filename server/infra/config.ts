@@ -60,6 +60,7 @@ const envSchema = z.object({
   OPENAI_MODEL: opt(z.string().max(100)),
   RATE_LIMIT_MAX: opt(intIn(1, 1_000_000)),
   RATE_LIMIT_WINDOW_SECONDS: opt(intIn(1, 86_400)),
+  ANALYTICS_ANONYMOUS_PER_MINUTE: opt(intIn(0, 1_000_000)),
   AI_DAILY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
   AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
@@ -81,6 +82,7 @@ const envSchema = z.object({
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: opt(httpUrl),
   OTEL_EXPORTER_OTLP_PROTOCOL: opt(otlpProtocol),
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: opt(otlpProtocol),
+  TRUST_TRACEPARENT: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
 });
 
 export interface Config {
@@ -129,7 +131,8 @@ export interface Config {
   syncLeaseSeconds?: number;
   /** Seconds between the job engine's supervision passes (a dead instance's job is handed on at the first after its heartbeat lapsed); unset: SUPERVISE_SECONDS. */
   jobSuperviseSeconds?: number;
-  rateLimit: { max: number; windowSeconds: number };
+  /** The global default per client; and anonymous analytics events stored per minute by the whole deployment (0: none). */
+  rateLimit: { max: number; windowSeconds: number; analyticsAnonymousPerMinute: number };
   aiBudget: { daily: number; monthly: number };
   statusAdminToken?: string;
   /** The scraper's credential for GET /metrics (read-only; never the status-admin one). */
@@ -139,22 +142,24 @@ export interface Config {
   logFormat?: 'json' | 'pretty';
   /**
    * OpenTelemetry tracing runs (and its packages load) only when an OTLP endpoint or an exporter
-   * is named, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+   * is named, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. A request's `traceparent`
+   * is continued only with TRUST_TRACEPARENT=true (a trusted proxy sets it; a client could force sampling).
    */
-  tracing: { enabled: boolean };
+  tracing: { enabled: boolean; trustTraceparent: boolean };
 }
 
 const originOf = (url: string) => new URL(url).origin;
 
-/** Variables naming a provider's or the web app's address: production speaks to each over TLS only. */
-const TLS_ONLY = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL'] as const;
+/** Variables naming a provider's, the web app's or the trace collector's address: production speaks to each over TLS only. */
+const TLS_ONLY = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] as const;
 
 /**
  * What production refuses (runtime contract part 2): missing secrets and database, an http
  * PUBLIC_BASE_URL (no Secure cookie, no HSTS), a WEB_ORIGIN left to its development default,
- * session keys too short to resist guessing, an http web origin or provider URL (tokens,
- * codes and mail would cross the network in the clear; no loopback exception: nothing that
- * runs in production needs one) and PUBSUB_EMULATOR_HOST (plaintext gRPC, no credentials:
+ * session keys too short to resist guessing, an http web origin, provider URL or OTLP endpoint
+ * (tokens, codes, mail and spans would cross the network in the clear; no loopback exception:
+ * nothing in production needs one) and PUBSUB_EMULATOR_HOST (plaintext gRPC, no credentials:
  * anyone who reaches it can forge change notifications).
  */
 function productionProblems(env: NodeJS.ProcessEnv): string[] {
@@ -217,12 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       // Google counts per minute; a shorter window scales the minute down (the bench), never for a real provider.
       windowSeconds: e.GMAIL_QUOTA_WINDOW_SECONDS ?? 60,
     },
-    pubsub: {
-      projectId: e.PUBSUB_PROJECT_ID,
-      topic: e.PUBSUB_TOPIC,
-      subscription: e.PUBSUB_SUBSCRIPTION,
-      emulatorHost: e.PUBSUB_EMULATOR_HOST,
-    },
+    pubsub: { projectId: e.PUBSUB_PROJECT_ID, topic: e.PUBSUB_TOPIC, subscription: e.PUBSUB_SUBSCRIPTION, emulatorHost: e.PUBSUB_EMULATOR_HOST },
     openai: {
       configured: Boolean(e.OPENAI_API_KEY),
       apiKey: e.OPENAI_API_KEY,
@@ -232,17 +232,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     timeoutsMs: { identity: e.GOOGLE_TIMEOUT_MS, mail: e.GMAIL_TIMEOUT_MS, ai: e.OPENAI_TIMEOUT_MS, queue: e.PUBSUB_TIMEOUT_MS },
     syncLeaseSeconds: e.SYNC_LEASE_SECONDS,
     jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS,
-    rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60 },
+    // 600 a minute: ten signed-out page views a second, far above real traffic; at most ~0.85 GB of rows a day (docs/security.md).
+    rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60, analyticsAnonymousPerMinute: e.ANALYTICS_ANONYMOUS_PER_MINUTE ?? 600 },
     aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
     statusAdminToken: e.STATUS_ADMIN_TOKEN,
     metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL ?? 'info',
     logFormat: e.LOG_FORMAT,
     tracing: {
-      enabled:
-        e.OTEL_SDK_DISABLED !== 'true' &&
-        e.OTEL_TRACES_EXPORTER !== 'none' &&
-        Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
+      enabled: e.OTEL_SDK_DISABLED !== 'true' && e.OTEL_TRACES_EXPORTER !== 'none' && Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
+      trustTraceparent: e.TRUST_TRACEPARENT === 'true',
     },
   };
   return Object.freeze(config);

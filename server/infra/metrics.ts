@@ -1,9 +1,10 @@
 /**
  * What operators see at `GET /metrics` (Prometheus text format, prom-client), readable with
- * the status-admin credential. Counters and histograms are this instance's (scrape each
- * instance); the `mia_sync_*` and `mia_jobs_*` gauges are read from the database at scrape
- * time and so are the cluster's, the same on every instance. Node's own metrics (event-loop
- * delay, heap, GC, handles) come with prom-client's defaults.
+ * the scraper's own credential, `METRICS_TOKEN` (never the status-admin one: metrics.route.ts).
+ * Counters and histograms are this instance's (scrape each instance); the `mia_sync_*` and
+ * `mia_jobs_*` gauges are read from the database at scrape time and so are the cluster's, the
+ * same on every instance. Node's own metrics (event-loop delay, heap, GC, handles) come with
+ * prom-client's defaults.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -35,6 +36,8 @@ export interface Metrics {
   gmailUnits(method: string, purpose: string, units: number): void;
   /** The deployment's mail quota spend of the UTC day (read from the database at scrape time) against its budget. */
   readMailQuota(r: { budget: number; today(): Promise<number> }): void;
+  /** An analytics event accepted and not stored: past the anonymous budget, or an unknown name. */
+  analyticsDropped(reason: 'budget' | 'unknown_name'): void;
 }
 
 /**
@@ -75,6 +78,14 @@ export function createMetrics(): Metrics {
     labelNames: ['method', 'purpose'],
     registers: [registry],
   });
+  const analyticsDropped = new Counter({
+    name: 'mia_analytics_dropped_total',
+    help: 'Analytics events this instance accepted and did not store: budget (past ANALYTICS_ANONYMOUS_PER_MINUTE, the deployment\'s anonymous budget), unknown_name.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  // Both series from the start, so that a rate over them reads 0 rather than nothing.
+  for (const reason of ['budget', 'unknown_name']) analyticsDropped.inc({ reason }, 0);
   const providerError = (code?: string) => {
     const provider = code ? PROVIDER_CODES[code] : undefined;
     if (provider) providerErrors.inc({ provider, code });
@@ -104,6 +115,9 @@ export function createMetrics(): Metrics {
           if (units !== undefined) this.set(units);
         },
       });
+    },
+    analyticsDropped(reason) {
+      analyticsDropped.inc({ reason });
     },
     aiTokens(operation, usage) {
       tokens.inc({ operation, kind: 'prompt' }, usage.promptTokens);

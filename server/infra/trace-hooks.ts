@@ -27,7 +27,7 @@ export interface TracedRequest {
 }
 
 export interface TraceHooks {
-  /** Runs the handling of a request in its server span (a child of the caller's traceparent, when one is sent). */
+  /** Runs the handling of a request in its server span (a child of the caller's traceparent, when one is sent and TRUST_TRACEPARENT trusts it). */
   serveRequest(req: TracedRequest, fn: () => Promise<void>): Promise<void>;
   /** The active span's ids for a log line, if a span is active. */
   logFields(): { trace_id: string; span_id: string } | undefined;

@@ -77,7 +77,12 @@ const errorType = (err: unknown) => {
   return typeof code === 'string' ? code : err instanceof Error ? err.name : 'unknown';
 };
 
-export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing> {
+/**
+ * `trustTraceparent` (TRUST_TRACEPARENT): continue a request's incoming `traceparent`. Off, a
+ * request always starts a trace of its own: under a parent-based sampler a client's header would
+ * force its requests to be sampled (exported at its will) and pick the trace id written into log lines.
+ */
+export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: { trustTraceparent?: boolean } = {}): Promise<Tracing> {
   const [{ HttpInstrumentation }, { UndiciInstrumentation }, { PgInstrumentation }, { GrpcInstrumentation }] = await Promise.all([
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-undici'),
@@ -118,8 +123,8 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promis
   installTraceHooks({
     serveRequest(req, fn) {
       if (PROBES.has(req.path)) return fn();
-      // A caller's traceparent (a web client, a proxy) makes the request part of its trace.
-      const parent = propagation.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+      // A trusted caller's traceparent (a proxy that sets or strips it) makes the request part of its trace.
+      const parent = opts.trustTraceparent ? propagation.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter) : ROOT_CONTEXT;
       const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
       // A request the sampler left out costs no more than its context.
       if (!span.isRecording()) return context.with(trace.setSpan(parent, span), fn);

@@ -17,6 +17,14 @@ export const analysisModelOutput = z
   })
   .strict();
 
+/**
+ * A string of the model's answer as the API serves it. Said in the document because the model
+ * read the mail, which can steer what it writes: a client that rendered one as HTML would run
+ * markup a sender chose.
+ */
+const plain = (what: string) =>
+  z.string().meta({ description: `${what} Plain text, never HTML: show it as text (escaped), never as markup.` });
+
 export const analysis = z.object({
   id: uuid,
   userId: uuid,
@@ -24,8 +32,8 @@ export const analysis = z.object({
   priority,
   replyStatus,
   confidence: z.number().min(0).max(1),
-  reason: z.string(),
-  suggestedAction: z.string(),
+  reason: plain('Why the model chose this priority and reply status.'),
+  suggestedAction: plain('What the model suggests doing next.'),
   model: z.string(),
   createdAt: timestamp,
   updatedAt: timestamp,
@@ -49,7 +57,7 @@ export const draftModelOutput = z
   .strict();
 
 export const draftResult = z.object({
-  draft: z.object({ subject: z.string(), body: z.string(), language: z.string() }),
+  draft: z.object({ subject: plain('The reply\'s subject.'), body: plain('The reply\'s text.'), language: plain('The reply\'s language.') }),
   model: z.string(),
 });
 export type DraftResult = z.infer<typeof draftResult>;

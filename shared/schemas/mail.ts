@@ -35,7 +35,8 @@ export const message = z.object({
     description:
       'Sanitised HTML: no script, event handler, javascript: URL, frame, form, meta refresh, base or style. Remote content is not loadable as delivered ' +
       '(no tracking pixel fires): an http(s) image `src` is kept as `data-remote-src` and an http(s) `srcset` as `data-remote-srcset`, which a client copies back ' +
-      'to `src`/`srcset` when the user asks to show images; `cid:` and `data:` images keep their `src`. Render it in a sandboxed frame. At most 262,144 characters.',
+      'to `src`/`srcset` when the user asks to show images; `cid:` and `data:` images keep their `src`. A link keeps its `href` only when it is an absolute ' +
+      'http(s) or mailto: URL; relative, protocol-relative and fragment links keep their text only. Render it in a sandboxed frame. At most 262,144 characters.',
   }),
   attachments: z.array(attachment),
   bodyOmitted: z.boolean().meta({

@@ -137,12 +137,14 @@ export function healthcheck(stage: Stage): { options: string[]; command: string[
 
 /**
  * The files a set of entry points loads, following relative imports (static, dynamic with a
- * literal, and `new URL('./x.ts', import.meta.url)` worker files), and the packages they
- * import by name (type-only imports are erased at run time and left out).
+ * literal, and `new URL('./x.ts', import.meta.url)` worker files), the packages they import by
+ * name (type-only imports are erased at run time and left out), and which of those some file
+ * imports statically (`eager`: loaded whenever the importer is, not only when asked for).
  */
-export function importClosure(entries: string[]): { files: string[]; packages: Map<string, Set<string>> } {
+export function importClosure(entries: string[]): { files: string[]; packages: Map<string, Set<string>>; eager: Set<string> } {
   const files = new Set<string>();
   const packages = new Map<string, Set<string>>();
+  const eager = new Set<string>();
   const queue = entries.map((e) => path.resolve(ROOT, e));
   const patterns = [
     /^\s*(?:import|export)\s+(?!type\s)[^'";]*?\bfrom\s*['"]([^'"]+)['"]/gm,
@@ -155,7 +157,7 @@ export function importClosure(entries: string[]): { files: string[]; packages: M
     if (files.has(file)) continue;
     files.add(file);
     const text = readFileSync(file, 'utf8');
-    for (const pattern of patterns) {
+    for (const [i, pattern] of patterns.entries()) {
       for (const [, spec] of text.matchAll(pattern)) {
         if (spec.startsWith('.')) {
           const target = path.resolve(path.dirname(file), spec);
@@ -166,10 +168,11 @@ export function importClosure(entries: string[]): { files: string[]; packages: M
         const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
         const from = path.relative(ROOT, file);
         packages.set(name, (packages.get(name) ?? new Set()).add(from));
+        if (i < 2) eager.add(name);
       }
     }
   }
-  return { files: [...files].map((f) => path.relative(ROOT, f)).sort(), packages };
+  return { files: [...files].map((f) => path.relative(ROOT, f)).sort(), packages, eager };
 }
 
 /** Every file under a directory of the repository (relative paths). */

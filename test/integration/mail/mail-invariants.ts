@@ -1,7 +1,8 @@
 /**
  * What must hold of every answer the service gives about mail, whatever the mail held (issue
  * 17): no U+0000 and no lone surrogate in the JSON, and nothing executable or loadable from
- * elsewhere in a bodyHtml. Shared by the corpus test and the generated hostile mail test.
+ * elsewhere in a bodyHtml, nor a link that resolves against the origin rendering it. Shared
+ * by the corpus test and the generated hostile mail test.
  */
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -22,6 +23,8 @@ const HTML_RULES: [string, RegExp][] = [
   ['remote src/srcset', /<[^>]*\s(?:src|srcset)\s*=\s*["']?\s*(?:https?:)?\/\//i],
   ['CSS url(', /<[^>]*url\s*\(/i],
   ['frame, form, meta or base', /<(?:i?frame|form|meta|base)\b/i],
+  // Runtime contract §4: any other href resolves against the origin that renders the body.
+  ['href neither absolute http(s) nor mailto', /<a\b[^>]*\shref\s*=(?!\s*["']?\s*(?:https?:\/\/|mailto:))/i],
 ];
 
 /** The rules a bodyHtml breaks. */

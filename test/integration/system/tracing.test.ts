@@ -7,6 +7,7 @@
  * - a notification's batch span, the sync job it becomes (linked to it through the job's
  *   data) and that job's provider calls and stored row;
  * - the log lines written inside a span carry its trace and span ids;
+ * - a client's traceparent is ignored, and continued only with TRUST_TRACEPARENT=true;
  * - nothing a sign-in, a sync, a thread open, an analysis or a draft exports holds a token,
  *   a cookie, an address or mail text;
  * - without the OTEL_* variables, no module of the SDK, its instrumentations or exporters is
@@ -30,6 +31,9 @@ const SENDER = { name: 'Bartholomew Quill', address: 'bart.quill@sender.example'
 const MAIL = { subject: 'Periwinkle gazebo invoice', body: 'Please settle the periwinkle gazebo invoice before the marmalade festival.' };
 const CLIENT = 3;
 const CONSUMER = 5;
+/** A trace a client makes up and sends in its traceparent. */
+const CLIENT_TRACE = 'c1'.repeat(16);
+const CLIENT_SPAN = 'c2'.repeat(8);
 
 /** Waits for the service to be fully up: signal handlers are installed after the start-up memory line. */
 const up = (svc: ServiceProcess) => svc.waitForLog((l) => String(l.msg).startsWith('start-up memory'));
@@ -129,6 +133,18 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     assert.match(String(call.attributes['url.full']), /\?format=REDACTED$/);
   });
 
+  it("ignores a client's traceparent: the request is the root of a trace of its own, sampled by the sampler", async () => {
+    // Unsampled flags: were the header continued, a parent-based sampler would drop the request.
+    const res = await browser.fetch('/openapi.json', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-00`, tracestate: 'vendor=client' } });
+    assert.equal(res.status, 200);
+    const access = await svc.waitForLog((l) => l.msg === 'request' && l.requestId === res.headers.get('x-request-id'));
+    assert.ok(access.trace_id && access.trace_id !== CLIENT_TRACE, `the log line's trace id is the service's own (${access.trace_id})`);
+    const server = await received('the request with a traceparent', (spans) => spans.find((s) => s.spanId === access.span_id));
+    assert.equal(server.traceId, access.trace_id);
+    assert.equal(server.parentSpanId, undefined, 'no parent taken from the header');
+    assert.ok(!otlp.spans.some((s) => s.traceId === CLIENT_TRACE), "no span exported in the client's trace");
+  });
+
   it('links a notification, the sync job it becomes and what that job stores', async () => {
     const added = providers.gmail.addMessage(ALICE.email, { from: SENDER, subject: `${MAIL.subject} (reminder)`, bodyText: MAIL.body });
     const job = await received('the notified sync job', (spans) => spans.find((s) => s.name === 'mail-sync job' && s.attributes['mail.sync.reason'] === 'notification'));
@@ -187,6 +203,28 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // Query strings keep their keys only (the OAuth callback's code and state among them).
     const callback = otlp.spans.find((s) => s.name === 'GET /auth/provider/callback');
     assert.match(String(callback?.attributes['url.query']), /^(?=.*code=REDACTED)(?=.*state=REDACTED)[^]*$/);
+  });
+});
+
+describe('tracing on with TRUST_TRACEPARENT=true', () => {
+  it("continues the caller's traceparent: its trace id, its span as the parent", async (t) => {
+    const db = await createTestDatabase();
+    const otlp = await startOtlpStandIn();
+    t.after(async () => {
+      await otlp.close();
+      await db.drop();
+    });
+    const svc = await startServiceProcess(t, {
+      databaseUrl: db.url,
+      env: { ...sharedSecrets(), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100', TRUST_TRACEPARENT: 'true' },
+    });
+    await up(svc);
+    const res = await svc.browser().fetch('/openapi.json', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } });
+    assert.equal(res.status, 200);
+    const server = await otlp.waitFor((spans) => spans.find((s) => s.traceId === CLIENT_TRACE && s.kind === 2), 20_000);
+    assert.equal(server.parentSpanId, CLIENT_SPAN);
+    const access = await svc.waitForLog((l) => l.msg === 'request' && l.requestId === res.headers.get('x-request-id'));
+    assert.equal(access.trace_id, CLIENT_TRACE);
   });
 });
 

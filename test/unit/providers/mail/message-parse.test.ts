@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeWords } from 'postal-mime';
 import { cleanMailText, MAIL_LIMITS, snippetText } from '../../../../server/providers/mail/mail-text.ts';
-import { extractBodies, htmlToText, sanitizeMailHtml } from '../../../../server/providers/mail/message-body.ts';
+import { extractBodies, htmlToText, SANITIZER_VERSION, sanitizeMailHtml } from '../../../../server/providers/mail/message-body.ts';
 import { firstMailbox, toMessageMeta } from '../../../../server/providers/mail/message-meta.ts';
 import type { WirePart } from '../../../../server/providers/gmail.ts';
 
@@ -161,6 +161,20 @@ describe('bodies', () => {
     assert.match(out, /<img data-remote-src="https:\/\/ok.example\/a%20b.png" \/>/, 'a sender-written one that is a URL is kept, normalised');
     assert.match(out, /<img data-remote-srcset="https:\/\/ok.example\/1.png 1x, https:\/\/ok.example\/2.png 2x" \/>/);
     assert.equal(sanitizeMailHtml(out), out, 'sanitising the output again changes nothing');
+  });
+
+  it('keeps an href only on absolute http(s) and mailto links: relative, fragment, protocol-relative and other schemes are inert', () => {
+    const inert = ['/auth/logout', '../api/mail/sync', '#top', '?connected=1', '//evil.example/x', 'tel:+15550100', 'ftp://e.com/f', 'https:no-slashes', 'data:text/html,x', '&#x2f;auth&#x2f;logout'];
+    const out = sanitizeMailHtml(inert.map((href, i) => `<a href="${href}" rel="opener" target="_self">link${i}</a>`).join(''));
+    assert.equal(out, inert.map((_, i) => `<a>link${i}</a>`).join(''), 'each link keeps its text and loses its href, rel and target');
+    const kept = sanitizeMailHtml('<a href=" https://e.com/a?b=1#c ">h</a><a href="HTTP://e.com/">u</a><a href="mailto:bob@e.com?subject=hi">m</a><a href="MAILTO:x@e.com">M</a>');
+    assert.equal(
+      kept,
+      '<a href="https://e.com/a?b=1#c" rel="noopener noreferrer nofollow" target="_blank">h</a><a href="HTTP://e.com/" rel="noopener noreferrer nofollow" target="_blank">u</a>' +
+        '<a href="mailto:bob@e.com?subject=hi" rel="noopener noreferrer nofollow" target="_blank">m</a><a href="MAILTO:x@e.com" rel="noopener noreferrer nofollow" target="_blank">M</a>',
+    );
+    assert.equal(sanitizeMailHtml(kept), kept, 'sanitising the output again changes nothing');
+    assert.ok(SANITIZER_VERSION >= 3, 'bodies stored before links were made inert are sanitised again');
   });
 
   it('sanitises HTML: no scripts, event handlers or javascript: URLs', () => {
