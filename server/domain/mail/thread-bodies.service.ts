@@ -8,7 +8,10 @@
  * the service will not or could not parse (over the cap, or failing on the body worker) is
  * remembered for `failureTtlMs`, so reopening that thread answers at once instead of fetching and
  * parsing megabytes again. Cheap failures (the provider's 5xx, 429, a dropped connection) are
- * not remembered: the next open tries again, as the user expects.
+ * not remembered: the next open tries again, as the user expects. And one account cannot hold
+ * the process's memory with answers of many threads at once (each up to 32 MiB): at most
+ * `fetchesPerAccount` of its threads are fetched at a time, whichever route asked (the thread
+ * detail, a message body, the AI routes), a few more wait, the rest are refused at once.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailFactory, MailMessage } from '../../providers/gmail.ts';
@@ -31,6 +34,10 @@ export interface ThreadBodies {
 export interface ThreadBodiesOptions {
   /** How long a thread whose answer could not be used answers its opens with that failure (default 30 s). */
   failureTtlMs?: number;
+  /** Provider fetches of one account's threads in flight at once (default 2); the others wait their turn. */
+  fetchesPerAccount?: number;
+  /** Fetches of one account waiting at most (default 8); one more is SERVICE_UNAVAILABLE with Retry-After. */
+  fetchesWaiting?: number;
   /** Milliseconds now (tests pass a clock they move). */
   now?: () => number;
 }
@@ -39,6 +46,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   const failureTtlMs = deps.failureTtlMs ?? 30_000;
   const now = deps.now ?? Date.now;
   const flights = new Map<string, Promise<void>>();
+  const slots = createFetchSlots(deps.fetchesPerAccount ?? 2, deps.fetchesWaiting ?? 8);
   const failures = new Map<string, { error: unknown; until: number }>();
 
   async function fetchAndStore(em: EntityManager, accountId: string, threadId: string): Promise<void> {
@@ -53,6 +61,11 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     const thread = rows[0];
     if (!thread) throw new AppError('NOT_FOUND');
     if (thread.missing === 0) return;
+    // Only a provider fetch takes one of the account's places: a stored thread opens at once.
+    await slots.run(accountId, () => fetchFull(em, accountId, threadId, thread.provider_thread_id));
+  }
+
+  async function fetchFull(em: EntityManager, accountId: string, threadId: string, providerThreadId: string): Promise<void> {
     // Stored as the parser makes them, about a megabyte of bodies at a time: neither thread holds the whole thread's bodies.
     const runs = bodyRuns<MailMessage>(async (rows) => {
       if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows)))) throw new AppError('NOT_FOUND');
@@ -60,7 +73,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     let count;
     try {
       const api = deps.gmail(await deps.credentials.client(em, accountId), { accountId, purpose: 'open' });
-      count = await api.getThreadFull(thread.provider_thread_id, (m) => m.providerThreadId === thread.provider_thread_id && runs.add(m));
+      count = await api.getThreadFull(providerThreadId, (m) => m.providerThreadId === providerThreadId && runs.add(m));
     } catch (err) {
       await runs.end().catch(() => {}); // what was parsed before the failure is stored (each message was whole): the provider's error is the answer
       if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
@@ -99,3 +112,32 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     },
   };
 }
+
+/** Per account: `perAccount` tasks at once, `maxWaiting` waiting in order, one more refused (503, Retry-After). */
+function createFetchSlots(perAccount: number, maxWaiting: number) {
+  const accounts = new Map<string, { running: number; waiting: (() => void)[] }>();
+  return {
+    async run<T>(accountId: string, task: () => Promise<T>): Promise<T> {
+      let a = accounts.get(accountId);
+      if (!a) accounts.set(accountId, (a = { running: 0, waiting: [] }));
+      const entry = a;
+      if (entry.running >= perAccount) {
+        if (entry.waiting.length >= maxWaiting) {
+          throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: FETCH_RETRY_AFTER_SECONDS, cause: new Error(`${entry.running} thread fetches of the account in flight, ${entry.waiting.length} waiting`) });
+        }
+        await new Promise<void>((resolve) => entry.waiting.push(resolve));
+      } else entry.running++;
+      try {
+        return await task();
+      } finally {
+        // The place goes to the next waiting fetch as it is, else it is given back.
+        const next = entry.waiting.shift();
+        if (next) next();
+        else if (--entry.running === 0) accounts.delete(accountId);
+      }
+    },
+  };
+}
+
+/** Seconds an account past its waiting fetches is told to wait. */
+const FETCH_RETRY_AFTER_SECONDS = 2;

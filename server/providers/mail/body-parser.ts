@@ -12,8 +12,9 @@
  * thread's messages, on either thread.
  *
  * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
- * holds its answer, up to MAX_ANSWER_BYTES); one more is SERVICE_UNAVAILABLE with a Retry-After
- * at once rather than a wait behind everyone else's. A worker's heap is capped
+ * holds its answer, up to MAX_ANSWER_BYTES), answers still being read past the inline size
+ * included; one more is SERVICE_UNAVAILABLE with a Retry-After at once, before the rest of its
+ * answer is read, rather than a wait behind everyone else's. A worker's heap is capped
  * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
  * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
  * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
@@ -87,6 +88,9 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   let offloaded = 0;
   /** Parses handed to the pool that no worker has started yet. */
   let waiting = 0;
+  /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
+  let reserved = 0;
+  const busy = (what: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(what) });
   const workers = () => pool ?? startPool();
   const startPool = () => {
     pool = new Piscina({
@@ -103,7 +107,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
 
   /** One parse on a worker; its clock starts when the worker flags `started` (body-worker.ts). */
   async function run(task: Task, each: MessageSink): Promise<number | 'malformed'> {
-    if (waiting >= maxQueue) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker`) });
+    if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
     waiting++;
     const started = new Int32Array(new SharedArrayBuffer(4));
     const abort = new AbortController();
@@ -145,7 +149,20 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       return sink.answer(await this.parseThreadInto(body, sink.each));
     },
     async parseThreadInto(body, each) {
-      const answer = await readAnswer(body, maxAnswerBytes);
+      // A big answer's place is taken once it passes the inline size, before the rest (up to 32 MiB) is read: a full queue
+      // refuses it then, and a retry costs the provider's first bytes, not the whole download.
+      let holds = false;
+      const reserve = () => {
+        if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
+        reserved++;
+        holds = true;
+      };
+      let answer: Uint8Array;
+      try {
+        answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve });
+      } finally {
+        if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
+      }
       if (answer.byteLength <= inlineBytes) return forEachThreadMessage(answer, {}, each);
       offloaded++;
       try {

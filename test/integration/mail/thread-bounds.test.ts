@@ -176,4 +176,31 @@ describe('thread bounds', () => {
     assert.equal(opened.body.messages.length, 30);
     assert.ok(opened.body.messages.every((m: any) => !m.bodyOmitted && m.bodyHtml.length > 10_000), '30 messages of 30 KB each: all whole');
   });
+
+  it('one account fetches at most two threads at once, a few more wait, the rest answer 503 with Retry-After; a stored thread opens meanwhile', async (t) => {
+    const mail = await startMailApp(t, { overrides: { mailBodies: { opens: { fetchesPerAccount: 2, fetchesWaiting: 4 } } } });
+    for (let i = 0; i < 9; i++) mail.gmail.addMessage(ALICE, { subject: `Thread ${i}`, bodyText: `body ${i}` });
+    await mail.drain();
+    const threads = await allThreads(mail);
+    const stored = threads[8];
+    assert.equal((await mail.getJson(`/api/mail/threads/${stored.id}`)).status, 200);
+    const LATENCY = 300;
+    mail.gmail.setLatency(LATENCY);
+    mail.gmail.resetCounters();
+    const pending = Promise.all(threads.slice(0, 8).map((th: { id: string }) => mail.getJson(`/api/mail/threads/${th.id}`)));
+    while (!mail.gmail.requests.some((r) => r.endpoint === 'threads.get')) await new Promise((r) => setTimeout(r, 10));
+    // The account's places are taken and its queue is filling: a stored thread takes no place.
+    assert.equal((await mail.getJson(`/api/mail/threads/${stored.id}`)).status, 200);
+    const answers = await pending;
+    const statuses = answers.map((a) => a.status).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 503, 503], 'two fetching, four waiting, two refused');
+    for (const a of answers.filter((x) => x.status === 503)) {
+      assert.equal(a.body.error.code, 'SERVICE_UNAVAILABLE');
+      assert.ok(Number(a.res.headers.get('retry-after')) >= 1);
+    }
+    // Each fetch takes at least LATENCY at the provider: never three arrivals within one.
+    const arrivals = mail.gmail.requests.filter((r) => r.endpoint === 'threads.get').map((r) => r.at).sort((a, b) => a - b);
+    assert.equal(arrivals.length, 6);
+    for (let i = 2; i < arrivals.length; i++) assert.ok(arrivals[i]! - arrivals[i - 2]! >= LATENCY - 5, `three fetches in flight at ${i}: ${arrivals.join(', ')}`);
+  });
 });

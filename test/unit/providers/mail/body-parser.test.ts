@@ -32,7 +32,7 @@ describe('body worker pool', () => {
     assert.ok(refused.length >= 2, `${refused.length} refused of 5 with one worker and a queue of one`);
     for (const r of refused) assert.deepEqual([r.reason.code, r.reason.retryAfter], ['SERVICE_UNAVAILABLE', BUSY_RETRY_AFTER_SECONDS]);
     for (const r of parsed) assert.ok(Array.isArray(r.value) && r.value[0]!.bodyHtml.startsWith('<p>row'));
-    assert.equal(parser.offloaded, 5);
+    assert.equal(parser.offloaded, parsed.length, 'a refused answer never reached the pool');
     // The pool drained: the next parse is taken.
     assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('f', html)))));
   });
@@ -79,5 +79,33 @@ describe('body worker pool', () => {
     assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('b', html)))), 'a new worker parses the next one');
     assert.equal(parser.offloaded, 2);
     await leaves();
+  });
+
+  it('a big answer takes its place in the queue as it passes the inline size: refused there, the rest of it is never read', async (t) => {
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 1 });
+    t.after(() => parser.close());
+    const html = `<p>${'row '.repeat(1_000)}</p>`;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // The first answer's place is taken by its first 2 KB; it holds the queue while the rest waits.
+    async function* slow(bytes: Uint8Array) {
+      yield bytes.subarray(0, 2048);
+      await held;
+      yield bytes.subarray(2048);
+    }
+    const first = parser.parseThread(slow(answerOf('a', html)));
+    await new Promise((r) => setImmediate(r));
+    let read = 0;
+    async function* counted(bytes: Uint8Array) {
+      for (let at = 0; at < bytes.byteLength; at += 1024) {
+        read += Math.min(1024, bytes.byteLength - at);
+        yield bytes.subarray(at, at + 1024);
+      }
+    }
+    const answer = answerOf('b', html);
+    await assert.rejects(parser.parseThread(counted(answer)), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
+    assert.ok(read < answer.byteLength && read <= 2048, `read ${read} of ${answer.byteLength} bytes`);
+    release();
+    assert.ok(Array.isArray(await first));
   });
 });
