@@ -170,7 +170,7 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     }),
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget, gate: overrides.mailBodies?.gate }),
-    events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, ...overrides.streamLimits } }),
+    events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, perInstance: config.eventStreamsPerInstance, ...overrides.streamLimits } }),
     ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
     settings: createSettingsService(),
     analytics: createAnalyticsService({ prepared, anonymousPerMinute: config.rateLimit.analyticsAnonymousPerMinute, now: overrides.analytics?.now, onDrop: metrics.analyticsDropped }),

@@ -12,7 +12,7 @@ import { buildApp } from './http/app.ts';
 import type { AnswerObserver } from './http/observe.ts';
 import type { RouteInstaller } from './http/route-installer.ts';
 import { createLogger, errorSummary } from './infra/logger.ts';
-import { listen, type RunningServer } from './http/listen.ts';
+import { CONNECTIONS_BEYOND_STREAMS, listen, type RunningServer } from './http/listen.ts';
 
 export interface ServiceOptions {
   config: Readonly<Config>;
@@ -56,7 +56,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   }
   const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
   const container = await buildContainer({ config, orm, databaseUrl, overrides: { ...opts.overrides, log } });
-  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host, opts.listenOn);
+  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host, opts.listenOn, config.eventStreamsPerInstance + CONNECTIONS_BEYOND_STREAMS);
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   log.info({ url }, `listening on ${url}`);
   for (const w of container.workers) await w.start();

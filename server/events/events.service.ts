@@ -3,7 +3,12 @@
  * serve them: a `sync` event first (where the account stands), then what this instance hears
  * (coalesced per stream), resumed from a `Last-Event-ID` through the account's event log.
  * Streams are limited per session and per account across the cluster: each open stream holds
- * a row of `event_streams` (server/events/slots.ts), kept alive by the instance's heartbeat.
+ * a row of `event_streams` (server/events/slots.ts), kept alive by the instance's heartbeat,
+ * and per instance (its memory and sockets). A stream ends with its session: logout,
+ * disconnect and deletion announce it to every instance at once; as a notification can be
+ * lost (the LISTEN connection's reconnect gap) and expiry, the purge and a new sign-in
+ * announce nothing, each instance also asks on its heartbeat and after a reconnect which of
+ * its streams' sessions ended, in one statement (http/sessions.ts `endedStreamSessions`).
  */
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -12,6 +17,7 @@ import { announceEnd } from '../domain/events/announce.ts';
 import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event-log.ts';
 import { AppError } from '../domain/errors.ts';
 import { errorSummary } from '../infra/logger.ts';
+import { endedStreamSessions } from '../http/sessions.ts';
 import type { EventHub } from './hub.ts';
 import type { EventStream } from './stream.ts';
 import { createLifetimes } from './lifetimes.ts';
@@ -20,8 +26,12 @@ import { createStreamSlots } from './slots.ts';
 export interface StreamLimits {
   perSession: number;
   perAccount: number;
+  /** Open streams this instance serves (EVENT_STREAMS_PER_INSTANCE); past it a new one is SERVICE_UNAVAILABLE. */
+  perInstance?: number;
   /** Retry-After of a refused stream (seconds). */
   retryAfterSeconds: number;
+  /** Retry-After of a stream refused because the instance is full (seconds): short, a balancer may send the retry elsewhere. */
+  busyRetryAfterSeconds?: number;
   /** Interval of the REST stream's comment heartbeat (ms); /trpc uses tRPC's ping (trpc/init.ts). */
   heartbeatMs?: number;
   /**
@@ -38,7 +48,7 @@ export interface StreamLimits {
   slotTtlMs?: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, retryAfterSeconds: 30, heartbeatMs: 25_000, slotTtlMs: 60_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, perInstance: 2_000, retryAfterSeconds: 30, busyRetryAfterSeconds: 5, heartbeatMs: 25_000, slotTtlMs: 60_000 };
 
 export interface OpenStream {
   accountId: string;
@@ -62,6 +72,8 @@ export interface MailEventsService {
   endSession(sessionKey: string): Promise<void>;
   /** Ends every stream of the account on every instance (disconnect, deletion). */
   endAccount(accountId: string): Promise<void>;
+  /** Ends this instance's streams whose session ended (run on the heartbeat and after a LISTEN reconnect; tests call it). */
+  checkSessions(): Promise<void>;
 }
 
 /** A session's stream key: derived from its CSRF token (stable for the session, never shown). */
@@ -74,23 +86,42 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
   const limits = deps.limits ?? DEFAULT_STREAM_LIMITS;
   const sql = () => orm.em.fork();
   const heartbeatMs = limits.heartbeatMs ?? DEFAULT_STREAM_LIMITS.heartbeatMs!;
+  let checking: Promise<void> | undefined;
+  // One check at a time: a reconnect during a heartbeat's check shares it.
+  const checkSessions = () =>
+    (checking ??= endedStreamSessions(orm, hub.sessions())
+      .then((ended) => hub.endSessions(ended))
+      .finally(() => (checking = undefined)));
+  hub.onReconnected(() => void checkSessions().catch((err) => hub.log.warn(errorSummary(err), 'live events: sessions not checked after reconnecting')));
   const slots = createStreamSlots({
     orm,
     limits: { perSession: limits.perSession, perAccount: limits.perAccount, ttlMs: limits.slotTtlMs ?? DEFAULT_STREAM_LIMITS.slotTtlMs! },
     refreshMs: heartbeatMs,
-    onError: (err) => hub.log.warn(errorSummary(err), 'live events: stream places not kept'),
+    onError: (err) => hub.log.warn(errorSummary(err), 'live events: stream places not kept or sessions not checked'),
+    onBeat: checkSessions,
   });
   hub.onStop(() => slots.stop());
   const refuse = () => new AppError('RATE_LIMITED', { retryAfter: limits.retryAfterSeconds });
+  const perInstance = limits.perInstance ?? DEFAULT_STREAM_LIMITS.perInstance!;
+  let claiming = 0;
   const lifetimes = limits.maxStreamMs ? createLifetimes<EventStream>(limits.maxStreamMs, (s) => s.end()) : undefined;
 
   return {
     heartbeatMs,
     async open({ accountId, sessionKey, lastEventId, signal }) {
+      // The instance is full (every stream holds a socket, a generator and a share of the pool's reads): try later, or elsewhere.
+      if (hub.size() + claiming >= perInstance) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: limits.busyRetryAfterSeconds ?? DEFAULT_STREAM_LIMITS.busyRetryAfterSeconds });
       // This instance's own streams refuse without a round trip; the cluster's are counted in `event_streams`.
       const open = hub.count(accountId, sessionKey);
       if (open.session >= limits.perSession || open.account >= limits.perAccount) throw refuse();
-      const slot = await slots.claim(accountId, sessionKey);
+      // Counted while its place is claimed, so that opens arriving together cannot pass the cap.
+      claiming += 1;
+      let slot: string | null;
+      try {
+        slot = await slots.claim(accountId, sessionKey);
+      } finally {
+        claiming -= 1;
+      }
       if (!slot) throw refuse();
       // Listening before the log is read: what commits in between is held, not lost.
       const stream = hub.add(accountId, sessionKey);
@@ -141,5 +172,6 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
     },
     endSession: (sessionKey) => announceEnd(sql(), { session: sessionKey }),
     endAccount: (accountId) => announceEnd(sql(), { accountId }),
+    checkSessions,
   };
 }

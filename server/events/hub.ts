@@ -24,8 +24,14 @@ export interface EventHub {
   remove(stream: EventStream): void;
   /** This instance's open streams of a session and of an account. */
   count(accountId: string, sessionKey: string): { session: number; account: number };
-  /** Open streams on this instance (metrics, tests). */
+  /** Open streams on this instance (metrics, tests, the instance's cap). */
   size(): number;
+  /** The sessions (account and stream key) of this instance's open streams, each once. */
+  sessions(): { accountId: string; sessionKey: string }[];
+  /** Ends this instance's streams of these session keys. */
+  endSessions(keys: readonly string[]): void;
+  /** Runs `fn` each time the LISTEN connection listens again after it was lost. */
+  onReconnected(fn: () => void): void;
 }
 
 export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs?: number }): EventHub {
@@ -33,6 +39,7 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
   const byAccount = new Map<string, Set<EventStream>>();
   let stopped = false;
   const stopHooks: (() => Promise<void>)[] = [];
+  const reconnectHooks: (() => void)[] = [];
 
   function each(fn: (s: EventStream) => void, accountId?: string | null) {
     const sets = accountId ? [byAccount.get(accountId)] : [...byAccount.values()];
@@ -60,7 +67,11 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
     channels: [EVENTS_CHANNEL],
     hear: (_channel, payload) => hear(payload),
     // Reconnected: what was announced while nobody listened is unknown to these streams.
-    reconnected: () => each((s) => s.resetAll()),
+    // An end announced then was lost too: the hooks check the streams' sessions again.
+    reconnected: () => {
+      each((s) => s.resetAll());
+      for (const fn of reconnectHooks) fn();
+    },
     retryMs: deps.retryMs,
   });
 
@@ -96,5 +107,15 @@ export function createEventHub(deps: { databaseUrl: string; log: Logger; retryMs
       return { session, account: [...set].filter((s) => !s.isEnded).length };
     },
     size: () => [...byAccount.values()].reduce((n, set) => n + set.size, 0),
+    sessions() {
+      const found = new Map<string, { accountId: string; sessionKey: string }>();
+      each((s) => void (s.isEnded || found.set(s.sessionKey, { accountId: s.accountId, sessionKey: s.sessionKey })));
+      return [...found.values()];
+    },
+    endSessions(keys) {
+      const ended = new Set(keys);
+      if (ended.size) each((s) => (ended.has(s.sessionKey) ? s.end() : undefined));
+    },
+    onReconnected: (fn) => void reconnectHooks.push(fn),
   };
 }

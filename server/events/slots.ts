@@ -21,7 +21,14 @@ export interface StreamSlots {
   stop(): Promise<void>;
 }
 
-export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; refreshMs: number; onError?: (err: unknown) => void }): StreamSlots {
+export function createStreamSlots(deps: {
+  orm: MikroORM;
+  limits: SlotLimits;
+  refreshMs: number;
+  onError?: (err: unknown) => void;
+  /** Also run on each heartbeat (the streams' session check), awaited by the stop like the refresh. */
+  onBeat?: () => Promise<void>;
+}): StreamSlots {
   const { orm, limits } = deps;
   const instance = randomUUID();
   const held = new Set<string>();
@@ -52,8 +59,8 @@ export function createStreamSlots(deps: { orm: MikroORM; limits: SlotLimits; ref
 
   function refresh() {
     if (beating || !held.size) return;
-    beating = refreshSlots(orm.em.fork(), instance, [...held], limits.ttlMs)
-      .catch(failed)
+    beating = Promise.all([refreshSlots(orm.em.fork(), instance, [...held], limits.ttlMs).catch(failed), deps.onBeat?.().catch(failed)])
+      .then(() => undefined)
       .finally(() => (beating = undefined));
   }
 

@@ -23,14 +23,25 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex) {
   );
 }
 
+/** Connections an instance accepts beyond its streams' cap: ordinary requests, idle keep-alive sockets among them. */
+export const CONNECTIONS_BEYOND_STREAMS = 2_000;
+
 export interface RunningServer extends Server {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** `bound`: a socket already listening (its port known before the config was built) to take over instead of binding anew. */
-export function listen(app: Koa, port: number, host: string, bound?: NetServer): Promise<RunningServer> {
+/**
+ * `bound`: a socket already listening (its port known before the config was built) to take over instead of binding anew.
+ * `maxConnections`: past it Node closes a new connection at once, so sockets (and file descriptors) stay bounded
+ * whatever the clients do; set above the streams' cap (each open stream holds one) with room for ordinary requests.
+ */
+export function listen(app: Koa, port: number, host: string, bound?: NetServer, maxConnections?: number): Promise<RunningServer> {
   const server = createServer(app.callback()) as RunningServer;
   server.keepAliveTimeout = 5_000;
+  if (maxConnections) server.maxConnections = maxConnections;
+  // No inactivity timeout on sockets (server.timeout stays 0): a slow request bounded by Node's own
+  // headersTimeout (60 s) and requestTimeout (300 s) is cut already; an idle one is by keepAliveTimeout;
+  // a stream is idle between events by design and ends with its session or its longest life.
   server.on('clientError', answerClientError);
   server.stop = (graceMs = 10_000) =>
     new Promise<void>((resolve) => {

@@ -140,6 +140,29 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
   };
 }
 
+/**
+ * The event streams' sessions that ended (signed out, replaced by a new sign-in, expired idle
+ * or past SESSION_ABSOLUTE_MS, purged, revoked): one statement for all of an instance's open
+ * streams, run on its heartbeat and after its LISTEN connection came back, so a stream ends
+ * with its session even when no notification said so. A stream knows its session by the
+ * stream key, which the expression below derives from the row's CSRF token exactly as
+ * `sessionStreamKey` (events/events.service.ts) does: sha256 of `mail-events:<token>`,
+ * base64url, 22 characters. Each pair is looked up by the account's index on `sessions`.
+ */
+export async function endedStreamSessions(orm: MikroORM, open: readonly { accountId: string; sessionKey: string }[]): Promise<string[]> {
+  if (!open.length) return [];
+  const rows = (await orm.em.getConnection().execute(
+    `select distinct o.s as key from jsonb_to_recordset(?::jsonb) as o(a uuid, s text)
+      where not exists (
+        select 1 from sessions x
+         where x.account_id = o.a and x.expires_at > now()
+           and (x.data->>'signedInAt')::bigint > (extract(epoch from now()) * 1000)::bigint - ?
+           and left(translate(encode(sha256(convert_to('mail-events:' || (x.data->>'csrfToken'), 'UTF8')), 'base64'), '+/', '-_'), 22) = o.s)`,
+    [JSON.stringify(open.map((o) => ({ a: o.accountId, s: o.sessionKey }))), SESSION_ABSOLUTE_MS],
+  )) as { key: string }[];
+  return rows.map((r) => r.key);
+}
+
 export interface Sessions {
   /** Installs koa-session on the app (cookie keys included) and returns its middleware. */
   install(app: Koa): Koa.Middleware;

@@ -72,6 +72,7 @@ const envSchema = z.object({
   PUBSUB_TIMEOUT_MS: opt(intIn(100, 600_000)),
   SYNC_LEASE_SECONDS: opt(intIn(1, 3_600)),
   JOB_SUPERVISE_SECONDS: opt(intIn(1, 600)),
+  EVENT_STREAMS_PER_INSTANCE: opt(intIn(1, 100_000)),
   LOG_LEVEL: opt(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
   LOG_FORMAT: opt(z.enum(['json', 'pretty'])),
   // OpenTelemetry's own variables, as far as they decide whether tracing runs (and are worth
@@ -131,6 +132,8 @@ export interface Config {
   syncLeaseSeconds?: number;
   /** Seconds between the job engine's supervision passes (a dead instance's job is handed on at the first after its heartbeat lapsed); unset: SUPERVISE_SECONDS. */
   jobSuperviseSeconds?: number;
+  /** Open event streams one instance serves (sockets, memory); past it a new stream is SERVICE_UNAVAILABLE. */
+  eventStreamsPerInstance: number;
   /** The global default per client; and anonymous analytics events stored per minute by the whole deployment (0: none). */
   rateLimit: { max: number; windowSeconds: number; analyticsAnonymousPerMinute: number };
   aiBudget: { daily: number; monthly: number };
@@ -231,14 +234,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     },
     timeoutsMs: { identity: e.GOOGLE_TIMEOUT_MS, mail: e.GMAIL_TIMEOUT_MS, ai: e.OPENAI_TIMEOUT_MS, queue: e.PUBSUB_TIMEOUT_MS },
     syncLeaseSeconds: e.SYNC_LEASE_SECONDS,
-    jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS,
+    jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS, eventStreamsPerInstance: e.EVENT_STREAMS_PER_INSTANCE ?? 2_000,
     // 600 a minute: ten signed-out page views a second, far above real traffic; at most ~0.85 GB of rows a day (docs/security.md).
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60, analyticsAnonymousPerMinute: e.ANALYTICS_ANONYMOUS_PER_MINUTE ?? 600 },
     aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
-    statusAdminToken: e.STATUS_ADMIN_TOKEN,
-    metricsToken: e.METRICS_TOKEN,
-    logLevel: e.LOG_LEVEL ?? 'info',
-    logFormat: e.LOG_FORMAT,
+    statusAdminToken: e.STATUS_ADMIN_TOKEN, metricsToken: e.METRICS_TOKEN,
+    logLevel: e.LOG_LEVEL ?? 'info', logFormat: e.LOG_FORMAT,
     tracing: {
       enabled: e.OTEL_SDK_DISABLED !== 'true' && e.OTEL_TRACES_EXPORTER !== 'none' && Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
       trustTraceparent: e.TRUST_TRACEPARENT === 'true',

@@ -203,6 +203,14 @@ describe('loadConfig refuses bad configuration', () => {
     }
   });
 
+  it('EVENT_STREAMS_PER_INSTANCE: 2,000 unless set, a whole number from 1 to 100,000', () => {
+    assert.equal(loadConfig({}).eventStreamsPerInstance, 2_000);
+    assert.equal(loadConfig({ EVENT_STREAMS_PER_INSTANCE: '1' }).eventStreamsPerInstance, 1);
+    for (const value of ['0', '1.5', 'many', '100001']) {
+      assert.deepEqual([...namesIn(configError({ EVENT_STREAMS_PER_INSTANCE: value }))], ['EVENT_STREAMS_PER_INSTANCE'], value);
+    }
+  });
+
   it('refuses a TOKEN_ENCRYPTION_KEY of the wrong length', () => {
     for (const bytes of [16, 31, 33, 64]) {
       const err = configError({ TOKEN_ENCRYPTION_KEY: randomBytes(bytes).toString('base64') });
