@@ -51,33 +51,37 @@ export async function readMetadata(r: MetadataReads, ids: readonly string[], thr
   };
   const threads = threadsWorthIt(ids, threadOf, r.cost);
   const inThreads = new Set([...threads.values()].flat());
-  const readEach = async (list: string[]) => {
-    let started = 0;
-    await mapLimit(list, r.concurrency, async (id) => {
-      if (refused) return; // the quota ran out: the rest waits (unfetched)
-      const expect = r.cost ? (list.length - started++) * r.cost('messages.get') : 0; // one grant for as many of the rest as it may
-      try {
-        found.set(id, await r.one(id, expect));
-      } catch (err) {
-        if (quotaOrThrow(err)) return;
-        const status = statusOf((err as AppError).cause);
-        failed.push({ id, reason: status ? `HTTP_${status}` : 'UNREADABLE' });
-        found.set(id, null);
-      }
-    });
+  const readOne = async (id: string, expect: number) => {
+    try {
+      found.set(id, await r.one(id, expect));
+    } catch (err) {
+      if (quotaOrThrow(err)) return;
+      const status = statusOf((err as AppError).cause);
+      failed.push({ id, reason: status ? `HTTP_${status}` : 'UNREADABLE' });
+      found.set(id, null);
+    }
   };
-  await readEach(ids.filter((id) => !inThreads.has(id)));
-  await mapLimit([...threads], r.concurrency, async ([threadId, members]) => {
-    if (refused) return;
+  const readThread = async (threadId: string, members: string[]) => {
     try {
       const messages = await r.thread(threadId);
       for (const m of messages ?? []) if (members.includes(m.id)) found.set(m.id, m);
     } catch (err) {
       quotaOrThrow(err); // a thread the provider fails: its messages are read one by one
     }
-  });
+  };
+  /** Threads and single messages in one pool (one wave of provider latency for both); each grant covers the singles left. */
+  const readAll = async (groups: [string, string[]][], singles: string[]) => {
+    let started = 0;
+    const items = [...groups.map(([t, members]) => ({ t, members })), ...singles.map((id) => ({ id }))];
+    await mapLimit(items, r.concurrency, async (item) => {
+      if (refused) return; // the quota ran out: the rest waits (unfetched)
+      if ('id' in item) return readOne(item.id, r.cost ? (singles.length - started++) * r.cost('messages.get') : 0);
+      return readThread(item.t, item.members);
+    });
+  };
+  await readAll([...threads], ids.filter((id) => !inThreads.has(id)));
   // A thread that failed or no longer holds a wanted message: those are read one by one (unless the quota ran out).
   const left = [...inThreads].filter((id) => !found.has(id));
-  if (left.length && !refused) await readEach(left);
+  if (left.length && !refused) await readAll([], left);
   return { got: ids.map((id) => found.get(id)), failed, ...(refused ? { refused } : {}) };
 }
