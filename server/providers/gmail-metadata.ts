@@ -14,8 +14,8 @@ import { mapLimit } from './map-limit.ts';
 export interface MetadataReads {
   /** One message; null when it is gone (404). `expect`: units the caller spends right after. */
   one(id: string, expect: number): Promise<GmailMessage | null>;
-  /** A thread's messages; null when it is gone. */
-  thread(threadId: string): Promise<GmailMessage[] | null>;
+  /** A thread's messages; null when it is gone. `expect`: units the caller spends right after. */
+  thread(threadId: string, expect: number): Promise<GmailMessage[] | null>;
   /** A method's units (the pacer's profile); absent: every message is read on its own. */
   cost?: (method: 'messages.get' | 'threads.get') => number;
   concurrency: number;
@@ -61,22 +61,24 @@ export async function readMetadata(r: MetadataReads, ids: readonly string[], thr
       found.set(id, null);
     }
   };
-  const readThread = async (threadId: string, members: string[]) => {
+  const readThread = async (threadId: string, members: string[], expect: number) => {
     try {
-      const messages = await r.thread(threadId);
+      const messages = await r.thread(threadId, expect);
       for (const m of messages ?? []) if (members.includes(m.id)) found.set(m.id, m);
     } catch (err) {
       quotaOrThrow(err); // a thread the provider fails: its messages are read one by one
     }
   };
-  /** Threads and single messages in one pool (one wave of provider latency for both); each grant covers the singles left. */
+  /** Threads and single messages in one pool (one wave of provider latency for both); a grant covers as many of the reads left as it may. */
   const readAll = async (groups: [string, string[]][], singles: string[]) => {
-    let started = 0;
+    const cost = (m: 'messages.get' | 'threads.get') => r.cost?.(m) ?? 0;
+    let left = groups.length * cost('threads.get') + singles.length * cost('messages.get');
     const items = [...groups.map(([t, members]) => ({ t, members })), ...singles.map((id) => ({ id }))];
     await mapLimit(items, r.concurrency, async (item) => {
       if (refused) return; // the quota ran out: the rest waits (unfetched)
-      if ('id' in item) return readOne(item.id, r.cost ? (singles.length - started++) * r.cost('messages.get') : 0);
-      return readThread(item.t, item.members);
+      const expect = left;
+      left -= cost('id' in item ? 'messages.get' : 'threads.get');
+      return 'id' in item ? readOne(item.id, expect) : readThread(item.t, item.members, expect);
     });
   };
   await readAll([...threads], ids.filter((id) => !inThreads.has(id)));

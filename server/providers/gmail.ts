@@ -172,7 +172,7 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         const { got, failed, refused } = await readMetadata(
           {
             one: (id, expect) => orNullOn404(call((o) => users.messages.get({ userId: 'me', id, ...headers, fields: META_FIELDS }, o), messageSchema, 'messages.get', expect)),
-            thread: async (id) => (await orNullOn404(call((o) => users.threads.get({ userId: 'me', id, ...headers, fields: `messages(${META_FIELDS})` }, o), threadMetaSchema, 'threads.get')))?.messages ?? null,
+            thread: async (id, expect) => (await orNullOn404(call((o) => users.threads.get({ userId: 'me', id, ...headers, fields: `messages(${META_FIELDS})` }, o), threadMetaSchema, 'threads.get', expect)))?.messages ?? null,
             cost: pacer ? (m) => pacer.cost(m) : undefined,
             concurrency: GET_CONCURRENCY,
           },
