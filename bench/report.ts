@@ -102,7 +102,7 @@ export function renderMarkdown(r: BenchReport): string {
     for (const x of r.sync.filter((x) => x.threads === largest)) out.push(syncRow(x));
     out.push('');
     const worst = Math.max(...r.sync.map((x) => Math.max(...x.runs.map((run) => run.providerRoundTrips))));
-    out.push(`"listing": the first page of a new inbox listing (profile, messages.list, 50 messages.get); "incremental": 50 new messages from history (history.list, 50 messages.get). Round trips: the most provider requests of the call that did not overlap in time, i.e. how many times the call waited the ${lat} ms latency one after another. Most round trips in any call: ${worst} (goal ≤ 4: ${ok(worst <= 4)}). Statements: every statement of the call (lease, credentials, reads, BEGIN/COMMIT, writes), the request's rate-limit and session statements left out.`);
+    out.push(`"listing": the first page of a new inbox listing (profile, messages.list, 50 messages.get); "incremental": 50 new messages from history (history.list, 50 messages.get). Round trips: the most provider requests of the call that did not overlap in time, i.e. how many times the call waited the ${lat} ms latency one after another. Most round trips in any call: ${worst} (goal ≤ 4: ${ok(worst <= 4)}; a listing that ends within its call reads the history since it began once more, one round trip, so that it can answer hasMore false: the repeats after the first, on a store the first filled, do). Statements: every statement of the call (lease, credentials, reads, BEGIN/COMMIT, writes), the request's rate-limit and session statements left out.`);
     out.push('');
   }
 
