@@ -88,11 +88,10 @@ export function createSyncService(deps: {
    */
   async function plan(api: GmailApi, use: (phase: 'live' | 'bulk') => void, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
     const ctx = { api, use, em, accountId, budget };
-    const listing = ctx;
     const cursor = decodeCursor(lease.cursor);
     // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
     if (lease.historyId && lease.fullSyncActive && cursor) {
-      const resumed = await planListing(listing, lease.historyId, cursor, false);
+      const resumed = await planListing(ctx, lease.historyId, cursor, false);
       if (resumed !== 'expired') return resumed;
       log.info({ accountId }, 'the history a listing began at expired; listing again');
     }
@@ -107,7 +106,7 @@ export function createSyncService(deps: {
     // account that had a checkpoint has a stored copy: the listing is a resync (unread ids first).
     use('bulk');
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
-    const begun = await planListing(listing, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
+    const begun = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
     return { ...begun, next: { ...begun.next, mailboxAddress: emailAddress, inboxEstimate } };
   }
@@ -132,16 +131,15 @@ export function createSyncService(deps: {
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
       if (!lease) throw await unlessGone(em, accountId, new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }));
       let api: GmailApi | undefined;
-      const requests = () => api?.requests ?? 0;
       const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
       try {
         const auth = await credentials.client(em, accountId);
         // The route's calls are the user's; a job's history reads are incremental, its listing bulk: a
         // listing under way or a first one is counted as a backfill, one that begins from a checkpoint as a resync.
         const user = opts.caller === 'user';
-        const bulk = lease.historyId && !lease.fullSyncActive ? 'resync' : 'backfill';
+        const bulkPurpose = lease.historyId && !lease.fullSyncActive ? 'resync' : 'backfill';
         const quota: QuotaUse = { accountId, purpose: user ? 'sync' : 'incremental' };
-        const use = (phase: 'live' | 'bulk') => void (quota.purpose = user ? 'sync' : phase === 'live' ? 'incremental' : bulk);
+        const use = (phase: 'live' | 'bulk') => void (quota.purpose = user ? 'sync' : phase === 'live' ? 'incremental' : bulkPurpose);
         api = deps.gmail(auth, quota);
         const p = await plan(api, use, em, accountId, lease, budget, opts);
         if (!p.hasMore && lease.setAsideDue) {
@@ -174,7 +172,7 @@ export function createSyncService(deps: {
           });
         }
         log.info(
-          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: requests(), ms: Date.now() - started },
+          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },
           'mail sync',
         );
         // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
@@ -194,7 +192,7 @@ export function createSyncService(deps: {
           await recordFailures(em, accountId, err.cause.failures).catch(() => undefined);
         }
         const code = err instanceof AppError ? err.code : 'unexpected';
-        log.warn({ accountId, code, providerRequests: requests(), ms: Date.now() - started }, 'mail sync failed');
+        log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
         throw err;
       } finally {
