@@ -175,7 +175,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     }
 
     if (c.phase === 'inbox') {
-      // Unknown ids listed by earlier calls go first (newest first); more of them than the budget: no new page yet.
+      // Unknown ids listed by earlier calls go first (newest first, a thread's together); more of them than the budget: no new page yet.
       let pending = budget <= 0;
       if (!fresh && budget > 0) {
         const unknown = await unknownListed(p.em, p.accountId, budget + 1);
