@@ -67,7 +67,8 @@ async function databaseProxy(target: URL) {
 describe('sync error mapping', () => {
   it('provider quota is MAIL_RATE_LIMITED with Retry-After; other failures are SYNC_FAILED; nothing is stored', async (t) => {
     const mail = await startMailApp(t);
-    mail.gmail.seed(ALICE, 30, { sentReplies: false });
+    // One message a thread: every message comes by messages.get, which the faults below refuse (no thread read escapes them).
+    for (let i = 0; i < 30; i++) mail.gmail.addMessage(ALICE, { subject: `m ${i}` });
     const cases: [FaultSpec, string, number, string | null][] = [
       [{ endpoint: 'messages.list', status: 429, retryAfterSeconds: 7 }, 'MAIL_RATE_LIMITED', 429, '7'],
       // Every fetch refused (one met part-way keeps what was fetched: sync-listing.test.ts).
