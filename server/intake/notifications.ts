@@ -57,10 +57,11 @@ export function createNotificationIntake(deps: IntakeDeps) {
   async function intake(email: string, group: { historyId: bigint | null }[]): Promise<void> {
     const account = await deps.resolveAccount(email);
     if (!account) return;
+    // A point the checkpoint already passed costs no sync at all, and leaves the account's state as it was
+    // (noted, it would say "catching up" until the next sync: a redelivery or a change read by an earlier sync).
+    if (covered(group, account.syncedThrough)) return;
     const target = group.reduce<bigint | null>((max, d) => (d.historyId !== null && (max === null || d.historyId > max) ? d.historyId : max), null);
     await deps.noteNotification(account.id, target);
-    // A point the checkpoint already passed costs no sync at all.
-    if (covered(group, account.syncedThrough)) return;
     await deps.engine.enqueueSync({ accountId: account.id, reason: 'notification' });
   }
 

@@ -89,6 +89,8 @@ describe('live inbox over Pub/Sub', () => {
     w.publish({ historyId: '1' });
     await w.drained();
     assert.equal(w.syncLogs().length, syncsBefore, 'covered by the stored copy: acknowledged without a sync');
+    const [state] = await w.sql<{ notified: boolean }>('select coalesce(last_notification_at > last_synced_at, false) as notified from sync_states where account_id = ?', [w.accountId]);
+    assert.equal(state!.notified, false, 'the account is not left catching up (nor counted in the backlog)');
     assert.equal(w.gmail.requests.length, providerBefore, 'no provider request');
     assert.equal(await w.checkpoint(), checkpoint);
     assert.deepEqual(await w.sql('select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1', [w.accountId]), snapshot);
