@@ -74,3 +74,16 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
   // nothing announces nothing, so a state read while the next call of a drain ran would stay catching_up.
   return { state: row.notified ? 'catching_up' : 'current', lastSyncedAt, progress: null };
 }
+
+/**
+ * The event logs of disconnected accounts (no provider grant): no stream reads them (disconnect ends
+ * the account's streams), and without this each kept its last KEEP_PER_ACCOUNT rows forever; a
+ * reconnect starts a fresh log (latestEventId), so a stream resumed from an old id gets `reset`.
+ */
+export async function purgeDisconnectedLogs(em: Sql): Promise<number> {
+  const [row] = await select<{ n: number }>(
+    em,
+    'with d as (delete from mail_events e where not exists (select 1 from credentials c where c.account_id = e.account_id) returning 1) select count(*)::int as n from d',
+  );
+  return row?.n ?? 0;
+}

