@@ -16,7 +16,7 @@
  * without end. Other accounts never wait for this one.
  */
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { AppError } from '../errors.ts';
+import { createAccountPlaces } from './account-places.ts';
 
 export interface OpenGateOptions {
   /** Answers one account builds at once (default 1). */
@@ -77,29 +77,15 @@ export function createOpenGate(opts: OpenGateOptions = {}): OpenGate {
     burstBytes: opts.burstBytes ?? DEFAULT_BODY_PACE.burstBytes,
     now,
   });
-  const accounts = new Map<string, { running: number; waiting: (() => void)[] }>();
+  const places = createAccountPlaces({ perAccount, maxWaiting, retryAfterSeconds: 1 });
 
   return {
-    async run(accountId, fn) {
-      let state = accounts.get(accountId);
-      if (!state) accounts.set(accountId, (state = { running: 0, waiting: [] }));
-      if (state.running < perAccount) state.running++;
-      else if (state.waiting.length >= maxWaiting) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: 1 });
-      // The place is handed over by the answer that leaves it (running is not decremented then).
-      else await new Promise<void>((resolve) => state.waiting.push(resolve));
-      try {
+    run: (accountId, fn) =>
+      places.run(accountId, async () => {
         const wait = pace.waitMs(accountId);
         if (wait > 0) await sleep(wait);
-        return await fn((bytes) => pace.charge(accountId, bytes));
-      } finally {
-        const next = state.waiting.shift();
-        if (next) next();
-        else if (--state.running === 0) accounts.delete(accountId);
-      }
-    },
-    load: (accountId) => {
-      const state = accounts.get(accountId);
-      return { running: state?.running ?? 0, waiting: state?.waiting.length ?? 0 };
-    },
+        return fn((bytes) => pace.charge(accountId, bytes));
+      }),
+    load: (accountId) => places.load(accountId),
   };
 }

@@ -19,6 +19,7 @@ import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { UnusableAnswerError } from '../../providers/mail/thread-answer.ts';
 import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
+import { createAccountPlaces } from './account-places.ts';
 import { bodyRuns } from './body-chunks.ts';
 import { storeThread } from './mail-store.ts';
 
@@ -46,7 +47,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   const failureTtlMs = deps.failureTtlMs ?? 30_000;
   const now = deps.now ?? Date.now;
   const flights = new Map<string, Promise<void>>();
-  const slots = createFetchSlots(deps.fetchesPerAccount ?? 2, deps.fetchesWaiting ?? 8);
+  const slots = createAccountPlaces({ perAccount: deps.fetchesPerAccount ?? 2, maxWaiting: deps.fetchesWaiting ?? 8, retryAfterSeconds: 2, describe: 'thread fetches' });
   const failures = new Map<string, { error: unknown; until: number }>();
 
   async function fetchAndStore(em: EntityManager, accountId: string, threadId: string): Promise<void> {
@@ -112,32 +113,3 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     },
   };
 }
-
-/** Per account: `perAccount` tasks at once, `maxWaiting` waiting in order, one more refused (503, Retry-After). */
-function createFetchSlots(perAccount: number, maxWaiting: number) {
-  const accounts = new Map<string, { running: number; waiting: (() => void)[] }>();
-  return {
-    async run<T>(accountId: string, task: () => Promise<T>): Promise<T> {
-      let a = accounts.get(accountId);
-      if (!a) accounts.set(accountId, (a = { running: 0, waiting: [] }));
-      const entry = a;
-      if (entry.running >= perAccount) {
-        if (entry.waiting.length >= maxWaiting) {
-          throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: FETCH_RETRY_AFTER_SECONDS, cause: new Error(`${entry.running} thread fetches of the account in flight, ${entry.waiting.length} waiting`) });
-        }
-        await new Promise<void>((resolve) => entry.waiting.push(resolve));
-      } else entry.running++;
-      try {
-        return await task();
-      } finally {
-        // The place goes to the next waiting fetch as it is, else it is given back.
-        const next = entry.waiting.shift();
-        if (next) next();
-        else if (--entry.running === 0) accounts.delete(accountId);
-      }
-    },
-  };
-}
-
-/** Seconds an account past its waiting fetches is told to wait. */
-const FETCH_RETRY_AFTER_SECONDS = 2;
