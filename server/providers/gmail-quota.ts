@@ -116,7 +116,6 @@ export interface QuotaPacer {
   cost(method: QuotaMethod): number;
   /** Units the deployment spent today, as last read (flushes first). */
   today(): Promise<number>;
-  readonly dailyBudget: number;
   /** Flushes what is left and stops the timer. */
   close(): Promise<void>;
 }
@@ -210,7 +209,6 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
   }
 
   return {
-    dailyBudget: opts.dailyBudget,
     cost: (method) => profile.costs[method],
     async take(accountId, purpose, method, expect = 0) {
       const units = profile.costs[method];

@@ -90,7 +90,11 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   let waiting = 0;
   /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
   let reserved = 0;
-  const busy = (what: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(what) });
+  /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
+  const refuseIfFull = () => {
+    if (waiting + reserved < maxQueue) return;
+    throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`) });
+  };
   const workers = () => pool ?? startPool();
   const startPool = () => {
     pool = new Piscina({
@@ -107,7 +111,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
 
   /** One parse on a worker; its clock starts when the worker flags `started` (body-worker.ts). */
   async function run(task: Task, each: MessageSink): Promise<number | 'malformed'> {
-    if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
+    refuseIfFull();
     waiting++;
     const started = new Int32Array(new SharedArrayBuffer(4));
     const abort = new AbortController();
@@ -153,7 +157,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       // refuses it then, and a retry costs the provider's first bytes, not the whole download.
       let holds = false;
       const reserve = () => {
-        if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
+        refuseIfFull();
         reserved++;
         holds = true;
       };
