@@ -62,7 +62,8 @@ describe('mail quota', () => {
     assert.ok(stored > 0 && stored < 100, `part of the inbox stored before the budget ran out (${stored})`);
     const hours = (Date.parse(waiting!) - Date.now()) / 3_600_000;
     assert.ok(hours > 1.9 && hours <= 2, `it waits until the next UTC day (${hours.toFixed(2)} h)`);
-    assert.equal(w.app.logs.filter((l) => l.msg === 'mail sync job done' && l.accountId === bob.accountId && l.outcome === 'daily-budget').length >= 1, true);
+    // The job logs its outcome after it has recorded the wait that the sync state shows.
+    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job done' && l.accountId === bob.accountId && l.outcome === 'daily-budget'), 'the job to log its daily-budget outcome');
 
     // Mail notified meanwhile is stored (its notification brings the deferred job forward; the history read is not bulk work).
     const fresh = w.gmail.addMessage(BOB.email, { subject: 'While the budget is spent' });
