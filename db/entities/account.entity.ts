@@ -13,6 +13,10 @@ export const AccountSchema = defineEntity({
     sessionsRevokedAt: p.datetime().nullable(),
     signature: p.text().nullable(),
     responseStyle: p.json<{ tone?: string; length?: string; language?: string; preferredTone?: string }>().nullable(),
+    /** Analyse new inbox threads on arrival (PATCH /api/settings `autoTriage`). */
+    autoTriage: p.boolean().default(false),
+    /** Mail sent before this is not triaged on arrival (three days before the setting was turned on). */
+    autoTriageFrom: p.datetime().nullable(),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },

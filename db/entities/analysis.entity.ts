@@ -18,6 +18,10 @@ export const AnalysisSchema = defineEntity({
     reason: p.text(),
     suggestedAction: p.text(),
     model: p.string(),
+    /** Set by the user's correction, whose values then stand in priority and replyStatus; the model's are kept here. */
+    correctedAt: p.datetime().nullable(),
+    modelPriority: p.string().nullable(),
+    modelReplyStatus: p.string().nullable(),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },

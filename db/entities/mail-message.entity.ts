@@ -25,6 +25,8 @@ export const MailMessageSchema = defineEntity({
     isUnread: p.boolean().default(false),
     inInbox: p.boolean().default(false),
     labelIds: p.array().default([]),
+    /** Bulk mail by its headers (List-Unsubscribe, Precedence bulk/list/junk): never triaged on arrival. */
+    isBulk: p.boolean().default(false),
     bodyText: p.text().nullable(),
     bodyHtml: p.text().nullable(),
     attachments: p.json<AttachmentMeta[]>().nullable(),

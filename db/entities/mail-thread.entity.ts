@@ -20,6 +20,8 @@ export const MailThreadSchema = defineEntity({
     lastFromAddress: p.text().default(''),
     isUnread: p.boolean().default(false),
     inInbox: p.boolean().default(false),
+    /** The thread's latest message (any label), whose analysis the list shows; kept by refreshThreads. */
+    latestMessage: p.uuid().nullable(),
     createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
     updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -11,6 +11,7 @@ export const FIXED_BUCKETS = {
   'mail.sync': 10,
   'mail.analyze': 20,
   'mail.draft': 20,
+  'mail.correctAnalysis': 20,
   'settings.update': 20,
   'analytics.event': 60,
 } as const;

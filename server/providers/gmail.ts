@@ -17,7 +17,7 @@ import { AppError } from '../domain/errors.ts';
 import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
 import { historySchema, labelCountsSchema, listSchema, messageSchema, parse, profileSchema, stream, threadMetaSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
-import { toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
+import { META_HEADERS, toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
 
 export const GMAIL_TIMEOUT_MS = 10_000;
@@ -168,7 +168,7 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       },
 
       async getMetadata(ids, threadOf) {
-        const headers = { format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'] };
+        const headers = { format: 'metadata', metadataHeaders: META_HEADERS };
         const { got, failed, refused } = await readMetadata(
           {
             one: (id, expect) => orNullOn404(call((o) => users.messages.get({ userId: 'me', id, ...headers, fields: META_FIELDS }, o), messageSchema, 'messages.get', expect)),

@@ -1,5 +1,24 @@
 import { z } from 'zod';
+import { priority, replyStatus } from './ai.ts';
 import { queryInt, timestamp, uuid } from './common.ts';
+
+/** The triage of a thread's latest message as the list shows it (the user's values once corrected). */
+export const threadAnalysis = z.object({
+  priority,
+  replyStatus,
+  confidence: z.number().min(0).max(1),
+  corrected: z.boolean().meta({ description: 'True when the user corrected the model\'s priority or reply status.' }),
+});
+
+/** A query list of enum values, `URGENT,IMPORTANT`: each one of `values`, at least one, none twice. */
+function enumList<T extends readonly [string, ...string[]]>(values: z.ZodEnum<{ [K in T[number]]: K }>) {
+  return z
+    .string()
+    .max(200)
+    .transform((v) => v.split(',').map((x) => x.trim()))
+    .pipe(z.array(values).min(1).max(values.options.length).refine((a) => new Set(a).size === a.length, { message: 'a value is repeated' }))
+    .meta({ description: `Comma-separated, any of ${values.options.join(', ')}.` });
+}
 
 export const threadSummary = z.object({
   id: uuid,
@@ -11,13 +30,23 @@ export const threadSummary = z.object({
   fromAddress: z.string().meta({ description: 'Address of the sender of the latest message' }),
   lastMessageAt: timestamp,
   isUnread: z.boolean(),
+  analysis: threadAnalysis.nullable().meta({ description: "The analysis of the thread's latest message, or null while it has none." }),
 });
 export const threadListInput = z
   .object({
     limit: queryInt(1, 100).default(20),
     offset: queryInt(0, 1_000_000_000).default(0),
+    priority: enumList(priority).optional(),
+    replyStatus: enumList(replyStatus).optional(),
+    // A pipe (not a bare boolean, which trpc-to-openapi would coerce: "false" would read as true).
+    unread: z
+      .union([z.boolean(), z.enum(['true', 'false'])])
+      .transform((v) => v === true || v === 'true')
+      .meta({ description: '`true`: only unread threads; `false`: only read ones.' })
+      .optional(),
   })
   .strict();
+export type ThreadListInput = z.output<typeof threadListInput>;
 export const threadList = z.object({ threads: z.array(threadSummary), total: z.int(), hasMore: z.boolean() });
 
 export const attachment = z.object({ filename: z.string(), mimeType: z.string(), size: z.int() });

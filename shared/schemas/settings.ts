@@ -19,6 +19,9 @@ export const settings = z.object({
     language: z.string().nullable(),
     preferredTone: z.string().nullable(),
   }),
+  autoTriage: z.boolean().meta({
+    description: 'New inbox threads are analysed on arrival, in the background, within a share of the daily AI budget (AUTO_TRIAGE_BUDGET_SHARE); promotions, social, updates, forums, bulk mail and your own sent mail are skipped. Default false.',
+  }),
 });
 export type Settings = z.infer<typeof settings>;
 
@@ -26,5 +29,7 @@ export const settingsUpdate = z
   .object({
     signature: text().max(2000).nullable().optional(),
     responseStyle: responseStyle.optional(),
+    // Literals, not z.boolean(): trpc-to-openapi coerces a boolean field of a body, and "false" would read as true.
+    autoTriage: z.union([z.literal(true), z.literal(false)]).optional(),
   })
   .strict();

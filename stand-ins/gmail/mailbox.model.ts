@@ -125,6 +125,7 @@ export class Mailbox {
     if (bodyText !== undefined) m.bodyText = bodyText;
     if (bodyHtml !== undefined) m.bodyHtml = bodyHtml;
     if (parent) m.inReplyTo = parent.messageIdHeader;
+    if (partial.headers?.length) m.extraHeaders = partial.headers.map((h) => ({ ...h }));
     return this.insert(m);
   }
 

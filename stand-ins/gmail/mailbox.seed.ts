@@ -135,6 +135,8 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
       ...(threadId ? { threadId } : {}),
       ...(p.subject !== undefined ? { subject: p.subject } : {}),
       labelIds: [...p.labels],
+      // Newsletters and deals carry the header that tells bulk mail (RFC 2369).
+      ...(p.robot && p.labels.includes('CATEGORY_PROMOTIONS') ? { headers: [{ name: 'List-Unsubscribe', value: `<mailto:unsubscribe@${p.from.address.split('@')[1]}>` }] } : {}),
       read: p.read,
       from: p.from,
       to: p.to,

@@ -42,6 +42,8 @@ export interface StandInMessage {
   references: string[];
   /** Set when the message was added from raw RFC 822 bytes (addRawMessage): served as converted. */
   raw?: RawPayload;
+  /** Headers besides those made from the fields above (List-Unsubscribe, Precedence). */
+  extraHeaders?: WireHeader[];
 }
 
 export interface WireHeader {
@@ -95,6 +97,8 @@ export interface NewMessage {
   bodyText?: string | null;
   bodyHtml?: string | null;
   attachments?: AttachmentSpec[];
+  /** Headers besides those made from the fields above (List-Unsubscribe, Precedence). */
+  headers?: WireHeader[];
 }
 
 export interface SeedOptions {

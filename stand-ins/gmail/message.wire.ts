@@ -54,6 +54,7 @@ export function messageHeaders(m: StandInMessage, rootContentType: string): { na
   h.push({ name: 'From', value: formatAddress(m.from) });
   h.push({ name: 'To', value: m.to.map(formatAddress).join(', ') });
   if (m.cc.length) h.push({ name: 'Cc', value: m.cc.map(formatAddress).join(', ') });
+  for (const x of m.extraHeaders ?? []) h.push({ name: x.name, value: x.value });
   h.push({ name: 'Content-Type', value: rootContentType });
   return h;
 }

@@ -11,7 +11,7 @@ import type { Metrics } from '../../infra/metrics.ts';
 import type { AiProvider } from '../../providers/openai.ts';
 import { AppError } from '../errors.ts';
 import type { BudgetService } from './budget.service.ts';
-import { estimateTokens, type Prompt } from './prompt.ts';
+import { estimateTokens, upperBoundTokens, type Prompt } from './prompt.ts';
 import { parseAnswer, strictJsonSchema } from './structured.ts';
 
 export interface AnswerFormat<T extends z.ZodType> {
@@ -34,7 +34,14 @@ export interface AiCallDeps {
 
 export async function budgetedCall<T extends z.ZodType>(
   deps: AiCallDeps,
-  input: { accountId: string; operation: string; prompt: Prompt; format: AnswerFormat<T> },
+  input: {
+    accountId: string;
+    operation: string;
+    prompt: Prompt;
+    format: AnswerFormat<T>;
+    /** Analysis on arrival: at most this share of the daily budget, reserving the call's upper bound (budget.service.ts). */
+    share?: number;
+  },
 ): Promise<{ value: z.infer<T>; model: string }> {
   const { provider, budget, log } = deps;
   if (!provider.configured) throw new AppError('SERVICE_UNAVAILABLE');
@@ -43,7 +50,8 @@ export async function budgetedCall<T extends z.ZodType>(
     accountId: input.accountId,
     operation: input.operation,
     model: provider.model,
-    estimate: estimateTokens(prompt, format.jsonSchema),
+    estimate: input.share === undefined ? estimateTokens(prompt, format.jsonSchema) : upperBoundTokens(prompt, format.jsonSchema),
+    share: input.share,
   });
   // Ledger writes after the call must not turn a finished call into an error: a row that
   // cannot be updated stays reserved at the estimate, which over-charges, never under-.

@@ -10,6 +10,9 @@
  * After the call the row settles to the usage the provider reported (a failed call that
  * reported usage included), or is deleted when the call failed with no usage.
  * A reservation left behind by a crash keeps counting (never under-charge).
+ * Analysis on arrival (operation AUTO_OPERATION) reserves with a `share`: it is refused once
+ * its own day's tokens plus the reservation would pass that share of the daily budget, or the
+ * day's total plus the reservation would pass the budget, so on-demand calls keep the rest.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { TokenUsage } from '../../providers/openai.ts';
@@ -32,7 +35,12 @@ export interface Reservation {
 export interface BudgetUsage {
   day: number;
   month: number;
+  /** Of the day's: analysis on arrival's. */
+  auto: number;
 }
+
+/** The ledger's operation of analysis on arrival (PATCH /api/settings `autoTriage`). */
+export const AUTO_OPERATION = 'auto-analyze';
 
 export function utcDayStart(d: Date): Date {
   return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
@@ -54,13 +62,14 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
   const { limits } = deps;
 
   async function sums(em: EntityManager, accountId: string, at: Date): Promise<BudgetUsage> {
-    const rows = await em.execute<{ day: string; month: string }[]>(
+    const rows = await em.execute<{ day: string; month: string; auto: string }[]>(
       `select coalesce(sum(tokens) filter (where created_at >= ? and created_at < ?), 0)::bigint as day,
-              coalesce(sum(tokens), 0)::bigint as month
+              coalesce(sum(tokens), 0)::bigint as month,
+              coalesce(sum(tokens) filter (where created_at >= ? and created_at < ? and operation = ?), 0)::bigint as auto
          from ai_usage where account_id = ? and created_at >= ? and created_at < ?`,
-      [utcDayStart(at), nextUtcDay(at), accountId, utcMonthStart(at), nextUtcMonth(at)],
+      [utcDayStart(at), nextUtcDay(at), utcDayStart(at), nextUtcDay(at), AUTO_OPERATION, accountId, utcMonthStart(at), nextUtcMonth(at)],
     );
-    return { day: Number(rows[0]?.day ?? 0), month: Number(rows[0]?.month ?? 0) };
+    return { day: Number(rows[0]?.day ?? 0), month: Number(rows[0]?.month ?? 0), auto: Number(rows[0]?.auto ?? 0) };
   }
 
   return {
@@ -72,7 +81,7 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
     },
 
     /** Reserves `estimate` tokens, or throws AI_BUDGET_EXCEEDED (Retry-After: until the hit budget resets). */
-    async reserve(input: { accountId: string; operation: string; model: string; estimate: number }): Promise<Reservation> {
+    async reserve(input: { accountId: string; operation: string; model: string; estimate: number; share?: number }): Promise<Reservation> {
       const at = now();
       const tokens = Math.max(1, Math.ceil(input.estimate));
       return deps.orm.em.fork().transactional(async (tx) => {
@@ -81,6 +90,11 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
         const resets: Date[] = [];
         if (used.day >= limits.daily) resets.push(nextUtcDay(at));
         if (used.month >= limits.monthly) resets.push(nextUtcMonth(at));
+        if (input.share !== undefined) {
+          // The reservation must fit whole: what it reserves is the call's upper bound, so the share holds to the token.
+          if (used.auto + tokens > Math.floor(limits.daily * input.share) || used.day + tokens > limits.daily) resets.push(nextUtcDay(at));
+          if (used.month + tokens > limits.monthly) resets.push(nextUtcMonth(at));
+        }
         if (resets.length) {
           const until = new Date(Math.max(...resets.map((d) => d.getTime())));
           throw new AppError('AI_BUDGET_EXCEEDED', { retryAfter: secondsUntil(at, until) });

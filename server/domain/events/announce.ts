@@ -58,6 +58,11 @@ export async function announceCommit(tx: Sql, accountId: string, changes: Pick<S
   );
 }
 
+/** Threads whose stored state changed outside a sync (a new or corrected analysis): one `threads` event after the commit. */
+export async function announceThreads(em: Sql, accountId: string, threadIds: string[]): Promise<void> {
+  await record(em, accountId, threadIds.length > MAX_THREAD_IDS ? 'reset' : 'threads', threadIds.length > MAX_THREAD_IDS ? null : threadIds);
+}
+
 /** The account's sync state changed (checkpoint moved, listing started or finished, notified, reconnect needed). */
 export async function announceSync(em: Sql, accountId: string): Promise<void> {
   await record(em, accountId, 'sync');

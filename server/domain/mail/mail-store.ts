@@ -72,6 +72,7 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
     snippet: r.snippet,
     sent_at: r.sentAt.toISOString(),
     labels: r.labelIds,
+    bulk: r.bulk ?? false,
     fetched: r.bodyText !== undefined,
     body_text: r.bodyText ?? null,
     body_html: r.bodyHtml ?? null,
@@ -81,7 +82,7 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
     em,
     `with r as (
        select * from jsonb_to_recordset(?::jsonb) as x(pmid text, ptid text, from_name text, from_address text, subject text,
-         snippet text, sent_at timestamptz, labels text[], fetched boolean, body_text text, body_html text, attachments jsonb)
+         snippet text, sent_at timestamptz, labels text[], bulk boolean, fetched boolean, body_text text, body_html text, attachments jsonb)
      ), t as (
        insert into mail_threads (account_id, provider_thread_id)
        select distinct ?::uuid, ptid from r
@@ -89,15 +90,15 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        returning id, provider_thread_id
      )
      insert into mail_messages as m (account_id, thread_id, provider_message_id, from_name, from_address, subject, snippet, sent_at,
-       is_unread, in_inbox, label_ids, body_text, body_html, attachments, body_fetched_at, body_sanitizer)
+       is_unread, in_inbox, label_ids, is_bulk, body_text, body_html, attachments, body_fetched_at, body_sanitizer)
      select ?::uuid, t.id, r.pmid, r.from_name, r.from_address, r.subject, r.snippet, r.sent_at,
-       'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.body_text, r.body_html, r.attachments,
+       'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.bulk, r.body_text, r.body_html, r.attachments,
        case when r.fetched then now() end, case when r.fetched then ${SANITIZER_VERSION} end
      from r join t on t.provider_thread_id = r.ptid
      on conflict (account_id, provider_message_id) do ${insertOnly ? 'nothing' : `update set
        from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
        snippet = excluded.snippet, sent_at = excluded.sent_at, is_unread = excluded.is_unread, in_inbox = excluded.in_inbox,
-       label_ids = excluded.label_ids,
+       label_ids = excluded.label_ids, is_bulk = excluded.is_bulk,
        body_text = case when excluded.body_fetched_at is null then m.body_text else excluded.body_text end,
        body_html = case when excluded.body_fetched_at is null then m.body_html else excluded.body_html end,
        attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
@@ -135,12 +136,13 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
                   (array_agg(m.snippet order by m.sent_at desc, m.provider_message_id desc))[1]) as snippet,
          coalesce(max(m.sent_at) filter (where m.in_inbox), max(m.sent_at)) as last_at,
          (array_agg(array[m.from_name, m.from_address] order by m.in_inbox desc, m.sent_at desc, m.provider_message_id desc))[1:1] as last_from,
-         bool_or(m.is_unread) as unread, bool_or(m.in_inbox) as inbox
+         bool_or(m.is_unread) as unread, bool_or(m.in_inbox) as inbox,
+         (array_agg(m.id order by m.sent_at desc, m.provider_message_id desc))[1] as latest
        from mail_messages m where m.thread_id = any(array[?]::uuid[]) group by m.thread_id
      ), u as (
        update mail_threads t set subject = coalesce(a.subject, ''), snippet = coalesce(a.snippet, ''), last_message_at = a.last_at,
          last_from_name = coalesce(a.last_from[1][1], ''), last_from_address = coalesce(a.last_from[1][2], ''),
-         is_unread = a.unread, in_inbox = a.inbox, updated_at = now()
+         is_unread = a.unread, in_inbox = a.inbox, latest_message_id = a.latest, updated_at = now()
        from a where t.id = a.thread_id
        returning t.id
      )

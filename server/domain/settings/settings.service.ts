@@ -1,6 +1,8 @@
 /**
- * Account settings: the signature appended to drafts and the response-style defaults the
- * draft route falls back to. Stored on the account row. PATCH semantics: an absent field
+ * Account settings: the signature appended to drafts, the response-style defaults the
+ * draft route falls back to, and analysis on arrival (`autoTriage`). Stored on the account row.
+ * Turning `autoTriage` on triages mail of the last AUTO_TRIAGE_LOOKBACK_MS too (the inbox a
+ * user looks at when they turn it on), and starts the account's triage job (`onAutoTriage`). PATCH semantics: an absent field
  * is unchanged, null clears it. Updates lock the row so concurrent patches of different
  * fields do not undo each other.
  */
@@ -28,10 +30,14 @@ export function readResponseStyle(raw: unknown): ResponseStyle {
 }
 
 function toSettings(account: Account): Settings {
-  return { signature: account.signature ?? null, responseStyle: readResponseStyle(account.responseStyle) };
+  return { signature: account.signature ?? null, responseStyle: readResponseStyle(account.responseStyle), autoTriage: account.autoTriage };
 }
 
-export function createSettingsService() {
+/** Mail sent this long before `autoTriage` was turned on is triaged too. */
+export const AUTO_TRIAGE_LOOKBACK_MS = 3 * 86_400_000;
+
+export function createSettingsService(deps: { now?: () => Date; onAutoTriage?: (accountId: string) => Promise<unknown> } = {}) {
+  const now = deps.now ?? (() => new Date());
   return {
     async get(em: EntityManager, accountId: string): Promise<Settings> {
       const account = await em.findOne(Account, { id: accountId });
@@ -53,8 +59,14 @@ export function createSettingsService() {
           const set = Object.fromEntries(Object.entries(style).filter(([, v]) => v !== null)) as Account['responseStyle'];
           account.responseStyle = set && Object.keys(set).length ? set : null;
         }
+        const turnedOn = patch.autoTriage === true && !account.autoTriage;
+        if (patch.autoTriage !== undefined) account.autoTriage = patch.autoTriage;
+        if (turnedOn) account.autoTriageFrom = new Date(now().getTime() - AUTO_TRIAGE_LOOKBACK_MS);
         await tx.flush();
-        return toSettings(account);
+        return { settings: toSettings(account), turnedOn };
+      }).then(async ({ settings, turnedOn }) => {
+        if (turnedOn) await deps.onAutoTriage?.(accountId);
+        return settings;
       });
     },
   };

@@ -17,6 +17,17 @@ export interface MessageMeta {
   subject: string;
   snippet: string;
   sentAt: Date;
+  /** Bulk mail by its headers: List-Unsubscribe, or Precedence bulk, list or junk (RFC 2369, RFC 3834). */
+  bulk?: boolean;
+}
+
+/** The headers a metadata read asks for: what the list shows and what tells bulk mail. */
+export const META_HEADERS = ['From', 'Subject', 'Date', 'List-Unsubscribe', 'Precedence'];
+
+function isBulk(headers: WirePart['headers']): boolean {
+  if (headerValue(headers, 'List-Unsubscribe')?.trim()) return true;
+  const precedence = headerValue(headers, 'Precedence')?.trim().toLowerCase();
+  return precedence === 'bulk' || precedence === 'list' || precedence === 'junk';
 }
 
 /** The first header of that name (case-insensitive), cut to MAIL_LIMITS.header. */
@@ -56,5 +67,6 @@ export function toMessageMeta(m: GmailMessage): MessageMeta {
     subject: cleanMailText(oneLine(decodeWords(headerValue(headers, 'Subject') ?? '')), MAIL_LIMITS.subject),
     snippet: snippetText(m.snippet),
     sentAt: sentAtOf(m),
+    bulk: isBulk(headers),
   };
 }

@@ -3,7 +3,7 @@
  * are merged into the mail router in index.ts, so this file exports plain procedures.
  */
 import { z } from 'zod';
-import { analysis, draftOptions, draftResult } from '../../../shared/schemas/ai.ts';
+import { analysis, analysisCorrection, draftOptions, draftResult } from '../../../shared/schemas/ai.ts';
 import { uuid } from '../../../shared/schemas/common.ts';
 import type { ErrorCode } from '../../../shared/errors.ts';
 import { csrfProcedure } from '../init.ts';
@@ -32,6 +32,28 @@ export const aiProcedures = {
     .input(analyzeInput)
     .output(analysis)
     .mutation(({ ctx, input }) => ctx.services.ai.analysis.analyze(ctx.em, ctx.user.accountId, input.threadId)),
+
+  correctAnalysis: csrfProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/api/mail/threads/{threadId}/analysis',
+        tags: ['ai'],
+        summary: "Correct the analysis of the thread's latest message",
+        description:
+          "Stores the user's priority, reply status or both in place of the model's (answered with `correctedAt`; the list shows `corrected`). " +
+          "NOT_FOUND while the latest message has no analysis. The account's newest corrections of other threads (sender name, subject and snippet, " +
+          "with the corrected values) are shown to later analyses of the same account as examples; never to another account's.",
+      },
+      rateLimit: 'mail.correctAnalysis',
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'NOT_FOUND', 'SERVICE_UNAVAILABLE'],
+    })
+    .input(analysisCorrection)
+    .output(analysis)
+    .mutation(({ ctx, input }) => {
+      const { threadId, ...values } = input;
+      return ctx.services.ai.analysis.correct(ctx.em, ctx.user.accountId, threadId, values);
+    }),
 
   draft: csrfProcedure
     .meta({ openapi: { method: 'POST', path: '/api/mail/threads/{threadId}/draft', tags: ['ai'], summary: "Reply draft for the thread's latest message", description: `${MODEL_SEES}, and the two earlier messages of the thread, reduced the same way, as context; the owner's tone, length and language choices. ${MAIL_CAN}` }, rateLimit: 'mail.draft', errors: AI_ERRORS })

@@ -36,7 +36,7 @@ describe('daily budget', () => {
     const { threadId, accountId } = await seedThread(s.app);
     assert.equal((await s.draft(threadId)).status, 200);
     assert.equal((await s.draft(threadId)).status, 200);
-    assert.deepEqual(await s.app.container.services.ai.budget.usage(accountId), { day: 1000, month: 1000 });
+    assert.deepEqual(await s.app.container.services.ai.budget.usage(accountId), { day: 1000, month: 1000, auto: 0 });
     await expectBudgetExceeded(await s.draft(threadId), 7200);
     await expectBudgetExceeded(await s.analyze(threadId), 7200);
     assert.equal(s.openai.calls.chat, 2, 'no provider call once exhausted');

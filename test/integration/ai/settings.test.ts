@@ -9,7 +9,7 @@ import { settings as settingsSchema } from '../../../shared/schemas/settings.ts'
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
 
-const EMPTY = { signature: null, responseStyle: { tone: null, length: null, language: null, preferredTone: null } };
+const EMPTY = { signature: null, responseStyle: { tone: null, length: null, language: null, preferredTone: null }, autoTriage: false };
 
 describe('settings', () => {
   const setup = sharedAiSetup();
@@ -24,7 +24,7 @@ describe('settings', () => {
 
   it('starts empty and round-trips every field', async () => {
     assert.deepEqual(await (await get()).json(), EMPTY);
-    const full = { signature: 'Best,\nAlice\n\n— Sent with care', responseStyle: { tone: 'professional', length: 'short', language: 'German', preferredTone: 'direct' } };
+    const full = { signature: 'Best,\nAlice\n\n— Sent with care', responseStyle: { tone: 'professional', length: 'short', language: 'German', preferredTone: 'direct' }, autoTriage: true };
     const res = await patch(full);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), full);
@@ -38,21 +38,24 @@ describe('settings', () => {
     assert.deepEqual(await (await patch({ responseStyle: { length: 'medium' } })).json(), {
       signature: 'Sig',
       responseStyle: { tone: 'friendly', length: 'medium', language: 'French', preferredTone: 'warm' },
+      autoTriage: false,
     });
     assert.deepEqual(await (await patch({ signature: null, responseStyle: { language: null } })).json(), {
       signature: null,
       responseStyle: { tone: 'friendly', length: 'medium', language: null, preferredTone: 'warm' },
+      autoTriage: false,
     });
     assert.deepEqual(await (await patch({})).json(), {
       signature: null,
       responseStyle: { tone: 'friendly', length: 'medium', language: null, preferredTone: 'warm' },
+      autoTriage: false,
     });
   });
 
   it('keeps both of two concurrent patches of different fields', async () => {
     await Promise.all([patch({ responseStyle: { tone: 'friendly' } }), patch({ responseStyle: { length: 'long' } }), patch({ signature: 'S' })]);
     const read = await (await get()).json();
-    assert.deepEqual(read, { signature: 'S', responseStyle: { tone: 'friendly', length: 'long', language: null, preferredTone: null } });
+    assert.deepEqual(read, { signature: 'S', responseStyle: { tone: 'friendly', length: 'long', language: null, preferredTone: null }, autoTriage: false });
   });
 
   it('accepts a signature of 2,000 characters and refuses longer', async () => {
@@ -72,6 +75,9 @@ describe('settings', () => {
       [{ responseStyle: { preferredTone: '' } }, 'responseStyle.preferredTone', 'too_small'],
       [{ responseStyle: { colour: 'blue' } }, 'responseStyle.colour', 'unrecognized_keys'],
       [{ responseStyle: 'friendly' }, 'responseStyle', 'invalid_type'],
+      // A JSON boolean only: the string "false" must not read as true.
+      [{ autoTriage: 'false' }, 'autoTriage', 'invalid_union'],
+      [{ autoTriage: 1 }, 'autoTriage', 'invalid_union'],
       [{ theme: 'dark' }, 'theme', 'unrecognized_keys'],
     ];
     for (const [json, path, code] of cases) {

@@ -20,7 +20,7 @@ describe('thread list', () => {
     assert.equal(first.body.threads[0].subject, 'Message 24');
     assert.equal(first.body.threads[0].lastMessageAt, new Date(Date.UTC(2026, 0, 1, 0, 24)).toISOString());
     assert.equal(first.body.threads[0].isUnread, true);
-    assert.deepEqual(Object.keys(first.body.threads[0]).sort(), ['fromAddress', 'fromName', 'id', 'isUnread', 'lastMessageAt', 'mailThreadId', 'snippet', 'subject']);
+    assert.deepEqual(Object.keys(first.body.threads[0]).sort(), ['analysis', 'fromAddress', 'fromName', 'id', 'isUnread', 'lastMessageAt', 'mailThreadId', 'snippet', 'subject']);
     const newest = mail.gmail.inbox(ALICE)[0]!;
     assert.deepEqual([first.body.threads[0].fromName, first.body.threads[0].fromAddress], [newest.from.name, newest.from.address]);
 
@@ -54,7 +54,7 @@ describe('thread list', () => {
       assert.ok(doc.paths[path]?.[method], `${method} ${path} documented`);
     }
     const params = doc.paths['/api/mail/threads'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
-    assert.deepEqual(params.sort(), ['query:limit', 'query:offset']);
+    assert.deepEqual(params.sort(), ['query:limit', 'query:offset', 'query:priority', 'query:replyStatus', 'query:unread']);
   });
 
   it("shows who wrote the message that dates the thread: the owner's sent reply does not, a newer inbox message does", async (t) => {
