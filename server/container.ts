@@ -8,6 +8,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from './infra/config.ts';
 import { createAiFeature } from './domain/ai/index.ts';
+import { createAutoTriage } from './domain/ai/auto-triage.ts';
+import { createAutoTriageWorker, type AutoTriageWorker } from './jobs/auto-triage.job.ts';
 import { createAnalyticsService } from './domain/analytics/analytics.service.ts';
 import { createAuthService, type MailWatchControl } from './domain/auth/auth.service.ts';
 import { createCredentialsService, type CredentialsService } from './domain/auth/credentials.service.ts';
@@ -83,6 +85,8 @@ export interface ContainerOverrides {
   mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number; gate?: OpenGateOptions };
   /** The mail quota's timing: a shorter provider window, a faster flush, the clock of its UTC day (tests). */
   mailQuota?: Pick<QuotaOptions, 'windowMs' | 'flushMs' | 'now'>;
+  /** Analysis on arrival's workers and threads per job (tests). */
+  autoTriage?: { workers?: number; perPass?: number; pollSeconds?: number; retryFirstMs?: number };
   /** The clock of the anonymous analytics budget's minute (tests move it instead of waiting a minute). */
   analytics?: { now?: () => Date };
 }
@@ -158,12 +162,20 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 
   // Mail: one sync service for the route and the live inbox; bodies on first open.
-  const sync = createSyncService({ orm, gmail, credentials, log, leaseSeconds: config.syncLeaseSeconds });
+  // Analysis on arrival is built with the AI feature, below; stored mail asks it for a pass.
+  let triage: AutoTriageWorker | undefined;
+  const nudgeTriage = async (accountId: string, reason?: 'arrival' | 'setting') => triage?.nudge(accountId, reason);
+  const sync = createSyncService({ orm, gmail, credentials, log, leaseSeconds: config.syncLeaseSeconds, onStored: nudgeTriage });
   const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
   const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
   metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));
   const liveEvents = createEventHub({ databaseUrl: opts.databaseUrl, log });
 
+  const ai = createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now });
+  triage = createAutoTriageWorker({
+    orm, engine: liveInbox.engine, log, metrics, concurrency: overrides.autoTriage,
+    triage: createAutoTriage({ orm, analysis: ai.analysis, share: config.aiBudget.autoShare, aiConfigured: () => ai.provider.configured, log, retryFirstMs: overrides.autoTriage?.retryFirstMs }),
+  });
   const services: Services = Object.freeze({
     auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch,
       startSync: (accountId) => liveInbox.engine.enqueueSync({ accountId, reason: 'sign-in' }),
@@ -171,8 +183,8 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     sync,
     threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget, gate: overrides.mailBodies?.gate }),
     events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, perInstance: config.eventStreamsPerInstance, ...overrides.streamLimits } }),
-    ai: createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now }),
-    settings: createSettingsService(),
+    ai,
+    settings: createSettingsService({ now: overrides.ai?.now, onAutoTriage: (accountId) => nudgeTriage(accountId, 'setting') }),
     analytics: createAnalyticsService({ prepared, anonymousPerMinute: config.rateLimit.analyticsAnonymousPerMinute, now: overrides.analytics?.now, onDrop: metrics.analyticsDropped }),
     incidents: createIncidentService({ log }),
     statusAdmin: createStatusAdmin(config.statusAdminToken),
@@ -180,7 +192,8 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   });
 
   // The event hub listens from start-up and, last in the list, stops first.
-  const workers = Object.freeze([...liveInbox.workers, { start: () => liveEvents.start(), stop: () => liveEvents.stop() }]);
+  const triageWorkers = (overrides.liveInbox?.work ?? config.backgroundWorkers) ? [{ start: () => triage!.start(), stop: async () => undefined }] : [];
+  const workers = Object.freeze([...liveInbox.workers, ...triageWorkers, { start: () => liveEvents.start(), stop: () => liveEvents.stop() }]);
   return Object.freeze({
     config,
     log,

@@ -62,7 +62,7 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: opt(intIn(1, 86_400)),
   ANALYTICS_ANONYMOUS_PER_MINUTE: opt(intIn(0, 1_000_000)),
   AI_DAILY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
-  AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
+  AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)), AUTO_TRIAGE_BUDGET_SHARE: opt(z.string().regex(/^(0(\.\d{1,6})?|1(\.0{1,6})?)$/, 'must be a number from 0 to 1').transform(Number)),
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   METRICS_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
@@ -136,7 +136,8 @@ export interface Config {
   eventStreamsPerInstance: number;
   /** The global default per client; and anonymous analytics events stored per minute by the whole deployment (0: none). */
   rateLimit: { max: number; windowSeconds: number; analyticsAnonymousPerMinute: number };
-  aiBudget: { daily: number; monthly: number };
+  /** Per-account token budgets; `autoShare`: the share of the daily one analysis on arrival may use. */
+  aiBudget: { daily: number; monthly: number; autoShare: number };
   statusAdminToken?: string;
   /** The scraper's credential for GET /metrics (read-only; never the status-admin one). */
   metricsToken?: string;
@@ -237,7 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
     jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS, eventStreamsPerInstance: e.EVENT_STREAMS_PER_INSTANCE ?? 2_000,
     // 600 a minute: ten signed-out page views a second, far above real traffic; at most ~0.85 GB of rows a day (docs/security.md).
     rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60, analyticsAnonymousPerMinute: e.ANALYTICS_ANONYMOUS_PER_MINUTE ?? 600 },
-    aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000 },
+    aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000, autoShare: e.AUTO_TRIAGE_BUDGET_SHARE ?? 0.5 },
     statusAdminToken: e.STATUS_ADMIN_TOKEN, metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL ?? 'info', logFormat: e.LOG_FORMAT,
     tracing: {

@@ -30,6 +30,8 @@ export interface Metrics {
   /** A background sync job ended: why (caught-up, continued, busy, quota, disconnected, failed). */
   syncJob(outcome: string, code?: string): void;
   aiTokens(operation: string, usage: { promptTokens: number; completionTokens: number }): void;
+  /** A pass of analysis on arrival ended (done, more, retry, budget, rate-limited, stopped) having analysed `analysed` threads. */
+  autoTriage(outcome: string, analysed: number): void;
   /** Reads the cluster's gauges from the database at scrape time. */
   readCluster(readings: ClusterReadings): void;
   /** Mail quota units this instance spent on one call. */
@@ -70,6 +72,8 @@ export function createMetrics(): Metrics {
     labelNames: ['provider', 'code'],
     registers: [registry],
   });
+  const triagePasses = new Counter({ name: 'mia_auto_triage_passes_total', help: 'Passes of analysis on arrival, by how they ended.', labelNames: ['outcome'], registers: [registry] });
+  const triaged = new Counter({ name: 'mia_auto_triage_threads_total', help: 'Threads analysed on arrival.', registers: [registry] });
   const syncJobs = new Counter({ name: 'mia_sync_jobs_total', help: 'Background sync jobs by outcome.', labelNames: ['outcome'], registers: [registry] });
   const tokens = new Counter({ name: 'mia_ai_tokens_total', help: 'AI tokens spent, by operation and kind (prompt, completion).', labelNames: ['operation', 'kind'], registers: [registry] });
   const gmailUnits = new Counter({
@@ -95,6 +99,10 @@ export function createMetrics(): Metrics {
     observeRequest({ route, method, status, seconds, code }) {
       requests.observe({ route, method, status: String(status) }, seconds);
       providerError(code);
+    },
+    autoTriage(outcome, analysed) {
+      triagePasses.inc({ outcome });
+      if (analysed) triaged.inc(analysed);
     },
     syncJob(outcome, code) {
       syncJobs.inc({ outcome });

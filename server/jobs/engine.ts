@@ -8,6 +8,8 @@
  *   per account, however many notifications or sign-ins ask; retried with backoff; a job past
  *   its retries is dead-lettered to `mail-sync-dead-letter` (kept, with its payload) instead of vanishing.
  *   The job's heartbeat lets the engine hand a dead instance's job on within seconds.
+ * - `auto-triage` (policy `stately`, keyed by account): analysis on arrival, one pass of a few
+ *   threads per job, so accounts take turns (jobs/auto-triage.job.ts).
  * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
  *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
  */
@@ -22,6 +24,7 @@ export const QUEUES = {
   watchRenewal: 'watch-renewal',
   quietSweep: 'quiet-sweep',
   purgeExpired: 'purge-expired',
+  autoTriage: 'auto-triage',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -42,6 +45,7 @@ const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue, 'name
     deleteAfterSeconds: 3600,
     deadLetter: QUEUES.mailSyncDeadLetter,
   },
+  [QUEUES.autoTriage]: { policy: 'stately', notify: true, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 900, heartbeatSeconds: 30, deleteAfterSeconds: 3600 },
   [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
   [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
@@ -83,6 +87,8 @@ export interface JobEngine {
    * lease, a failure's backoff) brings it forward to now: its mail is stored within seconds.
    */
   enqueueSync(request: SyncRequest, opts?: EnqueueOptions): Promise<boolean>;
+  /** Queues a job of `name` for the key (stately queues: false when one already waits for it). */
+  enqueue(name: QueueName, data: object, opts: EnqueueOptions & { singletonKey: string }): Promise<boolean>;
   /**
    * Registers a handler on `localConcurrency` workers (default 1); with `perJobResults` it
    * answers each job's outcome (pg-boss settles them one by one). On a queue that notifies, a
@@ -156,6 +162,13 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
         // The key's created or retrying job (pg-boss update: only jobs not yet active) starts now; its payload stays.
         await boss.update(QUEUES.mailSync, undefined, { singletonKey: request.accountId, startAfter: new Date(), match: 'all' });
       }
+      return id !== null;
+    },
+    async enqueue(name, data, opts) {
+      const id = await boss.send(name, data, {
+        singletonKey: opts.singletonKey,
+        ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
+      });
       return id !== null;
     },
     async work(name, options, handler) {

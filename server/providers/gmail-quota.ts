@@ -23,7 +23,7 @@
  */
 import { AppError } from '../domain/errors.ts';
 
-export type QuotaPurpose = 'open' | 'sync' | 'incremental' | 'watch' | 'backfill' | 'resync';
+export type QuotaPurpose = 'open' | 'sync' | 'incremental' | 'watch' | 'backfill' | 'resync' | 'triage';
 export type QuotaLane = 'user' | 'incremental' | 'bulk';
 export type QuotaMethod = 'profile' | 'labels.get' | 'messages.list' | 'messages.get' | 'attachments.get' | 'threads.get' | 'threads.list' | 'history.list' | 'watch' | 'stop';
 export type QuotaProfileName = '2026' | 'legacy';
@@ -35,6 +35,8 @@ export const LANE_OF: Readonly<Record<QuotaPurpose, QuotaLane>> = {
   watch: 'incremental',
   backfill: 'bulk',
   resync: 'bulk',
+  // Analysis on arrival reads the thread's bodies in the background: it gives way to the user and to fresh mail.
+  triage: 'bulk',
 };
 
 const COSTS_2026: Record<QuotaMethod, number> = {

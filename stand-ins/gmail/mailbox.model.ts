@@ -100,8 +100,7 @@ export class Mailbox {
     }
     const parent = thread[thread.length - 1];
     const labels = new Set(partial.labelIds ?? ['INBOX', 'UNREAD']);
-    if (partial.read === true) labels.delete('UNREAD');
-    if (partial.read === false) labels.add('UNREAD');
+    if (partial.read !== undefined) labels[partial.read ? 'delete' : 'add']('UNREAD');
     const hasBody = partial.bodyText !== undefined || partial.bodyHtml !== undefined;
     const bodyText = hasBody ? (partial.bodyText ?? undefined) : 'Hello,\n\nJust checking in.\n\nBest regards';
     const bodyHtml = partial.bodyHtml ?? undefined;

@@ -60,6 +60,8 @@ export async function addMessage(app: TestApp, threadId: string, m: SeedMessage 
   thread.lastFromName = message.fromName;
   thread.lastFromAddress = message.fromAddress;
   await em.flush();
+  // As refreshThreads keeps it: the list shows the analysis of this message.
+  await em.execute('update mail_threads t set latest_message_id = (select id from mail_messages m where m.thread_id = t.id order by m.sent_at desc, m.provider_message_id desc limit 1) where t.id = ?', [threadId]);
   return message.id;
 }
 

@@ -55,7 +55,7 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
     assert.equal(typeof c.openai.model, 'string');
     assert.ok(c.openai.model.length > 0);
     assert.deepEqual(c.rateLimit, { max: 100, windowSeconds: 60, analyticsAnonymousPerMinute: 600 });
-    assert.deepEqual(c.aiBudget, { daily: 20_000, monthly: 200_000 });
+    assert.deepEqual(c.aiBudget, { daily: 20_000, monthly: 200_000, autoShare: 0.5 });
     assert.equal(c.statusAdminToken, undefined);
     assert.deepEqual(c.pubsub, { projectId: undefined, topic: undefined, subscription: undefined, emulatorHost: undefined });
   });
@@ -84,6 +84,7 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
       RATE_LIMIT_WINDOW_SECONDS: '30',
       AI_DAILY_TOKEN_BUDGET: '1000',
       AI_MONTHLY_TOKEN_BUDGET: '5000',
+      AUTO_TRIAGE_BUDGET_SHARE: '0.25',
       OAUTH_STATE_TTL_SECONDS: '2',
       GMAIL_API_URL: 'http://127.0.0.1:9999',
       DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db',
@@ -93,7 +94,7 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
     assert.equal(c.statusPageUrl, 'https://status.example.com/');
     assert.equal(c.trustProxy, true);
     assert.deepEqual(c.rateLimit, { max: 7, windowSeconds: 30, analyticsAnonymousPerMinute: 600 });
-    assert.deepEqual(c.aiBudget, { daily: 1000, monthly: 5000 });
+    assert.deepEqual(c.aiBudget, { daily: 1000, monthly: 5000, autoShare: 0.25 });
     assert.equal(c.oauth.stateTtlSeconds, 2);
     assert.equal(c.gmailApiUrl, 'http://127.0.0.1:9999/');
     assert.equal(c.databaseUrl, 'postgres://u:p@127.0.0.1:5432/db');
@@ -193,6 +194,13 @@ describe('loadConfig refuses bad configuration', () => {
       assert.deepEqual([...namesIn(err)], [name]);
     }
     assert.deepEqual([...namesIn(configError({ PORT: '70000' }))], ['PORT']);
+  });
+
+  it('AUTO_TRIAGE_BUDGET_SHARE: a number from 0 (no analysis on arrival) to 1', () => {
+    for (const [value, share] of [['0', 0], ['1', 1], ['0.5', 0.5], ['0.125', 0.125], ['1.0', 1]] as const) assert.equal(loadConfig({ AUTO_TRIAGE_BUDGET_SHARE: value }).aiBudget.autoShare, share);
+    for (const value of ['1.5', '-0.1', 'half', '.5', '50%', '0.1234567']) {
+      assert.deepEqual([...namesIn(configError({ AUTO_TRIAGE_BUDGET_SHARE: value }))], ['AUTO_TRIAGE_BUDGET_SHARE'], value);
+    }
   });
 
   it('ANALYTICS_ANONYMOUS_PER_MINUTE: a whole number from 0 (no anonymous event stored) to 1,000,000', () => {

@@ -74,11 +74,11 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     if (!deps.provider.configured) throw new AppError('SERVICE_UNAVAILABLE');
     const { thread } = await findLatest(em, accountId, threadId);
     // Earlier messages too: the owner's own teach the prompt their signature (never sent).
-    const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, LIMITS.contextMessages + 1);
+    const auto = opts.autoShare !== undefined;
+    const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, LIMITS.contextMessages + 1, auto ? 'triage' : 'open');
     const latest = messages[messages.length - 1];
     const examples = await correctionExamples(em, accountId, threadId);
     const prompt = analysisPrompt({ threadSubject: thread.subject, latest, earlier: messages.slice(0, -1), ownerAddress: account.email, ownerSignature: account.signature, examples });
-    const auto = opts.autoShare !== undefined;
     const { value, model } = await budgetedCall(deps, { accountId, operation: auto ? AUTO_OPERATION : 'analyze', prompt, format: FORMAT, share: opts.autoShare });
     const at = deps.now();
     const inserted = await em.execute<unknown[]>(

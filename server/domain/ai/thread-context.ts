@@ -6,7 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, MailMessage, MailThread } from '../../../db/entities/index.ts';
 import { AppError } from '../errors.ts';
 
-export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string) => Promise<void>;
+export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string, purpose?: 'open' | 'triage') => Promise<void>;
 
 // The thread detail's order (sent_at, provider_message_id), reversed.
 const NEWEST_FIRST = { sentAt: 'desc', providerMessageId: 'desc' } as const;
@@ -29,8 +29,9 @@ export async function loadWithBodies(
   accountId: string,
   threadId: string,
   count: number,
+  purpose: 'open' | 'triage' = 'open',
 ): Promise<{ account: Account; messages: MailMessage[] }> {
-  await ensureBodies(em, accountId, threadId);
+  await ensureBodies(em, accountId, threadId, purpose);
   const account = await em.findOne(Account, { id: accountId });
   if (!account) throw new AppError('AUTH_REQUIRED');
   const newest = await em.find(MailMessage, { thread: threadId, account: accountId }, { orderBy: NEWEST_FIRST, limit: count, refresh: true });

@@ -77,6 +77,8 @@ export function createSyncService(deps: {
   log: Logger;
   clock?: () => Date;
   leaseSeconds?: number;
+  /** After a commit that stored messages (the container queues analysis on arrival). */
+  onStored?: (accountId: string) => Promise<unknown>;
 }): SyncService {
   const { orm, credentials, log } = deps;
   const clock = deps.clock ?? (() => new Date());
@@ -170,6 +172,8 @@ export function createSyncService(deps: {
             await applyChanges(tx, accountId, p.changes);
             await announceCommit(tx, accountId, p.changes);
           });
+          // Stored mail may want analysis on arrival (a job of its own: never this sync's failure).
+          if (upserts.length) await deps.onStored?.(accountId).catch((e: unknown) => log.warn({ accountId, ...errorSummary(e) }, 'queueing analysis on arrival failed'));
         }
         log.info(
           { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },

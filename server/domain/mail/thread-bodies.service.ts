@@ -29,8 +29,11 @@ const MAX_REMEMBERED = 1_000;
 
 export interface ThreadBodies {
   /** Fetches and stores the bodies of the thread's messages unless all are cached; NOT_FOUND for another account's thread. */
-  ensure(em: EntityManager, accountId: string, threadId: string): Promise<void>;
+  ensure(em: EntityManager, accountId: string, threadId: string, purpose?: BodyPurpose): Promise<void>;
 }
+
+/** Who reads the bodies: a user's open (the default) or analysis on arrival (its provider calls are background work). */
+export type BodyPurpose = 'open' | 'triage';
 
 export interface ThreadBodiesOptions {
   /** How long a thread whose answer could not be used answers its opens with that failure (default 30 s). */
@@ -50,7 +53,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   const slots = createAccountPlaces({ perAccount: deps.fetchesPerAccount ?? 2, maxWaiting: deps.fetchesWaiting ?? 8, retryAfterSeconds: 2, describe: 'thread fetches' });
   const failures = new Map<string, { error: unknown; until: number }>();
 
-  async function fetchAndStore(em: EntityManager, accountId: string, threadId: string): Promise<void> {
+  async function fetchAndStore(em: EntityManager, accountId: string, threadId: string, purpose: BodyPurpose): Promise<void> {
     const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
       `select t.provider_thread_id,
          (select count(*)::int from mail_messages m where m.thread_id = t.id
@@ -63,17 +66,17 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     if (!thread) throw new AppError('NOT_FOUND');
     if (thread.missing === 0) return;
     // Only a provider fetch takes one of the account's places: a stored thread opens at once.
-    await slots.run(accountId, () => fetchFull(em, accountId, threadId, thread.provider_thread_id));
+    await slots.run(accountId, () => fetchFull(em, accountId, threadId, thread.provider_thread_id, purpose));
   }
 
-  async function fetchFull(em: EntityManager, accountId: string, threadId: string, providerThreadId: string): Promise<void> {
+  async function fetchFull(em: EntityManager, accountId: string, threadId: string, providerThreadId: string, purpose: BodyPurpose): Promise<void> {
     // Stored as the parser makes them, about a megabyte of bodies at a time: neither thread holds the whole thread's bodies.
     const runs = bodyRuns<MailMessage>(async (rows) => {
       if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows)))) throw new AppError('NOT_FOUND');
     });
     let count;
     try {
-      const api = deps.gmail(await deps.credentials.client(em, accountId), { accountId, purpose: 'open' });
+      const api = deps.gmail(await deps.credentials.client(em, accountId), { accountId, purpose });
       count = await api.getThreadFull(providerThreadId, (m) => m.providerThreadId === providerThreadId && runs.add(m));
     } catch (err) {
       await runs.end().catch(() => {}); // what was parsed before the failure is stored (each message was whole): the provider's error is the answer
@@ -92,7 +95,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   }
 
   return {
-    ensure(em, accountId, threadId) {
+    ensure(em, accountId, threadId, purpose = 'open') {
       if (!UUID.test(threadId)) return Promise.reject(new AppError('NOT_FOUND'));
       const key = `${accountId}:${threadId}`;
       const failed = failures.get(key);
@@ -101,7 +104,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
       let flight = flights.get(key);
       if (!flight) {
         // Set before anything is awaited: opens arriving while this one runs join it.
-        flight = fetchAndStore(em, accountId, threadId)
+        flight = fetchAndStore(em, accountId, threadId, purpose)
           .catch((err: unknown) => {
             remember(key, err);
             throw err;
