@@ -465,7 +465,7 @@ describe('hostile-input fuzzing of every REST route and /trpc', () => {
     assert.deepEqual(rest, [
       'DELETE /auth/account', 'GET /api/mail/sync-state', 'GET /api/mail/threads', 'GET /api/mail/threads/{threadId}', 'GET /api/mail/threads/{threadId}/messages/{messageId}/body', 'GET /api/settings', 'GET /api/status/incidents', 'GET /auth/session',
       'PATCH /api/settings', 'PATCH /api/status/incidents/{id}', 'POST /api/analytics/event', 'POST /api/mail/sync', 'POST /api/mail/threads/{threadId}/analyze',
-      'POST /api/mail/threads/{threadId}/draft', 'POST /api/status/incidents', 'POST /auth/logout', 'POST /auth/provider/disconnect',
+      'POST /api/mail/threads/{threadId}/draft', 'POST /api/status/incidents', 'POST /auth/logout', 'POST /auth/provider/disconnect', 'PUT /api/mail/threads/{threadId}/analysis',
     ]);
     for (const lane of world.lanes) assert.ok(lane.threadIds.length >= 3, `${lane.name} has synced threads`);
   });
@@ -554,7 +554,7 @@ describe('hostile-input fuzzing of every REST route and /trpc', () => {
   it('counts every hostile request against its route\'s own limit: the next one is RATE_LIMITED (REST and /trpc)', async () => {
     // One client address per route; as many generated hostile requests as the limit, sent
     // without a session (nothing can take effect), then one more that must be refused.
-    const LIMITS: Record<string, number> = { 'mail.sync': 10, 'mail.analyze': 20, 'mail.draft': 20, 'settings.update': 20, 'analytics.event': 60, 'auth.disconnect': 20, 'auth.deleteAccount': 20 };
+    const LIMITS: Record<string, number> = { 'mail.sync': 10, 'mail.analyze': 20, 'mail.draft': 20, 'mail.correctAnalysis': 20, 'settings.update': 20, 'analytics.event': 60, 'auth.disconnect': 20, 'auth.deleteAccount': 20 };
     let client = 0;
     for (const [procedure, limit] of Object.entries(LIMITS)) {
       const op = OPS.find((o) => o.procedure === procedure)!;

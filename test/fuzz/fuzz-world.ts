@@ -30,15 +30,17 @@ export interface Operation {
 }
 
 /** The spec's answer to "who may call this", per procedure (api-spec part 4, runtime contract 4d and 5). */
-export const AUTHED = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.syncState', 'mail.threads', 'mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft', 'settings.get', 'settings.update']);
-export const CSRF = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.analyze', 'mail.draft', 'settings.update']);
+export const AUTHED = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.syncState', 'mail.threads', 'mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis', 'settings.get', 'settings.update']);
+export const CSRF = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis', 'settings.update']);
 export const ADMIN = new Set(['status.createIncident', 'status.updateIncident']);
-export const THREAD = new Set(['mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft']);
+export const THREAD = new Set(['mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis']);
 export const SPEC_PROCEDURES = [
   'system.health', 'auth.session', 'auth.logout', 'auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.syncState', 'mail.threads', 'mail.thread', 'mail.analyze',
   'mail.draft', 'settings.get', 'settings.update', 'analytics.event', 'status.incidents', 'status.createIncident', 'status.updateIncident',
   // Issue 31: one message's bodies, for the messages a thread answer leaves out past its body budget.
   'mail.messageBody',
+  // Runtime contract 5 (issue 45): the user's correction of an analysis.
+  'mail.correctAnalysis',
   // Runtime contract 5: the live events (GET /api/mail/events), a subscription, not fuzzed (a stream never answers in full).
   'mail.events',
 ];

@@ -8,7 +8,9 @@
  * the service will not or could not parse (over the cap, or failing on the body worker) is
  * remembered for `failureTtlMs`, so reopening that thread answers at once instead of fetching and
  * parsing megabytes again. Cheap failures (the provider's 5xx, 429, a dropped connection) are
- * not remembered: the next open tries again, as the user expects. And one account cannot hold
+ * not remembered: the next open tries again, as the user expects. A refusal (the account's places
+ * or the parse queue full: SERVICE_UNAVAILABLE) is remembered for its Retry-After (at most
+ * `refusalTtlMs`): a client retrying sooner is told the rest of the wait at once. And one account cannot hold
  * the process's memory with answers of many threads at once (each up to 32 MiB): at most
  * `fetchesPerAccount` of its threads are fetched at a time, whichever route asked (the thread
  * detail, a message body, the AI routes), a few more wait, the rest are refused at once.
@@ -42,12 +44,15 @@ export interface ThreadBodiesOptions {
   fetchesPerAccount?: number;
   /** Fetches of one account waiting at most (default 8); one more is SERVICE_UNAVAILABLE with Retry-After. */
   fetchesWaiting?: number;
+  /** How long at most a refused open (SERVICE_UNAVAILABLE) answers its thread's reopens with the rest of its wait (default 5 s). */
+  refusalTtlMs?: number;
   /** Milliseconds now (tests pass a clock they move). */
   now?: () => number;
 }
 
 export function createThreadBodies(deps: { gmail: GmailFactory; credentials: CredentialsService } & ThreadBodiesOptions): ThreadBodies {
   const failureTtlMs = deps.failureTtlMs ?? 30_000;
+  const refusalTtlMs = deps.refusalTtlMs ?? 5_000;
   const now = deps.now ?? Date.now;
   const flights = new Map<string, Promise<void>>();
   const slots = createAccountPlaces({ perAccount: deps.fetchesPerAccount ?? 2, maxWaiting: deps.fetchesWaiting ?? 8, retryAfterSeconds: 2, describe: 'thread fetches' });
@@ -88,10 +93,19 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   }
 
   function remember(key: string, error: unknown): void {
-    if (!(error instanceof AppError && error.cause instanceof UnusableAnswerError) || failureTtlMs <= 0) return;
+    const refused = error instanceof AppError && error.code === 'SERVICE_UNAVAILABLE' && error.retryAfter !== undefined;
+    const ttl = refused ? Math.min(refusalTtlMs, error.retryAfter! * 1000) : error instanceof AppError && error.cause instanceof UnusableAnswerError ? failureTtlMs : 0;
+    if (ttl <= 0) return;
     failures.delete(key);
     if (failures.size >= MAX_REMEMBERED) failures.delete(failures.keys().next().value!);
-    failures.set(key, { error, until: now() + failureTtlMs });
+    failures.set(key, { error, until: now() + ttl });
+  }
+
+  /** A remembered failure as the next open hears it: a refusal with the rest of its wait. */
+  function replay(failed: { error: unknown; until: number }): unknown {
+    const { error } = failed;
+    if (!(error instanceof AppError) || error.code !== 'SERVICE_UNAVAILABLE') return error;
+    return new AppError('SERVICE_UNAVAILABLE', { retryAfter: Math.max(1, Math.ceil((failed.until - now()) / 1000)), cause: error.cause });
   }
 
   return {
@@ -99,7 +113,7 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
       if (!UUID.test(threadId)) return Promise.reject(new AppError('NOT_FOUND'));
       const key = `${accountId}:${threadId}`;
       const failed = failures.get(key);
-      if (failed && failed.until > now()) return Promise.reject(failed.error);
+      if (failed && failed.until > now()) return Promise.reject(replay(failed));
       if (failed) failures.delete(key);
       let flight = flights.get(key);
       if (!flight) {

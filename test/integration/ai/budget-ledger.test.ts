@@ -51,8 +51,8 @@ describe('budget ledger', () => {
     );
     assert.equal(results.filter((r) => r === 'ok').length, 4);
     assert.equal(results.filter((r) => r === 'AI_BUDGET_EXCEEDED').length, 8);
-    assert.deepEqual(await one.usage(accountId), { day: 1200, month: 1200 });
-    assert.deepEqual(await one.usage(otherId), { day: 0, month: 0 });
+    assert.deepEqual(await one.usage(accountId), { day: 1200, month: 1200, auto: 0 });
+    assert.deepEqual(await one.usage(otherId), { day: 0, month: 0, auto: 0 });
     await one.reserve({ accountId: otherId, operation: 'draft', model: 'm', estimate: 999 });
   });
 
@@ -66,12 +66,12 @@ describe('budget ledger', () => {
     await budget.release(r1);
     const r2 = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 900 });
     await budget.settle(r2, { promptTokens: 100, completionTokens: 50 }, 'gpt-x');
-    assert.deepEqual(await budget.usage(accountId), { day: 150, month: 150 });
+    assert.deepEqual(await budget.usage(accountId), { day: 150, month: 150, auto: 0 });
     const r3 = await budget.reserve({ accountId, operation: 'analyze', model: 'm', estimate: 700 });
-    assert.deepEqual(await budget.usage(accountId), { day: 850, month: 850 });
+    assert.deepEqual(await budget.usage(accountId), { day: 850, month: 850, auto: 0 });
     await budget.release(r3);
     await budget.release(r2); // settled rows are never released
-    assert.deepEqual(await budget.usage(accountId), { day: 150, month: 150 });
+    assert.deepEqual(await budget.usage(accountId), { day: 150, month: 150, auto: 0 });
     const [row] = await orm.em.fork().find(AiUsage, { id: r2.id });
     assert.deepEqual([row.state, row.tokens, row.promptTokens, row.completionTokens, row.model], ['settled', 150, 100, 50, 'gpt-x']);
   });
@@ -84,7 +84,7 @@ describe('budget ledger', () => {
     await budget.settle(r, { promptTokens: 400, completionTokens: 100 }, 'm');
     await assert.rejects(budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 }), (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED' && e.retryAfter === 1800);
     clock.set(new Date('2030-02-01T00:00:00.000Z'));
-    assert.deepEqual(await budget.usage(accountId), { day: 0, month: 0 });
+    assert.deepEqual(await budget.usage(accountId), { day: 0, month: 0, auto: 0 });
     const r2 = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 });
     await budget.settle(r2, { promptTokens: 300, completionTokens: 500 }, 'm');
     clock.set(new Date('2030-02-02T10:00:00.000Z'));

@@ -211,4 +211,28 @@ describe('thread bounds', () => {
     assert.equal(arrivals.length, 6, 'a refused open fetched nothing');
     for (let i = 2; i < arrivals.length; i++) assert.ok(arrivals[i]! - arrivals[i - 2]! >= LATENCY - 5, `three fetches in flight: ${arrivals.join(', ')}`);
   });
+
+  it('a refused open is remembered for its Retry-After: reopened sooner, it is refused at once with the rest of the wait and fetches nothing', async (t) => {
+    let clock = 1_000_000;
+    const mail = await startMailApp(t, { overrides: { mailBodies: { opens: { fetchesPerAccount: 1, fetchesWaiting: 0, now: () => clock } } } });
+    mail.gmail.addMessage(ALICE, { subject: 'One', bodyText: 'one' });
+    mail.gmail.addMessage(ALICE, { subject: 'Two', bodyText: 'two' });
+    await mail.drain();
+    const [first, second] = (await allThreads(mail)) as { id: string }[];
+    mail.gmail.setLatency(400);
+    mail.gmail.resetCounters();
+    const fetching = mail.getJson(`/api/mail/threads/${first!.id}`);
+    while (!mail.gmail.requests.some((r) => r.endpoint === 'threads.get')) await new Promise((r) => setTimeout(r, 10));
+    const refused = await mail.getJson(`/api/mail/threads/${second!.id}`);
+    assert.equal(refused.status, 503);
+    assert.equal(refused.res.headers.get('retry-after'), '2');
+    clock += 1_200;
+    const again = await mail.getJson(`/api/mail/threads/${second!.id}`);
+    assert.equal(again.status, 503, 'reopened within its Retry-After: refused at once');
+    assert.equal(again.res.headers.get('retry-after'), '1', 'with the rest of the wait');
+    assert.equal((await fetching).status, 200);
+    assert.equal(mail.gmail.requests.filter((r) => r.endpoint === 'threads.get').length, 1, 'the refused thread fetched nothing');
+    clock += 1_000;
+    assert.equal((await mail.getJson(`/api/mail/threads/${second!.id}`)).status, 200, 'after its Retry-After it opens');
+  });
 });

@@ -40,6 +40,9 @@ function routes(world: () => ReviewWorld): Route[] {
     { name: 'POST /trpc/mail.sync', send: trpc('mail.sync', () => ({})) },
     { name: 'POST /api/mail/threads/:id/analyze', send: rest('POST', () => `/api/mail/threads/${thread()}/analyze`) },
     { name: 'POST /trpc/mail.analyze', send: trpc('mail.analyze', () => ({ threadId: thread() })) },
+    // After analyze: the control call corrects the analysis analyze made.
+    { name: 'PUT /api/mail/threads/:id/analysis', send: rest('PUT', () => `/api/mail/threads/${thread()}/analysis`, () => ({ priority: 'LOW' })) },
+    { name: 'POST /trpc/mail.correctAnalysis', send: trpc('mail.correctAnalysis', () => ({ threadId: thread(), replyStatus: 'NO_REPLY_NEEDED' })) },
     { name: 'POST /api/mail/threads/:id/draft', send: rest('POST', () => `/api/mail/threads/${thread()}/draft`, () => ({ tone: 'friendly' })) },
     { name: 'POST /trpc/mail.draft', send: trpc('mail.draft', () => ({ threadId: thread(), tone: 'friendly' })) },
     { name: 'PATCH /api/settings', send: rest('PATCH', () => '/api/settings', () => ({ signature: 'hijacked' })) },
@@ -92,7 +95,7 @@ describe('CSRF on every state-changing route, REST and /trpc', () => {
         refused += 1;
       }
     }
-    assert.equal(refused, 8 * cases.length + 4 * cases.filter((c) => !c.basic).length, 'every case on every route');
+    assert.equal(refused, 10 * cases.length + 4 * cases.filter((c) => !c.basic).length, 'every case on every route');
     assert.deepEqual(await snapshot(w), before, 'no provider call, no row written, no session ended');
     assert.equal((await (await asUser(w, alice).fetch('/auth/session')).json()).authenticated, true, 'alice is still signed in');
   });
@@ -152,6 +155,7 @@ describe('CSRF on every state-changing route, REST and /trpc', () => {
       'mail.sync': { code: 'CSRF_FAILED', input: {} },
       'mail.analyze': { code: 'CSRF_FAILED', input: { threadId: w.alice.threadIds[0] } },
       'mail.draft': { code: 'CSRF_FAILED', input: { threadId: w.alice.threadIds[0] } },
+      'mail.correctAnalysis': { code: 'CSRF_FAILED', input: { threadId: w.alice.threadIds[0], priority: 'LOW' } },
       'settings.update': { code: 'CSRF_FAILED', input: { signature: 'x' } },
       'status.createIncident': { code: 'FORBIDDEN', input: {} }, // status-admin credential instead
       'status.updateIncident': { code: 'FORBIDDEN', input: { id: '7b0f7a4e-1111-4222-8333-444455556666' } },
@@ -190,6 +194,8 @@ describe('another account\'s thread id on every id-taking route', () => {
       { name: 'POST /trpc/mail.analyze', send: (id: string) => b().fetch('/trpc/mail.analyze', { method: 'POST', headers, json: { threadId: id } }) },
       { name: 'POST /api/mail/threads/:id/draft', send: (id: string) => b().fetch(`/api/mail/threads/${id}/draft`, { method: 'POST', headers, json: { tone: 'professional', language: 'English' } }) },
       { name: 'POST /trpc/mail.draft', send: (id: string) => b().fetch('/trpc/mail.draft', { method: 'POST', headers, json: { threadId: id, length: 'short' } }) },
+      { name: 'PUT /api/mail/threads/:id/analysis', send: (id: string) => b().fetch(`/api/mail/threads/${id}/analysis`, { method: 'PUT', headers, json: { priority: 'LOW' } }) },
+      { name: 'POST /trpc/mail.correctAnalysis', send: (id: string) => b().fetch('/trpc/mail.correctAnalysis', { method: 'POST', headers, json: { threadId: id, priority: 'LOW' } }) },
     ];
   };
 
@@ -212,7 +218,7 @@ describe('another account\'s thread id on every id-taking route', () => {
         checked += 1;
       }
     }
-    assert.equal(checked, 24);
+    assert.equal(checked, 32);
     assert.deepEqual(await snapshot(w), before, 'no body fetched, no AI call, no analysis, draft or usage row, no session touched');
   });
 

@@ -31,6 +31,7 @@ const thread = {
   fromAddress: 'a@example.com',
   lastMessageAt: '2026-11-26T08:00:00.000Z',
   isUnread: true,
+  analysis: null,
 };
 
 describe('trusted outputs', () => {

@@ -64,7 +64,15 @@ describe('address and header parsing', () => {
       subject: 'Lunch?',
       snippet: "Don't forget",
       sentAt: new Date(1767225600000),
+      bulk: false,
     });
+    // Bulk by its headers (RFC 2369 List-Unsubscribe, or Precedence bulk/list/junk), whatever its case.
+    const bulk = (headers: { name: string; value: string }[]) => toMessageMeta({ id: 'b', threadId: 'b', labelIds: [], snippet: '', payload: { headers } }).bulk;
+    assert.equal(bulk([{ name: 'list-unsubscribe', value: '<mailto:u@example.com>' }]), true);
+    assert.equal(bulk([{ name: 'Precedence', value: ' Bulk ' }]), true);
+    assert.equal(bulk([{ name: 'Precedence', value: 'list' }]), true);
+    assert.equal(bulk([{ name: 'Precedence', value: 'first-class' }]), false);
+    assert.equal(bulk([{ name: 'List-Unsubscribe', value: '  ' }]), false);
     const dated = toMessageMeta({ id: 'm2', threadId: 't2', labelIds: [], snippet: '', payload: { headers: [{ name: 'Date', value: 'Thu, 01 Jan 2026 10:00:00 +0000' }] } });
     assert.equal(dated.sentAt.toISOString(), '2026-01-01T10:00:00.000Z');
   });
