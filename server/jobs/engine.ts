@@ -4,9 +4,12 @@
  * runs what, so a job runs once per cluster and survives restarts and crashes.
  *
  * Queues:
- * - `mail-sync` (policy `stately`, keyed by account): at most one job waiting and one running
- *   per account, however many notifications or sign-ins ask; retried with backoff; a job past
- *   its retries is dead-lettered to `mail-sync-dead-letter` (kept, with its payload) instead of vanishing.
+ * - `mail-sync` (policy `stately`, keyed by account): pg-boss keeps one job per state and key
+ *   (created, retry, active), and enqueueSync keeps created and retry from both waiting: a
+ *   request for an account whose failed job waits to be retried is that retry's (brought
+ *   forward when it must not wait), never a job of its own beside it, so a job is retried with
+ *   its real backoff and dead-lettered only past its real retry limit, to
+ *   `mail-sync-dead-letter` (kept, with its payload) instead of vanishing.
  *   The job's heartbeat lets the engine hand a dead instance's job on within seconds.
  * - `auto-triage` (policy `stately`, keyed by account): analysis on arrival, one pass of a few
  *   threads per job, so accounts take turns (jobs/auto-triage.job.ts).
@@ -149,19 +152,29 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   // Listening starts with the first workers of a queue that notifies (an instance that only enqueues never listens).
   const wakePolicies = new Map<string, WakePolicy>();
   const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel(SCHEMA), policies: wakePolicies });
+  const retryWaiting = async (singletonKey: string) => {
+    const [row] = await boss.getDb().executeSql(`select 1 from ${SCHEMA}.job where name = $1 and singleton_key = $2 and state = 'retry' limit 1`, [QUEUES.mailSync, singletonKey]).then((r) => r.rows);
+    return row !== undefined;
+  };
 
   return {
     boss,
     async enqueueSync(request, opts = {}) {
       const trace = currentTraceparent();
-      const id = await boss.send(QUEUES.mailSync, trace ? { ...request, trace } : request, {
-        singletonKey: request.accountId,
+      const data = trace ? { ...request, trace } : request;
+      const singletonKey = request.accountId;
+      if (BRINGS_FORWARD.has(request.reason)) {
+        // The key's waiting job, created or retrying (pg-boss upsert: the newest not yet active), starts now
+        // with this payload; a job is made only when none waits.
+        const { inserted } = await boss.upsert(QUEUES.mailSync, data, { singletonKey, startAfter: new Date() });
+        return inserted > 0;
+      }
+      // A retry that waits covers the request: it runs when its backoff ends, and no job runs beside it.
+      if (await retryWaiting(singletonKey)) return false;
+      const id = await boss.send(QUEUES.mailSync, data, {
+        singletonKey,
         ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
       });
-      if (id === null && BRINGS_FORWARD.has(request.reason)) {
-        // The key's created or retrying job (pg-boss update: only jobs not yet active) starts now; its payload stays.
-        await boss.update(QUEUES.mailSync, undefined, { singletonKey: request.accountId, startAfter: new Date(), match: 'all' });
-      }
       return id !== null;
     },
     async enqueue(name, data, opts) {

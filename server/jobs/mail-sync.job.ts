@@ -84,8 +84,10 @@ export function createMailSyncWorker(deps: {
 
   async function recordFailure(job: JobWithMetadata<SyncRequest>, code: string, final: boolean) {
     await recordSyncFailure(deps.orm.em.getConnection(), job.data.accountId, code, final).catch(() => undefined);
-    const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1 };
-    if (final) log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
+    const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1, retryLimit: job.retryLimit };
+    // The engine's own decision, read back: past the limit, or (a retry it could not queue) before it; the line says which.
+    if (final && job.retryCount >= job.retryLimit) log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
+    else if (final) log.error(line, 'mail sync job dead-lettered before its retry limit: its retry could not be queued; the quiet sweep will ask again');
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 

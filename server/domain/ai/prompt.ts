@@ -19,9 +19,12 @@ export const LIMITS = {
   /** Bytes (token bound) of a subject and of a sender's name. */
   subjectTokens: 250,
   nameTokens: 100,
-  /** The account's corrections shown to a triage as examples: how many, and their estimated tokens in all (taken from the body's). */
+  /**
+   * The account's corrections shown to a triage as examples: how many, and their estimated tokens
+   * in all, taken from the body's, so the prompt's bound holds (five of ordinary length fit).
+   */
   examples: 5,
-  examplesTokens: 600,
+  examplesTokens: 1_000,
 } as const;
 
 /** A user's correction of an earlier triage, reduced to what the model may see of its message. */
@@ -146,8 +149,8 @@ function examplesOf(examples: TriageExample[] = []): { list: object[]; tokens: n
   const list: object[] = [];
   let tokens = 0;
   for (const e of examples.slice(0, LIMITS.examples)) {
-    const item = { from: oneLine(e.fromName, 40) || 'the sender', subject: oneLine(e.subject, 80), snippet: oneLine(e.snippet, 120), priority: e.priority, replyStatus: e.replyStatus };
-    const cost = estimateTextTokens(JSON.stringify(item)) + 1;
+    const item = { from: oneLine(e.fromName, 30) || 'the sender', subject: oneLine(e.subject, 60), snippet: oneLine(e.snippet, 80), priority: e.priority, replyStatus: e.replyStatus };
+    const cost = Buffer.byteLength(JSON.stringify(item).replace(/</g, '\\u003c')) + 1; // its bytes as the tag carries it, and a comma
     if (tokens + cost > LIMITS.examplesTokens) break;
     list.push(item);
     tokens += cost;

@@ -48,4 +48,48 @@ describe('sync jobs: settlement and backoff', () => {
     assert.deepEqual(waits.map((x) => x.streak), [1, 2, 3]);
     waits.forEach((x, i) => assert.ok(x.wait >= 2 ** i - 0.1, `wait ${i + 1}: ${x.wait} s, at least ${2 ** i} s`));
   });
+
+  it('a request for an account whose job waits to be retried is that retry: brought forward by a notification, never a job beside it', async (t) => {
+    // A long first backoff, so the retry is seen waiting.
+    const w = await startLiveWorld(t, { intake: false, retry: { limit: 2, delaySeconds: 30 } });
+    await w.idle();
+    const { engine } = w.app.container.liveInbox;
+    const jobs = async () => w.sql<{ state: string; retry_count: number; start_after_s: number }>(
+      `select state, retry_count, extract(epoch from start_after - now())::float8 as start_after_s from pgboss.job where name = ? and singleton_key = ? and state in ('created', 'retry', 'active') order by created_on`,
+      [QUEUES.mailSync, w.accountId],
+    );
+    w.gmail.injectFault({ endpoint: 'history.list', status: 500, times: 1 });
+    const mail = w.gmail.addMessage(ALICE, { subject: 'After a failure' });
+    await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
+    await waitFor(async () => (await jobs()).some((j) => j.state === 'retry'), 'the failed job to wait for its retry');
+    assert.ok((await jobs())[0]!.start_after_s > 20, 'its backoff is long');
+    // The sweep, a job's continuation, a paced wait: covered by the retry, no job of their own.
+    for (const reason of ['sweep', 'continue', 'paced'] as const) assert.equal(await engine.enqueueSync({ accountId: w.accountId, reason }), false, reason);
+    assert.deepEqual((await jobs()).map((j) => j.state), ['retry']);
+    // A notification must not wait 30 s: the retry itself starts now, as its second attempt.
+    assert.equal(await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' }), false);
+    await waitFor(async () => (await w.stored()).inbox.some((x) => x.startsWith(`${mail.id}:`)), 'the mail stored by the retry brought forward');
+    await w.idle();
+    const [ran] = await w.sql<{ retry_count: number }>(`select retry_count from pgboss.job where name = ? and singleton_key = ? and state = 'completed' order by completed_on desc limit 1`, [QUEUES.mailSync, w.accountId]);
+    assert.equal(ran!.retry_count, 1, 'the retry ran (its count kept), not a new job');
+  });
+
+  it('dead-letters a job only past its real retry limit, however many notifications come meanwhile, and says so', async (t) => {
+    const w = await startLiveWorld(t, { intake: false, retry: { limit: 2, delaySeconds: 1 } });
+    await w.idle();
+    const { engine } = w.app.container.liveInbox;
+    w.gmail.injectFault({ endpoint: 'history.list', status: 500, times: Infinity });
+    w.gmail.addMessage(ALICE, { subject: 'Never fetched' });
+    const line = (msg: string) => w.app.logs.filter((l) => l.accountId === w.accountId && l.msg === msg);
+    const dead = 'mail sync job dead-lettered after its retries; the quiet sweep will ask again';
+    while (!line(dead).length) {
+      await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(line('mail sync job failed; retrying with backoff').map((l) => l.attempt), [1, 2]);
+    assert.deepEqual(line(dead).map((l) => l.attempt), [3]);
+    assert.equal(line('mail sync job dead-lettered before its retry limit: its retry could not be queued; the quiet sweep will ask again').length, 0);
+    w.gmail.clearFaults();
+  });
 });
+

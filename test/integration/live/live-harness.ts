@@ -88,6 +88,8 @@ export async function startLiveWorld(
     concurrency?: { workers: number; batch: number; pollSeconds?: number };
     /** The mail quota's window and clock, for this app and every other instance of the world. */
     mailQuota?: ContainerOverrides['mailQuota'];
+    /** How failing sync jobs are retried (default LIVE_RETRY). */
+    retry?: { limit: number; delaySeconds: number };
     /** Analysis on arrival's workers, threads per job and retry timing, for this app and every other instance. */
     autoTriage?: ContainerOverrides['autoTriage'];
   } = {},
@@ -105,7 +107,7 @@ export async function startLiveWorld(
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
   const app = await buildTestApp(t, {
     env: { ...env, ...intakeEnv },
-    overrides: { liveInbox: { work: opts.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency }, mailQuota: opts.mailQuota, autoTriage: opts.autoTriage },
+    overrides: { liveInbox: { work: opts.work ?? true, retry: opts.retry ?? LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency }, mailQuota: opts.mailQuota, autoTriage: opts.autoTriage },
   });
   const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
   const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
