@@ -1,8 +1,8 @@
 /**
  * The layout rules of CONTRIBUTING.md, checked on every run: no import cycles, each folder
  * importing only from the layers below it (`domain/` free of HTTP, tRPC, background work and
- * the wiring; the benchmark free of the tests), and no source file past the size where it
- * becomes two ideas.
+ * the wiring; the benchmark free of the tests; the eval free of the stand-ins), and no source
+ * file past the size where it becomes two ideas.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,9 +12,9 @@ import madge from 'madge';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Every folder of source (tests excluded: a test file may be long). */
-const SOURCE_DIRS = ['server', 'shared', 'db/entities', 'stand-ins', 'harness', 'demo', 'bench'];
+const SOURCE_DIRS = ['server', 'shared', 'db/entities', 'stand-ins', 'harness', 'demo', 'bench', 'eval'];
 /** The folders whose imports are checked for cycles and layers. */
-const GRAPH_DIRS = ['server', 'shared', 'db', 'stand-ins', 'harness', 'demo', 'bench'];
+const GRAPH_DIRS = ['server', 'shared', 'db', 'stand-ins', 'harness', 'demo', 'bench', 'eval'];
 const MAX_LINES = 250;
 
 /**
@@ -33,12 +33,14 @@ const LAYERS: { from: string; not: string[]; packages?: RegExp }[] = [
   { from: 'server/trpc/', not: ['server/http/'] },
   // The leaves: configuration, database, logging, metrics.
   { from: 'server/infra/', not: ['server/domain/', 'server/providers/', 'server/errors/', 'server/http/', 'server/trpc/', 'server/jobs/', 'server/intake/'] },
-  { from: 'server/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
-  { from: 'shared/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
-  { from: 'stand-ins/', not: ['test/', 'harness/', 'bench/', 'demo/'] },
-  { from: 'harness/', not: ['test/', 'bench/', 'demo/'] },
-  { from: 'demo/', not: ['test/', 'harness/', 'bench/'] },
-  { from: 'bench/', not: ['test/'] },
+  { from: 'server/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
+  { from: 'shared/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
+  { from: 'stand-ins/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
+  { from: 'harness/', not: ['test/', 'bench/', 'demo/', 'eval/'] },
+  { from: 'demo/', not: ['test/', 'harness/', 'bench/', 'eval/'] },
+  { from: 'bench/', not: ['test/', 'eval/'] },
+  // The eval runs the service's prompt and provider against a real endpoint: nothing of the tests' stand-ins or harness.
+  { from: 'eval/', not: ['test/', 'harness/', 'bench/', 'demo/', 'stand-ins/'] },
 ];
 
 async function sourceFiles(dir: string): Promise<string[]> {
