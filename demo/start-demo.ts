@@ -10,6 +10,8 @@
  * the live messages are replayed, so the kept database and the mailbox agree. A data
  * directory without a journal (a first start, or one from an older demo) gets a fresh
  * embedded database too; the old one is moved aside, never deleted.
+ *
+ * The account starts with triage of new mail on (demo-account.ts), set at its first sign-in.
  */
 import { existsSync, renameSync } from 'node:fs';
 import path from 'node:path';
@@ -22,6 +24,7 @@ import { startOpenAIStandIn } from '../stand-ins/openai.stand-in.ts';
 import { startPubSubStandIn } from '../stand-ins/pubsub.stand-in.ts';
 import { identityEnv } from '../stand-ins/stand-in-env.ts';
 import { demoResponder } from './ai-responder.ts';
+import { demoAccountDefaults } from './demo-account.ts';
 import { liveMessage } from './live-mail.ts';
 import { openMailboxJournal } from './mailbox-journal.ts';
 import { CONSENT_PATH, startWebClient } from './web-server.ts';
@@ -107,7 +110,13 @@ export async function startDemo(opts: DemoOptions) {
     }),
     opts.dataDir,
   );
-  const service = await startService({ config, embeddedDataDir: embeddedDir, embeddedDatabase: 'mia_demo', stopGraceMs: 2_000 });
+  const defaults = demoAccountDefaults(USER.sub, log);
+  const service = await startService({ config, embeddedDataDir: embeddedDir, embeddedDatabase: 'mia_demo', stopGraceMs: 2_000, overrides: { mailWatch: defaults.mailWatch } });
+  // Before the web client starts: every sign-in passes its consent relay, so none comes earlier.
+  await defaults.attach(service.container).catch(async (err: unknown) => {
+    await service.stop();
+    throw err;
+  });
   const web = await startWebClient({ port: opts.webPort, host, apiBase, consentUrl: identity.authUrl });
 
   /** Delivers a message to the mailbox as the provider would, and journals it (restarts replay it). */
@@ -123,6 +132,7 @@ export async function startDemo(opts: DemoOptions) {
     webOrigin,
     config,
     gmail,
+    openai,
     journal,
     deliver,
     async close() {

@@ -1,9 +1,12 @@
 // The demo's single-page web client, built on the typed client package: sign in, watch the
-// inbox fill and live mail arrive, open threads, analyze and draft. Plain DOM, no framework.
+// inbox fill and live mail arrive, filter it by triage, open threads, analyze (and correct
+// the analysis) and draft, turn triage of new mail on or off. Plain DOM, no framework.
 import { isApiError } from '../../shared/client.ts';
 import { $, API_BASE, api, busy, el, notice, report } from './dom.ts';
 import { createInbox } from './inbox.ts';
 import { renderThread } from './thread-view.ts';
+import { showTriageToggle } from './triage-toggle.ts';
+import type { ShownAnalysis } from './triage.ts';
 
 async function renderAccount(): Promise<string | null> {
   const box = $('account');
@@ -24,14 +27,14 @@ async function renderAccount(): Promise<string | null> {
   return session.email ?? '';
 }
 
-async function openThread(id: string) {
+async function openThread(id: string, analysis: ShownAnalysis | null) {
   const pane = $('detail-pane');
   pane.replaceChildren(el('p', 'Loading…', 'muted'));
   pane.setAttribute('aria-busy', 'true');
   document.body.classList.add('reading');
   try {
     const thread = await api.mail.thread.query({ threadId: id });
-    renderThread(thread, () => document.body.classList.remove('reading'));
+    renderThread(thread, () => document.body.classList.remove('reading'), analysis);
     return thread;
   } catch (err) {
     pane.replaceChildren(el('p', isApiError(err, 'NOT_FOUND') ? 'This conversation is no longer in the inbox.' : 'The conversation could not be loaded.'));
@@ -47,6 +50,7 @@ if (params.get('error')) notice('Sign-in failed; please try again.');
 const email = await renderAccount().catch((err: unknown) => (report(err), null));
 if (email !== null) {
   const inbox = createInbox({ open: openThread });
+  void showTriageToggle().catch(report);
   const sync = $('sync') as HTMLButtonElement;
   sync.onclick = () =>
     void busy(sync, 'Syncing…', async () => {

@@ -2,18 +2,24 @@
 // Server-Sent Events): re-read when an event says threads changed, with a progress line from
 // the `sync` event while the first load runs ("1,240 of ~3,000 messages"), and new mail
 // announced the moment its event arrives ("N new messages — show") instead of moving the
-// rows under the pointer. Nothing is polled.
+// rows under the pointer. Nothing is polled. A new analysis or a correction comes as the same
+// `threads` event, so a row's triage badges change in place; the filters above the list
+// (All, Needs reply, Urgent, Unread) choose what the list, its count and its pages show.
 import { isApiError } from '../../shared/client.ts';
 import type { MailEvent, SyncEvent } from '../../shared/schemas/events.ts';
 import type { ThreadDetail, ThreadList, ThreadSummary } from '../../shared/schemas/mail.ts';
 import { $, API_BASE, api, el, notice, reconnectNotice, report, when } from './dom.ts';
+import { badges, emptyHint, FILTERS, isFilterId, listInput, type FilterId, type ShownAnalysis } from './triage.ts';
 
 const PAGE = 25;
 /** Waits before subscribing again after the server ended the stream, or after a failure (growing, up to the last). */
 const RESUBSCRIBE_MS = [500, 2_000, 5_000, 15_000, 30_000];
 
-export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail | null> }) {
+export function createInbox(opts: { open: (id: string, analysis: ShownAnalysis | null) => Promise<ThreadDetail | null> }) {
   let offset = 0;
+  let filter: FilterId = 'all';
+  /** Which filter and page the list shows: an answer read for another one is dropped. */
+  let view = 0;
   let shown: ThreadSummary[] = [];
   let pending: ThreadList | null = null;
   let selected: string | null = null;
@@ -29,7 +35,14 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     const b = el('button', undefined, 'row');
     b.type = 'button';
     const from = el('span', t.fromName || t.fromAddress, 'from');
-    b.append(from, when(t.lastMessageAt), el('span', t.subject || '(no subject)', 'subject'), el('span', t.snippet, 'snippet'));
+    const line = el('span', undefined, 'line');
+    for (const badge of badges(t.analysis)) {
+      const mark = el('span', badge.text, badge.cls);
+      mark.title = badge.title;
+      line.append(mark);
+    }
+    line.append(el('span', t.subject || '(no subject)', 'subject'));
+    b.append(from, when(t.lastMessageAt), line, el('span', t.snippet, 'snippet'));
     b.onclick = () => void select(t.id);
     li.replaceChildren(b);
     return li;
@@ -39,7 +52,13 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     shown = list.threads;
     pending = null;
     $('new-mail').hidden = true;
-    $('threads').replaceChildren(...list.threads.map(row));
+    const empty = () => {
+      const li = el('li', FILTERS[filter].empty, 'empty');
+      const hint = emptyHint(filter);
+      if (hint) li.append(el('span', hint, 'muted'));
+      return [li];
+    };
+    $('threads').replaceChildren(...(list.threads.length ? list.threads.map(row) : empty()));
     $('page').textContent = `${list.total ? offset + 1 : 0}–${offset + list.threads.length} of ${list.total}`;
     ($('prev') as HTMLButtonElement).disabled = offset === 0;
     ($('next') as HTMLButtonElement).disabled = !list.hasMore;
@@ -50,7 +69,9 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
     const same = shown.every((t, i) => list.threads[i] && key(list.threads[i]) === key(t));
     if (shown.length === 0 || same) return render(list);
     const before = new Set(shown.map(key));
-    const fresh = list.threads.filter((t) => !before.has(key(t))).length;
+    // New mail sorts above every shown row; a thread that newly matches a filter (just analysed) does not.
+    const newest = shown.reduce((n, t) => (t.lastMessageAt > n ? t.lastMessageAt : n), '');
+    const fresh = list.threads.filter((t) => !before.has(key(t)) && t.lastMessageAt > newest).length;
     pending = list;
     const banner = $('new-mail');
     banner.textContent = fresh ? `${fresh} new message${fresh === 1 ? '' : 's'} — show` : 'The list changed — show';
@@ -58,7 +79,9 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
   }
 
   async function refresh(announce: boolean) {
-    const list = await api.mail.threads.query({ limit: PAGE, offset });
+    const asked = view;
+    const list = await api.mail.threads.query(listInput(filter, offset, PAGE));
+    if (asked !== view) return; // the user moved to another filter or page meanwhile: its own read shows it
     if (announce) offer(list);
     else render(list);
   }
@@ -142,19 +165,37 @@ export function createInbox(opts: { open: (id: string) => Promise<ThreadDetail |
   async function select(id: string) {
     selected = id;
     for (const [tid, li] of rows) li.classList.toggle('selected', tid === id);
-    await opts.open(id);
+    await opts.open(id, shown.find((t) => t.id === id)?.analysis ?? null);
+  }
+
+  /** Shows another page or filter now (not announced: the user asked for it). */
+  function go(to: { offset: number; filter?: FilterId }) {
+    offset = to.offset;
+    filter = to.filter ?? filter;
+    view++;
+    pending = null; // an announced list of the view left behind
+    $('new-mail').hidden = true;
+    void refresh(false).catch(report);
   }
 
   $('new-mail').onclick = () => {
     if (pending && offset === 0) render(pending);
-    else {
-      offset = 0;
-      void refresh(false).catch(report);
-    }
+    else go({ offset: 0 });
     $('list-scroll').scrollTop = 0;
   };
-  $('prev').onclick = () => { offset = Math.max(0, offset - PAGE); void refresh(false).catch(report); };
-  $('next').onclick = () => { offset += PAGE; void refresh(false).catch(report); };
+  $('prev').onclick = () => go({ offset: Math.max(0, offset - PAGE) });
+  $('next').onclick = () => go({ offset: offset + PAGE });
+  $('filters').hidden = false;
+  const filterButtons = Array.from($('filters').querySelectorAll<HTMLButtonElement>('button[data-filter]'));
+  for (const b of filterButtons) {
+    b.onclick = () => {
+      const chosen = b.dataset.filter;
+      if (!isFilterId(chosen)) return;
+      for (const other of filterButtons) other.setAttribute('aria-pressed', String(other === b));
+      go({ offset: 0, filter: chosen });
+      $('list-scroll').scrollTop = 0;
+    };
+  }
 
   return {
     /** Follows the account's events from now on, and shows the list once their stream is open. */

@@ -1,7 +1,10 @@
-// The detail pane: a thread's messages, "Show images" for remote images, Analyze and Draft a reply.
+// The detail pane: a thread's messages, "Show images" for remote images, Analyze (with the
+// correction of its answer, analysis-panel.ts) and Draft a reply.
 import { $, api, busy, el, explain, labelledSelect, report, when } from './dom.ts';
 import type { ThreadDetail } from '../../shared/schemas/mail.ts';
+import { createAnalysisPanel } from './analysis-panel.ts';
 import { restorableSrc, restorableSrcset } from './remote-images.ts';
+import { fromAnalysis, type ShownAnalysis } from './triage.ts';
 
 /**
  * The sanitised HTML body in a sandboxed frame (no scripts, no same origin). Remote images
@@ -38,26 +41,21 @@ function button(text: string): HTMLButtonElement {
   return b;
 }
 
-function actions(threadId: string): HTMLElement[] {
+function actions(threadId: string, known: ShownAnalysis | null): HTMLElement[] {
   const analyze = button('Analyze');
   const draft = button('Draft a reply');
   const tone = labelledSelect('Tone', 'tone', [['default', 'Default'], ['professional', 'Professional'], ['friendly', 'Friendly']]);
   const length = labelledSelect('Length', 'length', [['short', 'Short'], ['medium', 'Medium'], ['long', 'Long']]);
   length.select.value = 'medium';
   const language = labelledSelect('Language', 'language', [['', 'As the message'], ['English', 'English'], ['German', 'German'], ['French', 'French'], ['Spanish', 'Spanish']]);
+  // The analysis keeps its own place: a draft below it leaves the correction at hand.
+  const panel = createAnalysisPanel(threadId, known);
   const out = el('div');
   out.setAttribute('aria-live', 'polite');
   analyze.onclick = () =>
     void busy(analyze, 'Analyzing…', async () => {
       try {
-        const a = await api.mail.analyze.mutate({ threadId });
-        const card = el('div', undefined, 'card analysis');
-        card.append(
-          el('p', `Priority ${a.priority} · ${a.replyStatus.replace(/_/g, ' ').toLowerCase()} · confidence ${Math.round(a.confidence * 100)} %`),
-          el('p', a.reason),
-          el('p', `Suggested: ${a.suggestedAction}`, 'muted'),
-        );
-        out.replaceChildren(card);
+        panel.show(fromAnalysis(await api.mail.analyze.mutate({ threadId })));
       } catch (err) {
         out.textContent = explain(err);
         report(err);
@@ -87,11 +85,11 @@ function actions(threadId: string): HTMLElement[] {
     });
   const bar = el('div', undefined, 'actions');
   bar.append(analyze, tone.label, length.label, language.label, draft);
-  return [bar, out];
+  return [bar, panel.node, out];
 }
 
-/** Renders `thread` into the detail pane; `onBack` returns to the list (on a phone). */
-export function renderThread(thread: ThreadDetail, onBack: () => void) {
+/** Renders `thread` into the detail pane; `onBack` returns to the list (on a phone); `known`: the list's analysis of it. */
+export function renderThread(thread: ThreadDetail, onBack: () => void, known: ShownAnalysis | null = null) {
   const pane = $('detail-pane');
   const back = button('← Inbox');
   back.className = 'back';
@@ -107,7 +105,7 @@ export function renderThread(thread: ThreadDetail, onBack: () => void) {
     if (m.attachments.length) box.append(el('p', `Attachments: ${m.attachments.map((a) => a.filename).join(', ')}`, 'muted'));
     parts.push(box);
   }
-  parts.push(...actions(thread.id));
+  parts.push(...actions(thread.id, known));
   pane.replaceChildren(...parts);
   pane.scrollTop = 0;
 }

@@ -3,7 +3,9 @@
  * the stand-in mailbox (re-seeded from the journal's parameters, live mail replayed), so the
  * threads the database lists still open, the sync resumes from its checkpoint, and new live
  * mail still arrives. The identity stand-in forgets its grants on a restart, so the user
- * signs in again (the web client offers "Reconnect" when the old grant fails).
+ * signs in again (the web client offers "Reconnect" when the old grant fails). The account's
+ * settings are the user's too: the demo turns triage of new mail on for a new account only,
+ * so what the user chose survives the restart and that sign-in.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +17,7 @@ import { startDemo, DEMO_USER } from '../../../demo/start-demo.ts';
 import { JOURNAL_FILE } from '../../../demo/mailbox-journal.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
-import { signIn } from '../../helpers/providers.ts';
+import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { openSse } from '../events/sse-reader.ts';
 
 type Summary = { id: string; mailThreadId: string; subject: string };
@@ -50,15 +52,16 @@ describe('npm run demo, stopped and started again on the same data directory', (
     /** Signs in and waits until the list holds every inbox thread of the stand-in. */
     async function signInAndFill(demo: Awaited<ReturnType<typeof start>>) {
       const browser = new Browser(demo.apiBase, demo.webOrigin);
-      await signIn(browser);
+      const { csrfToken } = await signIn(browser);
       const expected = inboxThreads(demo);
       const threads = await untilEvent(browser, demo.apiBase, async () => {
         const list = (await (await browser.fetch('/api/mail/threads?limit=100')).json()) as { threads: Summary[]; total: number };
         return list.total === expected.size ? list.threads : undefined;
       });
       assert.deepEqual(new Set(threads.map((s) => s.mailThreadId)), expected);
-      return { browser, threads };
+      return { browser, threads, csrfToken };
     }
+    const autoTriage = async (browser: Browser) => ((await (await browser.fetch('/api/settings')).json()) as { autoTriage: boolean }).autoTriage;
 
     // First run: sign in, let the backfill finish, receive one live message.
     let demo = await start();
@@ -67,7 +70,10 @@ describe('npm run demo, stopped and started again on the same data directory', (
       if (!stopped) await demo.close();
       await db.drop();
     });
-    let { browser, threads } = await signInAndFill(demo);
+    let { browser, threads, csrfToken } = await signInAndFill(demo);
+    assert.equal(await autoTriage(browser), true, 'a new demo account triages new mail');
+    const off = await browser.fetch('/api/settings', { method: 'PATCH', headers: csrfHeaders(csrfToken, demo.webOrigin), json: { autoTriage: false } });
+    assert.equal(off.status, 200);
     demo.deliver({ subject: 'Before the restart', bodyText: 'Arrived in the first run.' });
     await untilEvent(browser, demo.apiBase, async () => {
       const list = (await (await browser.fetch('/api/mail/threads?limit=5')).json()) as { threads: Summary[] };
@@ -92,6 +98,7 @@ describe('npm run demo, stopped and started again on the same data directory', (
     assert.equal(unopened.status, 401);
     assert.equal(((await unopened.json()) as { error: { code: string } }).error.code, 'TOKEN_EXPIRED');
     ({ browser, threads } = await signInAndFill(demo));
+    assert.equal(await autoTriage(browser), false, 'the user turned it off before the restart: it stays off');
     assert.ok(threads.some((s) => s.subject === 'Before the restart'));
     for (const s of threads) {
       const res = await browser.fetch(`/api/mail/threads/${s.id}`);

@@ -83,7 +83,7 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.waitForSelector('#detail-pane .message >> text=Can we move our call to 3pm?');
     await page.click('text=Analyze');
     await page.waitForSelector('button[aria-busy="true"] >> text=Analyzing…', { timeout: 1_000 });
-    await page.waitForSelector('#detail-pane .card >> text=/Priority (IMPORTANT|NORMAL) · needs reply/');
+    await page.waitForSelector('#detail-pane .card >> text=/Priority (Important|Normal) · needs reply/');
     await page.selectOption('label:has-text("Length") select', 'short');
     await page.selectOption('label:has-text("Tone") select', 'friendly');
     await page.click('text=Draft a reply');
