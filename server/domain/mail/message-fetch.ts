@@ -1,46 +1,31 @@
 /**
  * Fetching message metadata for a sync, one message at a time as far as failures go: a
- * message the provider will not return or that cannot be read fails the sync once, then is
- * set aside (recorded in mail_set_aside, retried on its own with a growing delay) so that
- * the rest of the account and its checkpoint move on.
+ * message the provider will not return or that cannot be read costs itself, not the call:
+ * it is set aside (recorded in mail_set_aside, retried on its own with a growing delay) and
+ * the rest of the call, the account and its checkpoint move on.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi } from '../../providers/gmail.ts';
 import { AppError } from '../errors.ts';
 import type { SetAside, StoreChanges } from './mail-store.ts';
-import { dueSetAside, recordedFailures } from './set-aside.ts';
+import { dueSetAside } from './set-aside.ts';
 import type { MessageMeta, MetadataQuota } from '../../providers/gmail.ts';
 
 /** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
 const OUTAGE_FAILURES = 3;
 
-/** The cause of a sync failed by messages that failed for the first time (the sync service records them). */
-export class MessageFetchFailures extends Error {
-  readonly failures: SetAside[];
-  constructor(failures: SetAside[]) {
-    super(`${failures.length} message(s) could not be fetched or read`);
-    this.failures = failures;
-  }
-}
-
 /**
  * The metadata of these messages, normalised. A message the provider will not return, or
- * that cannot be read, fails the sync the first time (SYNC_FAILED, nothing written, the
- * message recorded); when it fails again, in a background sync or the route's, it is set
- * aside (retried later on its own) so that the rest of the account and its checkpoint move
- * on: a user pressing Sync sees "sync failed" for one bad message once, not at every press.
- * When every one of several fetches failed the provider itself is failing: the sync fails,
- * nothing is set aside.
+ * that cannot be read, is set aside with the call's commit (retried later on its own, from a
+ * minute, doubling): what the call fetched is kept, a backfill goes on at quota speed, and a
+ * transient failure of one message never rolls back or backs off the whole account. When
+ * every one of several fetches failed the provider itself is failing: the sync fails
+ * (SYNC_FAILED, retried by its job), nothing is set aside.
  */
-export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
+export async function fetchMeta(p: { api: GmailApi }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
   const fetched = normalise(await (threadOf ? p.api.getMetadata(ids, threadOf) : p.api.getMetadata(ids)));
-  if (!fetched.setAside.length) return fetched;
   if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
-  // What failed before is known to the route and the background alike: the route answers SYNC_FAILED for a message once, not at every press.
-  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
-  const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
-  if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
   return fetched;
 }
 

@@ -1,6 +1,6 @@
 /**
- * The records of messages a sync could not fetch or read (mail_set_aside): a first failure
- * is recorded, a second sets the message aside (retried on its own, with a growing delay).
+ * The records of messages a sync could not fetch or read (mail_set_aside): set aside with the
+ * call's commit, retried on its own with a growing delay (1 minute, doubling to 6 hours).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { executeBound } from '../bound-sql.ts';
@@ -30,17 +30,6 @@ export async function recordSetAside(em: EntityManager, accountId: string, setAs
      on conflict (account_id, provider_message_id) do update set attempts = s.attempts + 1, reason = excluded.reason, retry_after = ${SET_ASIDE_RETRY_SQL}`,
     [accountId, JSON.stringify(payload)],
   );
-}
-
-/** Which of these messages already failed before (have a record). */
-export async function recordedFailures(em: EntityManager, accountId: string, ids: string[]): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>('select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, ids]);
-  return rows.map((r) => r.pmid);
-}
-
-/** Records messages that failed a sync (outside its transaction, which rolled back): a second failure sets them aside. */
-export async function recordFailures(em: EntityManager, accountId: string, failures: SetAside[]): Promise<void> {
-  await recordSetAside(em, accountId, failures);
 }
 
 /** Set-aside messages of the account due for another try (oldest first). */

@@ -17,9 +17,8 @@ import type { CredentialsService } from '../auth/credentials.service.ts';
 import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges } from './mail-store.ts';
-import { recordFailures } from './set-aside.ts';
 import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readSyncState, releaseLease, type LeasedState } from './sync-states/index.ts';
-import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
+import { planSetAsideRetry } from './message-fetch.ts';
 import { decodeCursor, planListing, startCursor } from './listing-plan.ts';
 import { planHistory, type SyncPlan } from './sync-plan.ts';
 
@@ -191,10 +190,6 @@ export function createSyncService(deps: {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);
         });
-        if (err instanceof AppError && err.cause instanceof MessageFetchFailures) {
-          // Remembered: if these messages fail again they are set aside and the account moves on.
-          await recordFailures(em, accountId, err.cause.failures).catch(() => undefined);
-        }
         const code = err instanceof AppError ? err.code : 'unexpected';
         log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
