@@ -8,24 +8,39 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GmailApi } from '../../providers/gmail.ts';
 import { AppError } from '../errors.ts';
 import type { SetAside, StoreChanges } from './mail-store.ts';
-import { dueSetAside } from './set-aside.ts';
+import { dueSetAside, recordedFailures } from './set-aside.ts';
 import type { MessageMeta, MetadataQuota } from '../../providers/gmail.ts';
 
-/** With none fetched and at least this many failed, the provider itself is failing: nothing is set aside. */
+/** At least this many failed, and at least half of those asked: the provider itself is failing, not the messages. */
 const OUTAGE_FAILURES = 3;
+
+/** The cause of a call failed by an outage-like share of failing messages (the sync service records them). */
+export class MessageFetchFailures extends Error {
+  readonly failures: SetAside[];
+  constructor(failures: SetAside[]) {
+    super(`${failures.length} message(s) could not be fetched or read`);
+    this.failures = failures;
+  }
+}
 
 /**
  * The metadata of these messages, normalised. A message the provider will not return, or
  * that cannot be read, is set aside with the call's commit (retried later on its own, from a
  * minute, doubling): what the call fetched is kept, a backfill goes on at quota speed, and a
- * transient failure of one message never rolls back or backs off the whole account. When
- * every one of several fetches failed the provider itself is failing: the sync fails
- * (SYNC_FAILED, retried by its job), nothing is set aside.
+ * transient failure of one message never rolls back or backs off the whole account.
+ * When several and at least half of the fetches failed, the provider itself is failing: the
+ * call fails (SYNC_FAILED, its job retries with backoff) and the failures are recorded; if
+ * the same messages fail so again, they are set aside then (a cluster of bad messages must
+ * not stop the account for good).
  */
-export async function fetchMeta(p: { api: GmailApi }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
+export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
   const fetched = normalise(await (threadOf ? p.api.getMetadata(ids, threadOf) : p.api.getMetadata(ids)));
-  if (!fetched.metas.length && fetched.setAside.length >= OUTAGE_FAILURES) throw new AppError('SYNC_FAILED', { cause: new Error(`every one of ${fetched.setAside.length} message fetches failed`) });
+  const failed = fetched.setAside.length;
+  if (failed < OUTAGE_FAILURES || failed * 2 < ids.length) return fetched;
+  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
+  const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
+  if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
   return fetched;
 }
 

@@ -32,6 +32,12 @@ export async function recordSetAside(em: EntityManager, accountId: string, setAs
   );
 }
 
+/** Which of these messages already failed before (have a record). */
+export async function recordedFailures(em: EntityManager, accountId: string, ids: string[]): Promise<string[]> {
+  const rows = await em.execute<{ pmid: string }[]>('select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, ids]);
+  return rows.map((r) => r.pmid);
+}
+
 /** Set-aside messages of the account due for another try (oldest first). */
 export async function dueSetAside(em: EntityManager, accountId: string, limit: number): Promise<string[]> {
   const rows = await em.execute<{ pmid: string }[]>(

@@ -18,7 +18,8 @@ import { AppError } from '../errors.ts';
 import { announceCommit, announceSync } from '../events/announce.ts';
 import { applyChanges } from './mail-store.ts';
 import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readSyncState, releaseLease, type LeasedState } from './sync-states/index.ts';
-import { planSetAsideRetry } from './message-fetch.ts';
+import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
+import { recordSetAside } from './set-aside.ts';
 import { decodeCursor, planListing, startCursor } from './listing-plan.ts';
 import { planHistory, type SyncPlan } from './sync-plan.ts';
 
@@ -190,6 +191,10 @@ export function createSyncService(deps: {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);
         });
+        if (err instanceof AppError && err.cause instanceof MessageFetchFailures) {
+          // Remembered: if these messages fail so again they are set aside and the account moves on.
+          await recordSetAside(em, accountId, err.cause.failures).catch(() => undefined);
+        }
         const code = err instanceof AppError ? err.code : 'unexpected';
         log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
         if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);

@@ -68,6 +68,20 @@ describe('what the sync owns', () => {
     assert.deepEqual(await mail.sql('select * from mail_set_aside'), [], 'its record is gone');
   });
 
+  it('most of a call failing is the provider\'s failure once; the same messages failing so again are set aside, and the account moves on', async (t) => {
+    const mail = await startMailApp(t);
+    await mail.drain();
+    const bad = Array.from({ length: 4 }, (_, i) => mail.gmail.addMessage(ALICE, { subject: `bad ${i}` }));
+    mail.gmail.addMessage(ALICE, { subject: 'good' });
+    for (const m of bad) mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: m.id, times: Infinity });
+    const failed = await mail.sync();
+    assert.equal(failed.status, 502, 'four of five failing: the provider, as far as one call can tell');
+    assert.equal((await mail.sql('select 1 from mail_set_aside')).length, 4, 'recorded');
+    const moved = await mail.syncOk();
+    assert.equal(moved.messagesSynced, 1, 'failing so again: set aside, the good one stored');
+    assert.equal(moved.hasMore, false);
+  });
+
   it('a set-aside message deleted upstream is forgotten at its retry', async (t) => {
     const mail = await startMailApp(t);
     await mail.drain();

@@ -60,7 +60,9 @@ describe('sync recovery', () => {
   it('a provider fault half-way through leaves nothing half-written; the next sync completes the work', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 120, { sentReplies: false });
-    mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, afterCalls: 25 });
+    // Every fetch from the 26th on fails: the provider went down mid-call; nothing of the call is written.
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, afterCalls: 25, times: Infinity });
+    mail.gmail.injectFault({ endpoint: 'threads.get', status: 500, times: Infinity });
     const failed = await mail.sync();
     assert.equal(failed.status, 502);
     assert.equal((await failed.json()).error.code, 'SYNC_FAILED');
@@ -68,6 +70,7 @@ describe('sync recovery', () => {
     assert.equal(empty.messages.length, 0);
     assert.equal(empty.threads.length, 0);
     assert.deepEqual((await mail.getJson('/api/mail/sync-state')).body, { lastSyncedAt: null });
+    mail.gmail.clearFaults();
 
     const ok = await mail.syncOk();
     assert.equal(ok.messagesSynced, 50);
@@ -77,9 +80,10 @@ describe('sync recovery', () => {
     // The same in incremental mode: checkpoint and data stay exactly as they were.
     for (let i = 0; i < 4; i++) mail.gmail.addMessage(ALICE, { subject: `later ${i}` });
     const before = await snapshot(mail);
-    mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, afterCalls: 2 });
+    mail.gmail.injectFault({ endpoint: 'messages.get', status: 503, times: Infinity });
     assert.equal((await mail.sync()).status, 502);
     assert.deepEqual(await snapshot(mail), before);
+    mail.gmail.clearFaults();
     const done = await mail.syncOk();
     assert.equal(done.messagesSynced, 4);
     assert.equal((await mail.stored()).size, 124);

@@ -129,23 +129,18 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       await db?.drop();
     });
 
-    it('mail provider 5xx, garbage, a reset connection and quota: SYNC_FAILED 502 / MAIL_RATE_LIMITED 429, nothing stored', async () => {
-      providers.gmail.addMessage(ALICE.email, { subject: 'waiting upstream' });
+    it('mail provider 5xx, garbage, a reset connection and quota: SYNC_FAILED 502 / MAIL_RATE_LIMITED 429, nothing stored; a failing message is set aside', async () => {
+      const waiting = providers.gmail.addMessage(ALICE.email, { subject: 'waiting upstream' });
       const before = await storedCount();
       for (const [fault, what] of [
         [{ endpoint: 'history.list', status: 500 }, 'history 500'],
         [{ endpoint: 'history.list', status: 503 }, 'history 503'],
-        [{ endpoint: 'messages.get', status: 500 }, 'messages.get 500'],
         [{ endpoint: 'history.list', status: 0, garbage: true }, 'history garbage 200'],
         [{ endpoint: 'history.list', status: 0, reset: true }, 'history reset'],
       ] as const) {
         providers.gmail.injectFault(fault);
         assertCode(await sync(), 502, 'SYNC_FAILED', what);
       }
-      // A message answers 502 once (its next failure sets it aside): the garbage answer is another message's first.
-      const another = providers.gmail.addMessage(ALICE.email, { subject: 'another one waiting' });
-      providers.gmail.injectFault({ endpoint: 'messages.get', status: 502, garbage: '<html>Bad gateway</html>', pathIncludes: another.id });
-      assertCode(await sync(), 502, 'SYNC_FAILED', 'messages.get garbage 502');
       providers.gmail.injectFault({ endpoint: 'history.list', status: 429, retryAfterSeconds: 7 });
       const quota = await sync();
       assertCode(quota, 429, 'MAIL_RATE_LIMITED', 'history 429');
@@ -155,8 +150,17 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       assertCode(await sync(), 429, 'MAIL_RATE_LIMITED', 'messages.get 403 userRateLimitExceeded');
       providers.gmail.clearFaults();
       assert.equal(await storedCount(), before, 'no failed sync stored anything');
+      // One message's 500, another's garbage 502: each costs itself (set aside, retried later), never the call.
+      const another = providers.gmail.addMessage(ALICE.email, { subject: 'another one waiting' });
+      providers.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: waiting.id });
+      providers.gmail.injectFault({ endpoint: 'messages.get', status: 502, garbage: '<html>Bad gateway</html>', pathIncludes: another.id });
       assert.equal((await sync()).status, 200);
-      assert.equal(await storedCount(), before + 2);
+      assert.equal(await storedCount(), before);
+      const aside = await sql<{ reason: string }>(db.url, 'select reason from mail_set_aside order by reason');
+      assert.equal(aside.length, 2, JSON.stringify(aside));
+      await sql(db.url, 'update mail_set_aside set retry_after = now()');
+      assert.equal((await sync()).status, 200);
+      assert.equal(await storedCount(), before + 2, 'both stored at their retry');
     });
 
     it('mail provider faults while opening a thread: SYNC_FAILED 502 / MAIL_RATE_LIMITED 429, no body cached', async () => {
