@@ -191,9 +191,9 @@ describe('live mail events', () => {
     const s = await open(b, cookie(a), t);
     await s.next();
     // Both instances listen on their own connection; end them all (as a database restart would).
-    const listeners = await a.sql<{ pid: number }>(`select pid from pg_stat_activity where query = 'listen mia_mail_events' and datname = current_database()`);
+    const listeners = await a.sql<{ pid: number }>(`select pid from pg_stat_activity where application_name = 'mia-listen mia_mail_events' and datname = current_database()`);
     assert.equal(listeners.length, 2);
-    await a.sql('select pg_terminate_backend(pid) from pg_stat_activity where query = ? and datname = current_database()', ['listen mia_mail_events']);
+    await a.sql('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
     assert.equal((await s.next()).json.type, 'reset');
     assert.equal((await s.next()).json.type, 'sync');
     a.gmail.seed(ALICE, 1, { sentReplies: false });

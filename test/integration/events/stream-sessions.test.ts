@@ -103,7 +103,7 @@ describe('event streams end with their session', () => {
     const keptOnB = await opened(b, kept.headers, t);
     // What a logout does to the row, its notification lost: only B's reconnect can tell (its heartbeat is a minute away).
     await sql(`delete from sessions where data->>'csrfToken' = ?`, [gone.csrfToken]);
-    await sql('select pg_terminate_backend(pid) from pg_stat_activity where query = ? and datname = current_database()', ['listen mia_mail_events']);
+    await sql('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
     await goneOnB.ended;
     // The other session's stream is reset (events may have been missed) and stays open.
     assert.equal((await keptOnB.next()).json.type, 'reset');
@@ -115,7 +115,7 @@ describe('event streams end with their session', () => {
     const { a, b, session } = await twoInstances(t, { heartbeatMs: 150 });
     const user = await session();
     const onB = await opened(b, user.headers, t);
-    await a.container.orm.em.fork().execute('select pg_terminate_backend(pid) from pg_stat_activity where query = ? and datname = current_database()', ['listen mia_mail_events']);
+    await a.container.orm.em.fork().execute('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
     assert.equal((await user.browser.fetch('/auth/logout', { method: 'POST' })).status, 204);
     await onB.ended;
   });
