@@ -1,5 +1,5 @@
-/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread) and of issue 28's backfill and resync rows. */
-import type { BackfillResult, BurstFloorResult, HeavyThreadResult, ResyncScaleResult, StoreCheck, SyncCpuResult } from './scenarios.ts';
+/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread), 15 (analysis on arrival) and of issue 28's backfill and resync rows. */
+import type { AutoTriageResult, BackfillResult, Latency, BurstFloorResult, HeavyThreadResult, ResyncScaleResult, StoreCheck, SyncCpuResult } from './scenarios.ts';
 
 const f2 = (n: number | null | undefined) => (n == null || Number.isNaN(n) ? 'n/a' : n.toFixed(2));
 const ok = (b: boolean) => (b ? 'yes' : '**no**');
@@ -158,4 +158,42 @@ export function renderResyncScale(x: ResyncScaleResult): string[] {
     `Before it, the service's own backfill filled the store with the quota lifted (a server of its own with its pacer off, GMAIL_USER_UNITS_PER_MINUTE=0; the stand-in charging 2026 costs without a limit): ${s1(x.fill.ms)}, ${n0(x.fill.units)} units in ${x.fill.providerRequests} calls; ${storeCheck(x.fill.check)}. The resync ran on a server with the bench's pacing (${quotaOf(x.quota)}) started on the same database, against the stand-in enforcing the same. The quota: ${quotaNote(x.quota)}. Quota units: what the stand-in charged the mailbox. Fetching every message: 20 units per messages.get and 5 per messages.list page of 500 ids.`,
     '',
   ];
+}
+
+/** Issue 45: analysis on arrival under a burst, the share of the budget, the AI's concurrency, the list beside it. */
+export function renderAutoTriage(r: AutoTriageResult): string[] {
+  const main = r.runs[0];
+  const out: string[] = [];
+  if (!main) return out;
+  out.push(`## 15. Analysis on arrival — ${main.messages} new messages over ${main.accounts} accounts with autoTriage on, AI ${main.ai.latencyMs} ms a call`, '');
+  out.push('| run | daily budget / auto share | eligible of new | stored | eligible analysed | ineligible analysed (goal 0) | AI calls | AI busy / bound (calls × latency / (bound × time)) | peak in flight / bound | spent − share, max over accounts (goal ≤ 0) | left of the share: min / max | analyses an account | reserved per call: min / median / max |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const x of r.runs) {
+    const t = x.tokens;
+    const res = x.reservation ? `${x.reservation.min} / ${x.reservation.median} / ${x.reservation.max}` : 'n/a';
+    const all = x.analysed === x.eligible;
+    out.push(`| ${x.name} | ${n0(x.budget.daily)} / ${n0(x.budget.shareTokens)} | ${x.eligible} of ${x.messages} | ${x.stored} in ${s1(x.storedMs)} | ${x.analysed}${all ? ` in ${s1(x.analysedMs)}` : ''} | ${x.ineligibleAnalysed} ${ok(x.ineligibleAnalysed === 0)} | ${x.aiCalls} | ${x.aiUtilisation == null ? 'n/a' : `${Math.round(x.aiUtilisation * 100)} %`} | ${x.peakInFlight} / ${x.bound} ${ok(x.peakInFlight <= x.bound)} | ${t.maxOverShare} ${ok(t.maxOverShare <= 0)} | ${t.minLeft} / ${t.maxLeft} | ${t.analysesMin}–${t.analysesMax} | ${res} |`);
+  }
+  out.push('');
+  out.push(`Analyses stored per 10 s from the first new message: ${r.runs.map((x) => `${x.name} ${x.analysesPer10s.join(', ')}`).join('; ')}.`, '');
+  const m = Object.entries(main.byKind).map(([k, v]) => `${v} ${k}`).join(', ');
+  const small = r.runs[1];
+  out.push(`Goals (issue 45): every eligible thread analysed with the default budget: ${ok(main.analysed === main.eligible)}; no account past its share (spent − share ≤ 0 in every run): ${ok(r.runs.every((x) => x.tokens.maxOverShare <= 0))}; the AI calls in flight at most ${r.workersPerInstance} per instance × ${r.instances}: ${ok(r.runs.every((x) => x.peakInFlight <= x.bound))}. The mix of every 10 new messages: 7 personal (eligible), one in Promotions, Social, Updates or Forums (by account), one with List-Unsubscribe or Precedence: bulk, one the owner's own (${m}); each its own thread, notified as item 3's (watch → Pub/Sub → intake → sync), the Gmail stand-in at ${main.mailLatencyMs} ms a request. The OpenAI stand-in answers each call after ${main.ai.latencyMs} ms with fixed usage (${main.ai.promptTokens} prompt + ${main.ai.completionTokens} completion tokens), so the ledger's sums are exact; a call reserves its upper bound (the server's upperBoundTokens of the request as sent: its bytes and the output cap) and must fit whole in what is left of the share. Times: from the first new message to the last row's created_at. A server of its own (same configuration, its own database and subscription), ${r.instances} instance.`, '');
+  if (small) {
+    const od = small.onDemand;
+    out.push(`${small.name}: AI_DAILY_TOKEN_BUDGET ${small.budget.daily}, so the share (${small.budget.share}) is ${small.budget.shareTokens} tokens: room for ${small.tokens.analysesMax} calls when the last reserves the largest upper bound of the default run. Left of the share after the burst: ${small.tokens.minLeft}–${small.tokens.maxLeft} tokens, under the smallest reservation (${small.reservation?.min ?? 'n/a'}): ${ok(small.reservation != null && small.tokens.maxLeft < small.reservation.min)} (each account stopped only when the next call's bound no longer fitted); rows still reserved ${small.tokens.reservedLeft}. The on-demand route on an eligible thread left without an analysis afterwards: ${od ? `${od.status} ${ok(od.status === 200)}, charged as ${od.operation ?? 'nothing'}` : 'not run'} (it spends the rest of the daily budget).`, '');
+  }
+  out.push('| list of one account, GET /api/mail/threads?limit=50 at a fixed rate | seconds | requests | not 200 | p50 | p99 | max | p99 as the server logged it | the bench client\'s own loop delay p99 / max |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  r.list.forEach((w, i) => {
+    const name = w.kind === 'burst' ? 'during the burst (until every eligible thread was analysed)' : w.kind === 'control' ? `control: the same burst again, autoTriage off (until stored; ${main.controlAnalysed ?? 'n/a'} analysed)` : i === 0 ? 'idle, before' : 'idle, after';
+    out.push(`| ${name} | ${w.seconds} | ${w.requests} | ${w.non200} | ${w.p50Ms} ms | ${w.p99Ms} ms | ${w.maxMs} ms | ${w.serverP99Ms ?? 'n/a'} ms | ${w.clientLoop.p99Ms} / ${w.clientLoop.maxMs} ms |`);
+    const part = (label: string, a?: Latency) => a && out.push(`| ${label} | | ${a.requests} | | ${a.p50Ms} ms | ${a.p99Ms} ms | ${a.maxMs} ms | ${a.serverP99Ms ?? 'n/a'} ms | |`);
+    part('of them, sent before every new message was stored (the syncs)', w.syncing);
+    part('of them, sent once every new message was stored (the triage alone)', w.afterStored);
+  });
+  out.push('');
+  const x = (v: number | null) => (v == null ? 'n/a' : `${v.toFixed(2)}×`);
+  out.push(`p99 during the burst / idle before: **${x(r.listP99Ratio)}** (goal ≤ 2: ${ok(r.listP99Ratio != null && r.listP99Ratio <= 2)}); / idle after: ${x(r.listP99RatioAfter)}; the triage alone (after the syncs) / idle before: ${x(r.listP99RatioTriage)}. The control is the same burst with the setting off: what the syncs alone do to the list. Requests are sent on schedule whether the one before answered (an open loop), from the bench process, which also runs the stand-ins; the server's column is the \`ms\` of its request log over the same span.`, '');
+  return out;
 }

@@ -31,13 +31,16 @@
  *      RSS, the normal user's latency next to idle.
  *  14. Live events: memory per idle open stream; provider change -> `threads` event on the
  *      account's open stream, p50/p99 at a fixed rate; CPU per event delivered.
+ *  15. Analysis on arrival: 500 new messages over 50 accounts with autoTriage on; every eligible
+ *      thread analysed, each account's share of the AI budget held to the token, the AI calls in
+ *      flight bounded by the workers, the list's p99 during it next to idle.
  *
  * Prints the Markdown table and writes it (and the raw JSON) to bench/results/.
  *
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,resync,corpus,heavy,two,tracing,events
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,resync,corpus,heavy,two,tracing,events,triage
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -57,6 +60,7 @@ import { measureSyncCpu } from './run/sync-cpu.phase.ts';
 import { measureBurst } from './run/burst.phase.ts';
 import { measureHeavyThread } from './run/heavy.phase.ts';
 import { measureLiveEvents } from './run/events.phase.ts';
+import { measureAutoTriage } from './run/auto-triage.phase.ts';
 import { readStorage } from './storage.ts';
 import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 
@@ -133,6 +137,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('heavy')) await measureHeavyThread(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);
   if (only.has('events')) await measureLiveEvents(world, report, work);
+  if (only.has('triage')) await measureAutoTriage(world, report);
 
   report.storage = await readStorage(db.pool);
   report.machine.loadAverageAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);

@@ -133,6 +133,21 @@ export const settings = {
   heavyClients: 10,
   heavySeconds: smoke ? 2 : 20,
   heavyRounds: smoke ? 1 : 2,
+  /**
+   * Item 15 (issue 45): analysis on arrival. Accounts with autoTriage on and new messages each (of
+   * every 10: 7 eligible), the list's fixed rate and idle windows beside the burst, the OpenAI
+   * stand-in's latency and fixed usage per call; the small-budget run's accounts and the analyses
+   * its share makes room for.
+   */
+  triageAccounts: smoke ? 4 : 50,
+  triagePerAccount: 10,
+  triageListRate: smoke ? 10 : 20,
+  triageIdleSeconds: smoke ? 1 : 20,
+  triageAiLatencyMs: smoke ? 20 : 300,
+  triagePromptTokens: 700,
+  triageCompletionTokens: 80,
+  triageSmallAccounts: smoke ? 2 : 10,
+  triageSmallAnalyses: 5,
   rateLimitMax: 1_000_000,
   logLevel: 'info',
   /**

@@ -18,7 +18,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** The scenario groups, one smoke file each. */
 export const SMOKE_GROUPS = {
-  list: ['list', 'tracing'],
+  list: ['list', 'tracing', 'triage'],
   sync: ['sync', 'synccpu', 'notifications', 'heavy'],
   live: ['freshness', 'burst', 'two', 'events'],
   mail: ['backfill', 'resync', 'corpus'],
