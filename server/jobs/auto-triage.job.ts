@@ -79,7 +79,9 @@ export function createAutoTriageWorker(deps: {
       return moved.length > 0;
     },
     async start() {
-      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: 1, pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2 } as const;
+      // While jobs are ready (pg-boss's cached queue statistics), a worker that found one looks again at once: a
+      // backlog of short passes runs back to back, not one per poll (burstWhenBatchFull does nothing at batch 1).
+      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: 1, burstWhenReadyExceeds: 1, pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2 } as const;
       await deps.engine.work<TriageRequest>(QUEUES.autoTriage, options, async (jobs) => {
         for (const job of jobs) {
           try {

@@ -132,6 +132,8 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     superviseIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
     // A pass needs both timers (jobs whose heartbeat lapsed are failed in the monitor's claim).
     monitorIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
+    // The queue statistics a worker's burst reads (auto-triage.job.ts), as fresh as the monitor keeps them.
+    queueCacheIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
   });
   boss.on('error', (err: unknown) => log.warn(errorSummary(err), 'job engine error'));
   await boss.start();
