@@ -22,19 +22,26 @@ export type Notice =
   | { a: string; k: LoggedKind; i: string; t?: string[] | null }
   | { a: string | null; k: 'end'; s?: string };
 
-/** Records one event of the account and announces it; returns its id. */
-async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: string[] | null = null): Promise<string> {
+/**
+ * Records one event of the account and announces it; returns its id (null: the account is gone).
+ * The account row first (key share), as every writer of an account's rows: a deletion in
+ * flight is waited for (and then nothing is recorded) instead of meeting this statement's
+ * trim of the log in its cascade, each waiting for the other. The trim runs after the insert.
+ */
+async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: string[] | null = null): Promise<string | null> {
   const ids = threadIds ? JSON.stringify(threadIds) : null;
   const [row] = await select<{ id: string }>(
     em,
-    `with l as (select pg_advisory_xact_lock(hashtextextended('mail_events:' || ?::text, 0)) as locked),
+    `with a as (select id from accounts where id = ?::uuid for key share),
+     l as (select pg_advisory_xact_lock(hashtextextended('mail_events:' || a.id::text, 0)) as locked from a),
      e as (insert into mail_events (account_id, kind, thread_ids)
            select ?::uuid, ?, (select array_agg(x::uuid) from jsonb_array_elements_text(?::jsonb) x) from l returning id),
-     p as (delete from mail_events where account_id = ?::uuid and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ? limit 1))
+     p as (delete from mail_events where exists (select 1 from e) and account_id = ?::uuid
+             and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ? limit 1))
      select e.id::text as id, pg_notify(?, json_build_object('a', ?::text, 'k', ?::text, 'i', e.id::text, 't', ?::jsonb)::text) from e`,
     [accountId, accountId, kind, ids, accountId, accountId, KEEP_PER_ACCOUNT - 1, EVENTS_CHANNEL, accountId, kind, ids],
   );
-  return row!.id;
+  return row?.id ?? null;
 }
 
 /**

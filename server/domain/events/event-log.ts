@@ -27,7 +27,9 @@ export async function latestEventId(em: Sql, accountId: string): Promise<string>
   const [row] = await select<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
   if (row?.id) return row.id;
   await announceSync(em, accountId);
-  return latestEventId(em, accountId);
+  const [made] = await select<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
+  // Nothing recorded: the account is gone (its stream's session with it).
+  return made?.id ?? '0';
 }
 
 /**

@@ -25,6 +25,9 @@ export interface SlotLimits {
 /** Takes a place for the stream; false when the session or the account already holds its limit. */
 export async function claimSlot(em: EntityManager, slot: Slot, limits: SlotLimits): Promise<boolean> {
   return em.transactional(async (tx) => {
+    // The account row first (key share), as every writer of its rows: a deletion in flight is waited for, not met.
+    const [account] = await select<{ id: string }>(tx, 'select id from accounts where id = ? for key share', [slot.accountId]);
+    if (!account) return false;
     // A separate statement: the count below takes its snapshot after the lock, so it sees every claim before it.
     await tx.execute(`select pg_advisory_xact_lock(hashtextextended('event_streams:' || ?::text, 0))`, [slot.accountId]);
     const taken = await select<{ id: string }>(

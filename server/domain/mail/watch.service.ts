@@ -21,9 +21,17 @@ export interface MailWatchApi {
 }
 
 export const RENEW_AFTER_MS = 24 * 3600 * 1000;
-/** Watches one renewal run takes (by next-try time); the next run takes the next ones. */
+/**
+ * Watches a renewal run takes at a time (by next-try time). A run takes batch after batch while
+ * watches are due and its time lasts (RENEWAL_RUN_MS), so it is sized by the number of accounts,
+ * not by a constant: each account is due once a day, a run comes every 10 minutes, so a run
+ * renews about accounts/144. At 1M accounts that is ~6,950 watch calls a run; at
+ * RENEWAL_CONCURRENCY calls at once and ~300 ms a call, ~65 s of the run's 8 minutes.
+ */
 export const RENEWAL_BATCH = 500;
-const RENEWAL_CONCURRENCY = 8;
+const RENEWAL_CONCURRENCY = 32;
+/** How long one run goes on taking batches (the scheduled job expires after 30 minutes; the next run is 10 minutes on). */
+export const RENEWAL_RUN_MS = 8 * 60_000;
 
 export interface Renewal {
   renewed: number;
@@ -39,6 +47,8 @@ export function createWatchService(deps: {
   log: Logger;
   clock?: () => Date;
   batch?: number;
+  /** How long a run goes on taking batches (default RENEWAL_RUN_MS; measured on `clock`). */
+  runMs?: number;
 }): MailWatchControl & { renewDue(): Promise<Renewal> } {
   const clock = deps.clock ?? (() => new Date());
   const log = deps.log.child({ component: 'mail-watch' });
@@ -93,28 +103,42 @@ export function createWatchService(deps: {
      */
     async renewDue() {
       if (!deps.topic) return { renewed: 0, failed: [], resumed: [] };
-      const now = clock();
       await clearWatchesOfDisconnected(db());
-      const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), deps.batch ?? RENEWAL_BATCH);
-      const made: Awaited<ReturnType<typeof make>>[] = [];
-      const failed: string[] = [];
-      const noMailbox: string[] = [];
-      // A few accounts at a time: each renewal is one provider call, and one account's failure is its own.
-      await mapLimit(due, RENEWAL_CONCURRENCY, ({ accountId }) =>
-        make(accountId).then(
-          (m) => void made.push(m),
-          (err: unknown) => {
-            failed.push(accountId);
-            if (isNoMailbox(err)) noMailbox.push(accountId);
-            log.warn({ accountId, noMailbox: isNoMailbox(err), ...errorSummary(err) }, 'mail watch renewal failed');
-          },
-        ),
-      );
-      const kept = await record(made);
-      await recordWatchFailures(db(), failed, noMailbox, now);
-      const resumed = due.filter((d) => d.lapsed && kept.has(d.accountId)).map((d) => d.accountId);
-      return { renewed: kept.size, failed, resumed };
+      const started = clock().getTime();
+      const total: Renewal = { renewed: 0, failed: [], resumed: [] };
+      // Batch after batch while watches are due (a failed one waits for its retry time, so it is not taken again).
+      for (;;) {
+        const run = await renewBatch(clock());
+        total.renewed += run.renewed;
+        total.failed.push(...run.failed);
+        total.resumed.push(...run.resumed);
+        const progressed = run.renewed + run.failed.length > 0;
+        if (!progressed || run.taken < (deps.batch ?? RENEWAL_BATCH) || clock().getTime() - started >= (deps.runMs ?? RENEWAL_RUN_MS)) return total;
+      }
     },
   };
+
+  /** One batch of the watches due: renewed a few at a time, each account's failure its own. */
+  async function renewBatch(now: Date): Promise<Renewal & { taken: number }> {
+    const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), deps.batch ?? RENEWAL_BATCH);
+    const made: Awaited<ReturnType<typeof make>>[] = [];
+    const failed: string[] = [];
+    const noMailbox: string[] = [];
+    // A few accounts at a time: each renewal is one provider call, and one account's failure is its own.
+    await mapLimit(due, RENEWAL_CONCURRENCY, ({ accountId }) =>
+      make(accountId).then(
+        (m) => void made.push(m),
+        (err: unknown) => {
+          failed.push(accountId);
+          if (isNoMailbox(err)) noMailbox.push(accountId);
+          log.warn({ accountId, noMailbox: isNoMailbox(err), ...errorSummary(err) }, 'mail watch renewal failed');
+        },
+      ),
+    );
+    const kept = await record(made);
+    await recordWatchFailures(db(), failed, noMailbox, now);
+    const resumed = due.filter((d) => d.lapsed && kept.has(d.accountId)).map((d) => d.accountId);
+    return { renewed: kept.size, failed, resumed, taken: due.length };
+  }
 }
 export type WatchService = ReturnType<typeof createWatchService>;

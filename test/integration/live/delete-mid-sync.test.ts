@@ -15,6 +15,9 @@ import pg from 'pg';
 import { AppError } from '../../../server/domain/errors.ts';
 import { ALICE, startMailApp } from '../mail/mail-app.ts';
 import { startLiveWorld, waitFor } from './live-harness.ts';
+import { randomUUID } from 'node:crypto';
+import { announceSync, KEEP_PER_ACCOUNT } from '../../../server/domain/events/announce.ts';
+import { claimSlot } from '../../../server/domain/events/stream-slots.ts';
 
 /** Rounds (half deletions, half disconnects) and the size of each user's inbox. */
 const ROUNDS = 10;
@@ -23,6 +26,33 @@ const INBOX = 300;
 const QUIET_AFTER_MS = 5_000;
 
 describe('deletion and disconnect in the middle of a backfill', () => {
+  it('deletes an account whose event log is past its trim while notifications and stream places write to it: no 500, no deadlock', async (t) => {
+    const w = await startLiveWorld(t, { intake: false });
+    const { orm } = w.app.container;
+    for (let round = 0; round < 8; round++) {
+      const user = { sub: `log-${round}`, email: `log${round}@example.com` };
+      const { browser, csrfToken, accountId } = await w.signInAs(user);
+      await w.idle();
+      // Past the trim: every new event deletes the oldest rows, in the rows the deletion's cascade wants.
+      await w.sql(`insert into mail_events (account_id, kind) select ?::uuid, 'sync' from generate_series(1, ?)`, [accountId, KEEP_PER_ACCOUNT + 20]);
+      let deleting = true;
+      const writers = Array.from({ length: 4 }, async (_, i) => {
+        while (deleting) {
+          // What the intake and the stream route write (announceSync, a stream's place); a deleted account's answers are its own.
+          await (i % 2 ? announceSync(orm.em.fork(), accountId) : claimSlot(orm.em.fork(), { id: randomUUID(), accountId, sessionKey: 's', instance: randomUUID() }, { perSession: 1_000, perAccount: 1_000, ttlMs: 60_000 }));
+        }
+      });
+      const res = await browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+      deleting = false;
+      await Promise.all(writers);
+      assert.equal(res.status, 204, `round ${round}: ${await res.text()}`);
+      const [left] = await w.sql<{ n: number }>('select (select count(*) from mail_events where account_id = ?) + (select count(*) from event_streams where account_id = ?) as n', [accountId, accountId]);
+      assert.equal(Number(left!.n), 0, `round ${round}: nothing of the account written after its deletion`);
+    }
+    const bad = w.app.logs.filter((l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500));
+    assert.deepEqual(bad, [], 'no deadlock and no internal error was logged');
+  });
+
   it('never deadlocks, never answers 500, and ends the provider calls within seconds', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
     w.gmail.setLatency(5); // each provider call takes a little while: commits and the deletion overlap
