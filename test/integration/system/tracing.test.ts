@@ -154,10 +154,10 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     assert.equal(batch.name, 'mail notifications');
     assert.equal(batch.kind, CONSUMER);
     assert.ok(Number(batch.attributes['messaging.batch.message_count']) >= 1);
-    // The batch stored the job (pg-boss's send span) and acknowledged the notification (gRPC).
+    // The batch stored the job (pg-boss's upsert span: a notification is folded into a waiting job) and acknowledged the notification (gRPC).
     const underBatch = await received('the job stored and the notification acknowledged', (spans) => {
       const under = descendants(spans, batch);
-      return under.some((s) => s.name === 'send mail-sync') && under.some((s) => /Acknowledge$/.test(s.name)) ? under : undefined;
+      return under.some((s) => s.name === 'upsert mail-sync') && under.some((s) => /Acknowledge$/.test(s.name)) ? under : undefined;
     });
     assert.ok(underBatch.length > 2);
     // The job ran the sync: the provider's history, and the new message's row.
