@@ -164,7 +164,9 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   // Mail: one sync service for the route and the live inbox; bodies on first open.
   // Analysis on arrival is built with the AI feature, below; stored mail asks it for a pass.
   let triage: AutoTriageWorker | undefined;
-  const nudgeTriage = async (accountId: string, reason?: 'arrival' | 'setting') => triage?.nudge(accountId, reason);
+  // Never the caller's failure (a sync's commit, a settings change): a lost nudge waits for the next stored mail.
+  const nudgeTriage = async (accountId: string, reason?: 'arrival' | 'setting') =>
+    triage?.nudge(accountId, reason).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'asking for analysis on arrival failed'));
   const sync = createSyncService({ orm, gmail, credentials, log, leaseSeconds: config.syncLeaseSeconds, onStored: nudgeTriage });
   const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
   const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
