@@ -70,13 +70,8 @@ export function createAutoTriageWorker(deps: {
       const [row] = await conn.execute<{ on: boolean }[]>('select auto_triage as on from accounts where id = ?', [accountId]);
       if (!row?.on) return false;
       if (await deps.engine.enqueue(QUEUES.autoTriage, { accountId, reason }, { singletonKey: accountId })) return true;
-      // pg-boss's update cannot tell a job by its payload: the waiting job is brought forward here only when it waits for a retry.
-      const moved = await conn.execute<unknown[]>(
-        `update pgboss.job set start_after = now() where name = ? and singleton_key = ? and state in ('created', 'retry')
-           and start_after > now() and data->>'reason' = 'retry' returning id`,
-        [QUEUES.autoTriage, accountId],
-      );
-      return moved.length > 0;
+      // The waiting job is brought forward only when it waits for a message's retry (a spent share or a rate limit holds).
+      return deps.engine.bringForward(QUEUES.autoTriage, accountId, 'retry');
     },
     async start() {
       // While jobs are ready (pg-boss's cached queue statistics), a worker that found one looks again at once: a

@@ -4,13 +4,11 @@
  * runs what, so a job runs once per cluster and survives restarts and crashes.
  *
  * Queues:
- * - `mail-sync` (policy `stately`, keyed by account): pg-boss keeps one job per state and key
- *   (created, retry, active), and enqueueSync keeps created and retry from both waiting: a
- *   request for an account whose failed job waits to be retried is that retry's (brought
- *   forward when it must not wait), never a job of its own beside it, so a job is retried with
- *   its real backoff and dead-lettered only past its real retry limit, to
- *   `mail-sync-dead-letter` (kept, with its payload) instead of vanishing.
- *   The job's heartbeat lets the engine hand a dead instance's job on within seconds.
+ * - `mail-sync` (policy `stately`, keyed by account: one job per state, created, retry, active):
+ *   a request while a failed job waits for its retry is that retry's (brought forward when it
+ *   must not wait), never a job beside it, so a job is dead-lettered only past its real retry
+ *   limit, to `mail-sync-dead-letter` (kept, with its payload). A heartbeat hands a dead
+ *   instance's job on within seconds. This module is the only one that reads pg-boss's tables.
  * - `auto-triage` (policy `stately`, keyed by account): analysis on arrival, one pass of a few
  *   threads per job, so accounts take turns (jobs/auto-triage.job.ts).
  * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
@@ -93,6 +91,13 @@ export interface JobEngine {
   /** Queues a job of `name` for the key (stately queues: false when one already waits for it). */
   enqueue(name: QueueName, data: object, opts: EnqueueOptions & { singletonKey: string }): Promise<boolean>;
   /**
+   * Another key's job is ready to run: due now, and its key's job not running already (that one
+   * waits for it, not for the asker). One indexed query.
+   */
+  othersWaiting(name: QueueName, exceptKey: string): Promise<boolean>;
+  /** Starts now the key's deferred job whose payload's `reason` is the one given; false when none waits so. */
+  bringForward(name: QueueName, singletonKey: string, reason: string): Promise<boolean>;
+  /**
    * Registers a handler on `localConcurrency` workers (default 1); with `perJobResults` it
    * answers each job's outcome (pg-boss settles them one by one). On a queue that notifies, a
    * new job wakes one idle worker of this instance (wakeups.ts), not all of them.
@@ -154,10 +159,8 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   // Listening starts with the first workers of a queue that notifies (an instance that only enqueues never listens).
   const wakePolicies = new Map<string, WakePolicy>();
   const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel(SCHEMA), policies: wakePolicies });
-  const retryWaiting = async (singletonKey: string) => {
-    const [row] = await boss.getDb().executeSql(`select 1 from ${SCHEMA}.job where name = $1 and singleton_key = $2 and state = 'retry' limit 1`, [QUEUES.mailSync, singletonKey]).then((r) => r.rows);
-    return row !== undefined;
-  };
+  const retryWaiting = async (key: string) =>
+    (await boss.getDb().executeSql(`select 1 from ${SCHEMA}.job where name = $1 and singleton_key = $2 and state = 'retry' limit 1`, [QUEUES.mailSync, key])).rows.length > 0;
 
   return {
     boss,
@@ -185,6 +188,24 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
         ...(opts.startAfterSeconds ? { startAfter: Math.max(1, Math.ceil(opts.startAfterSeconds)) } : {}),
       });
       return id !== null;
+    },
+    async othersWaiting(name, exceptKey) {
+      const { rows } = await boss.getDb().executeSql(
+        `select exists (select 1 from ${SCHEMA}.job j where j.name = $1 and j.state in ('created', 'retry') and j.start_after <= now()
+           and j.singleton_key is distinct from $2
+           and not exists (select 1 from ${SCHEMA}.job a where a.name = j.name and a.state = 'active' and a.singleton_key = j.singleton_key)) as waiting`,
+        [name, exceptKey],
+      );
+      return (rows[0] as { waiting?: boolean } | undefined)?.waiting === true;
+    },
+    async bringForward(name, singletonKey, reason) {
+      // pg-boss's update cannot tell a job by its payload: one statement on its job table, here beside the engine's others.
+      const { rows } = await boss.getDb().executeSql(
+        `update ${SCHEMA}.job set start_after = now() where name = $1 and singleton_key = $2 and state in ('created', 'retry')
+           and start_after > now() and data->>'reason' = $3 returning id`,
+        [name, singletonKey, reason],
+      );
+      return rows.length > 0;
     },
     async work(name, options, handler) {
       const { localConcurrency = 1, ...each } = options;

@@ -91,19 +91,8 @@ export function createMailSyncWorker(deps: {
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 
-  /**
-   * Another account's sync job is ready to run (so this one should make way): due now, and its
-   * account's sync not running already (that one waits for it, not for us). One indexed query.
-   */
-  async function othersWaiting(accountId: string): Promise<boolean> {
-    const rows = (await deps.orm.em.getConnection().execute(
-      `select exists (select 1 from pgboss.job j where j.name = ? and j.state in ('created', 'retry') and j.start_after <= now()
-         and j.singleton_key is distinct from ?
-         and not exists (select 1 from pgboss.job a where a.name = j.name and a.state = 'active' and a.singleton_key = j.singleton_key)) as waiting`,
-      [QUEUES.mailSync, accountId],
-    )) as { waiting: boolean }[];
-    return rows[0]?.waiting === true;
-  }
+  /** Another account's sync job is ready to run, so this one should make way (the engine's `othersWaiting`). */
+  const othersWaiting = (accountId: string) => deps.engine.othersWaiting(QUEUES.mailSync, accountId);
 
   /**
    * Settles one job the moment it ends (fenced to the attempt it was fetched as), not when the
