@@ -103,11 +103,12 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     /** The user's correction of the latest message's analysis (NOT_FOUND while it has none). */
     async correct(em: EntityManager, accountId: string, threadId: string, values: { priority?: string; replyStatus?: string }): Promise<AnalysisDto> {
       const { latest } = await findLatest(em, accountId, threadId);
+      const at = deps.now();
       const rows = await em.execute<{ id: string }[]>(
         `update analyses set model_priority = coalesce(model_priority, priority), model_reply_status = coalesce(model_reply_status, reply_status),
            priority = coalesce(?, priority), reply_status = coalesce(?, reply_status), corrected_at = ?, updated_at = ?
          where message_id = ? and account_id = ? returning id`,
-        [values.priority ?? null, values.replyStatus ?? null, deps.now(), deps.now(), latest.id, accountId],
+        [values.priority ?? null, values.replyStatus ?? null, at, at, latest.id, accountId],
       );
       if (!rows.length) throw new AppError('NOT_FOUND');
       await announceThreads(em, accountId, [threadId]);

@@ -85,8 +85,6 @@ export function createAutoTriage(deps: { orm: MikroORM; analysis: AnalysisServic
   const retryFirstMs = deps.retryFirstMs ?? RETRY_FIRST_MS;
   const log = deps.log.child({ component: 'auto-triage' });
   return {
-    candidates: (accountId: string, limit: number) => triageCandidates(deps.orm, accountId, limit),
-
     /** Analyses up to `max` qualifying threads of the account, one at a time. */
     async pass(accountId: string, max: number): Promise<PassEnd> {
       if (!deps.aiConfigured()) return { kind: 'stop', analysed: 0, reason: 'ai-not-configured' };

@@ -5,8 +5,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, MailMessage, MailThread } from '../../../db/entities/index.ts';
 import { AppError } from '../errors.ts';
+import type { BodyPurpose } from '../mail/thread-bodies.service.ts';
 
-export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string, purpose?: 'open' | 'triage') => Promise<void>;
+export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string, purpose?: BodyPurpose) => Promise<void>;
 
 // The thread detail's order (sent_at, provider_message_id), reversed.
 const NEWEST_FIRST = { sentAt: 'desc', providerMessageId: 'desc' } as const;
@@ -29,7 +30,7 @@ export async function loadWithBodies(
   accountId: string,
   threadId: string,
   count: number,
-  purpose: 'open' | 'triage' = 'open',
+  purpose: BodyPurpose = 'open',
 ): Promise<{ account: Account; messages: MailMessage[] }> {
   await ensureBodies(em, accountId, threadId, purpose);
   const account = await em.findOne(Account, { id: accountId });

@@ -30,16 +30,14 @@ export const LIST_THREADS = preparedStatement('mia_list_threads_v2', `select c.t
 
 export const listThreadsParams = (accountId: string, page: { limit: number; offset: number }): unknown[] => [accountId, accountId, page.limit, page.offset];
 
-/** The conditions of a filter shape, with `?` for its values (in the order filterValues gives them). */
-function conditions(f: Filters): string {
-  return [
-    f.unread !== undefined ? ' and t.is_unread = ?::boolean' : '',
-    f.priority ? ' and a.priority = any(?::text[])' : '',
-    f.replyStatus ? ' and a.reply_status = any(?::text[])' : '',
-  ].join('');
-}
-const filterValues = (f: Filters): unknown[] => [...(f.unread !== undefined ? [f.unread] : []), ...(f.priority ? [f.priority] : []), ...(f.replyStatus ? [f.replyStatus] : [])];
-const shapeOf = (f: Filters) => `${f.unread !== undefined ? 'u' : ''}${f.priority ? 'p' : ''}${f.replyStatus ? 'r' : ''}`;
+/** Each filter once: its letter in the statement's name, and its condition on one value. */
+const FILTERS = [
+  { key: 'unread', letter: 'u', sql: 't.is_unread = ?::boolean' },
+  { key: 'priority', letter: 'p', sql: 'a.priority = any(?::text[])' },
+  { key: 'replyStatus', letter: 'r', sql: 'a.reply_status = any(?::text[])' },
+] as const;
+const given = (f: Filters) => FILTERS.filter((x) => f[x.key] !== undefined);
+const shapeOf = (f: Filters) => given(f).map((x) => x.letter).join('');
 
 const filtered = new Map<string, PreparedStatement>();
 /** The statement of a filter shape (at most seven), made once. */
@@ -48,7 +46,7 @@ function filteredStatement(f: Filters): PreparedStatement {
   let statement = filtered.get(shape);
   if (!statement) {
     // An unread filter reads the unread partial index; the others join the analyses as they go.
-    const where = `t.account_id = ? and t.in_inbox${conditions(f)}`;
+    const where = ['t.account_id = ? and t.in_inbox', ...given(f).map((x) => x.sql)].join(' and ');
     const from = `mail_threads t ${f.priority || f.replyStatus ? 'join' : 'left join'} analyses a on a.message_id = t.latest_message_id`;
     statement = preparedStatement(`mia_list_threads_${shape}`, `select c.total, t.* from (select count(*)::int as total from ${from} where ${where}) c
      left join lateral (
@@ -94,6 +92,6 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
 /** One statement, read-only, no entities: a prepared statement, no EntityManager needed. */
 export async function listThreads(run: RunPrepared, accountId: string, page: ListPage): Promise<ThreadList> {
   if (!shapeOf(page)) return toThreadList(await run<ThreadListRow>(LIST_THREADS, listThreadsParams(accountId, page)), page);
-  const values = filterValues(page);
+  const values = given(page).map((x) => page[x.key]);
   return toThreadList(await run<ThreadListRow>(filteredStatement(page), [accountId, ...values, accountId, ...values, page.limit, page.offset]), page);
 }

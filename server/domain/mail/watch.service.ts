@@ -51,6 +51,7 @@ export function createWatchService(deps: {
   runMs?: number;
 }): MailWatchControl & { renewDue(): Promise<Renewal> } {
   const clock = deps.clock ?? (() => new Date());
+  const batch = deps.batch ?? RENEWAL_BATCH;
   const log = deps.log.child({ component: 'mail-watch' });
 
   const db = () => deps.orm.em.getConnection();
@@ -113,14 +114,14 @@ export function createWatchService(deps: {
         total.failed.push(...run.failed);
         total.resumed.push(...run.resumed);
         const progressed = run.renewed + run.failed.length > 0;
-        if (!progressed || run.taken < (deps.batch ?? RENEWAL_BATCH) || clock().getTime() - started >= (deps.runMs ?? RENEWAL_RUN_MS)) return total;
+        if (!progressed || run.taken < batch || clock().getTime() - started >= (deps.runMs ?? RENEWAL_RUN_MS)) return total;
       }
     },
   };
 
   /** One batch of the watches due: renewed a few at a time, each account's failure its own. */
   async function renewBatch(now: Date): Promise<Renewal & { taken: number }> {
-    const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), deps.batch ?? RENEWAL_BATCH);
+    const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), batch);
     const made: Awaited<ReturnType<typeof make>>[] = [];
     const failed: string[] = [];
     const noMailbox: string[] = [];
