@@ -18,6 +18,10 @@ export const MailListingSchema = defineEntity({
     inbox: p.boolean().default(false),
     /** Listed, unknown to the store, not fetched yet. */
     pending: p.boolean().default(false),
+    /** The listed id's thread, when its page named it. */
+    providerThreadId: p.string().nullable(),
+    /** Named by a resync's listing of what lies outside the inbox (a stored reply or archived message still there). */
+    outside: p.boolean().default(false),
   },
 });
 export class MailListing extends MailListingSchema.class {}

@@ -56,7 +56,7 @@ export interface HistoryPage {
 
 export interface GmailApi {
   /** A page of the inbox's ids (`labelIds`: every one of them, default INBOX), newest first. A page token the provider refuses (400) restarts the listing from the top. */
-  listInbox(p: { pageToken?: string; maxResults: number; labelIds?: string[] }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
+  listInbox(p: { pageToken?: string; maxResults: number; labelIds?: string[]; q?: string }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
   /**
    * format=metadata for each id (at most GET_CONCURRENCY at a time), normalised
    * (mail/message-meta.ts). Messages gone (404) are left out; a message the provider
@@ -155,9 +155,9 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       get requests() {
         return requests;
       },
-      async listInbox({ pageToken, maxResults, labelIds = ['INBOX'] }) {
+      async listInbox({ pageToken, maxResults, labelIds = ['INBOX'], q }) {
         const list = (token?: string) =>
-          call((o) => users.messages.list({ userId: 'me', labelIds, maxResults, pageToken: token, fields: 'messages(id,threadId),nextPageToken' }, o), listSchema, 'messages.list');
+          call((o) => users.messages.list({ userId: 'me', labelIds, q, maxResults, pageToken: token, fields: 'messages(id,threadId),nextPageToken' }, o), listSchema, 'messages.list');
         try {
           return await list(pageToken);
         } catch (err) {

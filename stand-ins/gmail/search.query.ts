@@ -16,15 +16,18 @@ function parseDateTerm(v: string): number | null {
 /**
  * Supported: in:inbox|sent|spam|trash|anywhere, is:unread|read|starred|important, label:X,
  * newer_than:/older_than:<n>[hdmy], after:/before:<yyyy/mm/dd|epoch s>, has:attachment,
- * from:, to:, subject:, bare words (case-insensitive substring of subject/from/body).
- * Unknown `key:value` terms are ignored. Returns the predicate and whether spam/trash is searched.
+ * from:, to:, subject:, bare words (case-insensitive substring of subject/from/body); a term
+ * after `-` is negated (`-in:inbox`: everything outside the inbox). Unknown `key:value` terms are ignored. Returns the predicate and whether spam/trash is searched.
  */
 export function compileQuery(q: string, now = Date.now()): { match: (m: StandInMessage) => boolean; anywhere: boolean } {
   const preds: ((m: StandInMessage) => boolean)[] = [];
   let anywhere = false;
   const has = (l: string) => (m: StandInMessage) => m.labelIds.includes(l);
   const addrText = (as: Address[]) => as.map((a) => `${a.name} ${a.address}`.toLowerCase()).join(' ');
-  for (const raw of q.match(/(?:[^\s"]+|"[^"]*")+/g) ?? []) {
+  for (const quoted of q.match(/(?:[^\s"]+|"[^"]*")+/g) ?? []) {
+    const negated = quoted.length > 1 && quoted.startsWith('-');
+    const raw = negated ? quoted.slice(1) : quoted;
+    const first = preds.length;
     const term = raw.replace(/"/g, '');
     const idx = term.indexOf(':');
     const key = idx > 0 ? term.slice(0, idx).toLowerCase() : '';
@@ -58,6 +61,10 @@ export function compileQuery(q: string, now = Date.now()): { match: (m: StandInM
       preds.push((m) => m.subject.toLowerCase().includes(val));
     } else if (key === '') {
       preds.push((m) => `${m.subject} ${addrText([m.from])} ${m.bodyText ?? ''} ${m.bodyHtml ? htmlToText(m.bodyHtml) : ''}`.toLowerCase().includes(val));
+    }
+    if (negated && preds.length > first) {
+      const term = preds.splice(first);
+      preds.push((m) => !term.every((p) => p(m)));
     }
   }
   return { match: (m) => preds.every((p) => p(m)), anywhere };

@@ -85,7 +85,7 @@ describe('gmail stand-in', () => {
       assert.equal(none.data.resultSizeEstimate, 0);
     });
 
-    it('supports a subset of q (is:unread, newer_than)', async () => {
+    it('supports a subset of q (is:unread, newer_than, -in:inbox)', async () => {
       const old = s.addMessage(ALICE, { internalDate: Date.now() - 10 * 86_400_000, subject: 'old' });
       const fresh = s.addMessage(ALICE, { subject: 'fresh' });
       s.setRead(ALICE, old.id, true);
@@ -98,6 +98,10 @@ describe('gmail stand-in', () => {
       s.archive(ALICE, archived.id);
       const inInbox = await api.users.messages.list({ userId: 'me', q: 'in:inbox' });
       assert.deepEqual(inInbox.data.messages?.map((m) => m.id), [fresh.id, old.id]);
+      const outside = await api.users.messages.list({ userId: 'me', q: '-in:inbox' });
+      assert.deepEqual(outside.data.messages?.map((m) => m.id), [archived.id], 'a term after - is negated');
+      const unreadOutside = await api.users.messages.list({ userId: 'me', q: 'is:unread -in:inbox' });
+      assert.deepEqual(unreadOutside.data.messages?.map((m) => m.id), [archived.id]);
     });
   });
 

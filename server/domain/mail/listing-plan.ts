@@ -4,12 +4,12 @@
  * plan's changes and its cursor in one transaction). Two cursors move together:
  *
  * - **the listing**, read as ids only, 500 a page (`messages.list`, 5 quota units a page):
- *   the inbox's unread ids first on a resync (the account had a checkpoint),
- *   then the inbox's ids, newest first, kept in `mail_listing`. Only ids the store does not
+ *   the unread ids first on a resync (the account had a checkpoint; anywhere but spam and
+ *   trash), then the inbox's ids, newest first, kept in `mail_listing`. Only ids the store does not
  *   know are fetched (`messages.get`, 5 units each, at most the call's budget); known ones
  *   are relabelled from the ids (in the inbox; unread or not); stored inbox messages the
  *   listing did not name are fetched at the end to learn whether they were archived or
- *   deleted. A resync of a 100k inbox that changed little costs a few hundred list pages,
+ *   deleted, and a resync checks the stored messages outside the inbox too (listing-ends.ts). A resync of a 100k inbox that changed little costs a few hundred list pages,
  *   not 100k fetches.
  * - **the live history**, from the history id the listing began at: every call first reads
  *   what happened since, so mail that arrives while a long listing runs is stored within a
@@ -23,63 +23,21 @@
  */
 import { noChanges, type StoreChanges } from './mail-store.ts';
 import { AppError } from '../errors.ts';
-import { knownListed, unknownListed, unnamedInbox } from './listing-store.ts';
+import { knownListed, unknownListed } from './listing-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';
+import { encodeCursor, LISTING_PAGE, type ListingCursor } from './listing-cursor.ts';
+import { planEnds } from './listing-ends.ts';
 
-/** Ids per listing page (the provider's maximum). */
-export const LISTING_PAGE = 500;
 /** Listing pages read per call at most (each 5 quota units); a call stays short. */
 const PAGES_PER_CALL = 4;
 
-export interface ListingCursor {
-  /** The database clock when the listing began. */
-  startedAt: string;
-  /** The history id the live cursor has read to. */
-  live: string;
-  /** unread: listing the inbox's unread ids; inbox: listing (and fetching) the inbox; gone: checking stored messages it did not name. */
-  phase: 'unread' | 'inbox' | 'gone';
-  pageToken?: string;
-  /** In the inbox phase: no page is left to list. */
-  listed?: boolean;
-  /** Ids listed so far in the inbox phase (their positions, newest first). */
-  count: number;
-}
-
-export function encodeCursor(c: ListingCursor): string {
-  return JSON.stringify(c);
-}
-
-/** The stored cursor, or null when there is none or it is of an older form (a new listing then starts). */
-export function decodeCursor(raw: string | null): ListingCursor | null {
-  if (!raw) return null;
-  try {
-    const c = JSON.parse(raw) as Partial<ListingCursor>;
-    if (typeof c.startedAt !== 'string' || typeof c.live !== 'string' || !/^\d+$/.test(c.live)) return null;
-    if (c.phase !== 'unread' && c.phase !== 'inbox' && c.phase !== 'gone') return null;
-    return {
-      startedAt: c.startedAt,
-      live: c.live,
-      phase: c.phase,
-      ...(typeof c.pageToken === 'string' ? { pageToken: c.pageToken } : {}),
-      ...(c.listed === true ? { listed: true } : {}),
-      count: typeof c.count === 'number' && Number.isSafeInteger(c.count) && c.count >= 0 ? c.count : 0,
-    };
-  } catch {
-    return null;
-  }
-}
 
 function merge(into: StoreChanges, from: StoreChanges): void {
   into.upserts.push(...from.upserts);
   into.deletes.push(...from.deletes);
   into.labelChanges.push(...from.labelChanges);
   if (from.setAside?.length) into.setAside = [...(into.setAside ?? []), ...from.setAside];
-}
-
-/** A new listing: its checkpoint is the history id read before its first page; `resync`: the store holds a copy already. */
-export function startCursor(startedAt: string, historyId: string, resync: boolean): ListingCursor {
-  return { startedAt, live: historyId, phase: resync ? 'unread' : 'inbox', count: 0 };
 }
 
 /**
@@ -161,7 +119,7 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     if (c.phase === 'unread') {
       const unread: string[] = [];
       while (pages < PAGES_PER_CALL) {
-        const page = await p.api.listInbox({ labelIds: ['INBOX', 'UNREAD'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
+        const page = await p.api.listInbox({ labelIds: ['UNREAD'], pageToken: c.pageToken, maxResults: LISTING_PAGE });
         pages++;
         unread.push(...page.messages.map((m) => m.id));
         if (!page.nextPageToken) {
@@ -207,19 +165,12 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     }
 
     let done = false;
-    if (c.phase === 'gone' && budget > 0) {
-      const unnamed = await unnamedInbox(p.em, p.accountId, c.startedAt, changes.listedInbox?.rows.map((r) => r.pmid) ?? [], budget, own);
-      if (unnamed.length) {
-        const got = await fetchMeta(p, unnamed);
-        // Returned: stored with its current labels (archived, most often); not returned: deleted upstream.
-        changes.upserts.push(...got.metas);
-        if (got.setAside.length) changes.setAside = [...(changes.setAside ?? []), ...got.setAside];
-        const deletes = goneOf(unnamed, got);
-        changes.deletes.push(...deletes);
-        synced += got.metas.length + deletes.length;
-        if (got.quota) quota = got.quota.error;
-      }
-      done = unnamed.length < budget && !quota;
+    if ((c.phase === 'gone' || c.phase === 'outside') && !quota) {
+      const ends = await planEnds(p, c, { budget, own, named: changes.listedInbox?.rows.map((r) => r.pmid) ?? [] }, changes);
+      budget -= ends.spent;
+      synced += ends.synced;
+      if (ends.quota) quota = ends.quota;
+      done = ends.done;
     }
 
     // Fetched (by the listing or the live cursor) or set aside: no longer pending.

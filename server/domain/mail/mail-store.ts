@@ -9,14 +9,15 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
-import { clearListing } from './listing-store.ts';
+import { recordListing, type ListingWrites } from './listing-store.ts';
 import { recordSetAside, type SetAside } from './set-aside.ts';
 
 export type { SetAside };
 
 export type MessageRow = MessageMeta & Partial<MessageBodies>;
 
-export interface StoreChanges {
+/** A sync call's writes, its listing's included (listing-store.ts). */
+export interface StoreChanges extends ListingWrites {
   upserts: MessageRow[];
   /** Messages set aside by this sync (their record's attempts count up, its retry time moves on). */
   setAside?: SetAside[];
@@ -27,18 +28,6 @@ export interface StoreChanges {
   /** Stored messages whose labels changed: their new full label set. */
   labelChanges: { providerMessageId: string; labelIds: string[] }[];
   deletes: string[];
-  /** Listed as unread in the inbox (a resync's first phase). */
-  listedUnread?: string[];
-  /** A page of inbox ids (positions newest first; `pending`: still to fetch); stored ones not rewritten since `since` are relabelled from the ids. */
-  listedInbox?: { rows: { pmid: string; pos: number; pending: boolean; thread?: string }[]; since: string };
-  /** Listed ids fetched (or set aside) by this call: no longer pending. */
-  listingFetched?: string[];
-  /** Listed ids the provider no longer had when they were fetched. */
-  listingDrop?: string[];
-  /** The listing ended: its ids go. */
-  listingDone?: boolean;
-  /** A new listing begins: an earlier one's ids go before this call's are recorded. */
-  listingReplace?: boolean;
 }
 
 export const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
@@ -150,56 +139,6 @@ export async function refreshThreads(em: EntityManager, threadIds: string[]): Pr
     [ids, ids],
     'run',
   );
-}
-
-/**
- * Records a listing's ids; stored messages of an inbox page that nothing rewrote since the
- * listing began are relabelled from the ids: in the inbox, unread when the unread listing
- * named them (their other labels kept). Returns the threads of relabelled messages.
- */
-async function recordListing(em: EntityManager, accountId: string, c: StoreChanges): Promise<string[]> {
-  if (c.listingReplace) await clearListing(em, accountId);
-  if (c.listedUnread?.length) {
-    await em.execute(
-      `insert into mail_listing (account_id, provider_message_id, unread) select ?::uuid, unnest(array[?]::text[]), true
-       on conflict (account_id, provider_message_id) do update set unread = true`,
-      [accountId, uniq(c.listedUnread)],
-      'run',
-    );
-  }
-  let touched: string[] = [];
-  if (c.listedInbox?.rows.length) {
-    const rows = await executeBound<{ thread_id: string }>(
-      em,
-      `with x as (select * from jsonb_to_recordset(?::jsonb) as x(pmid text, pos int, pending boolean, thread text)),
-       listed as (
-         insert into mail_listing as l (account_id, provider_message_id, pos, inbox, pending, provider_thread_id) select ?::uuid, x.pmid, x.pos, true, x.pending, x.thread from x
-         on conflict (account_id, provider_message_id) do update set inbox = true, pos = excluded.pos, pending = excluded.pending,
-           provider_thread_id = coalesce(excluded.provider_thread_id, l.provider_thread_id)
-         returning l.provider_message_id as pmid, l.unread
-       ), want as (
-         select m.id, array_remove(array_remove(m.label_ids, 'INBOX'), 'UNREAD') || array['INBOX'] || case when l.unread then array['UNREAD'] else array[]::text[] end as labels
-         from listed l join mail_messages m on m.account_id = ?::uuid and m.provider_message_id = l.pmid
-         where m.updated_at < ?::timestamptz and (not m.in_inbox or m.is_unread <> l.unread)
-       )
-       update mail_messages m set label_ids = want.labels, in_inbox = true, is_unread = 'UNREAD' = any(want.labels), updated_at = now()
-       from want where m.id = want.id
-       returning m.thread_id`,
-      [JSON.stringify(c.listedInbox.rows), accountId, accountId, c.listedInbox.since],
-    );
-    touched = threadIdsOf(rows);
-  }
-  // The listing ended (perhaps in the call that listed its last page, whose relabelling used its rows): its ids go.
-  if (c.listingDone) await clearListing(em, accountId);
-  else {
-    if (c.listingDrop?.length) {
-      await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');
-    }
-    if (c.listingFetched?.length) {
-      await em.execute('update mail_listing set pending = false where account_id = ? and pending and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingFetched)], 'run');
-    }
-  }
-  return touched;
 }
 
 /** Applies a batch; call inside the transaction that also moves the checkpoint. */

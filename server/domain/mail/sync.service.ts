@@ -20,7 +20,8 @@ import { applyChanges } from './mail-store.ts';
 import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readSyncState, releaseLease, type LeasedState } from './sync-states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { recordSetAside } from './set-aside.ts';
-import { decodeCursor, planListing, startCursor } from './listing-plan.ts';
+import { decodeCursor, startCursor } from './listing-cursor.ts';
+import { planListing } from './listing-plan.ts';
 import { planHistory, type SyncPlan } from './sync-plan.ts';
 
 /** Renews the lease every third of its length until stopped; a failed renewal is retried at the next beat. */

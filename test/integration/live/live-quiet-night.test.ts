@@ -50,7 +50,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { JobWithMetadata } from 'pg-boss';
-import { decodeCursor } from '../../../server/domain/mail/listing-plan.ts';
+import { decodeCursor } from '../../../server/domain/mail/listing-cursor.ts';
 import { createSyncService, type SyncOptions, type SyncService } from '../../../server/domain/mail/sync.service.ts';
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';

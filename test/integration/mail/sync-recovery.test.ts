@@ -57,6 +57,59 @@ describe('sync recovery', () => {
     assert.equal(mail.gmail.calls['messages.list'], 0);
   });
 
+  it('a resync reconciles the stored messages outside the inbox: deleted replies go, read state follows', async (t) => {
+    const mail = await startMailApp(t);
+    mail.gmail.seed(ALICE, 20, { sentReplies: false, readRatio: 0 });
+    await mail.drain();
+    const [a, b, c] = mail.gmail.inbox(ALICE);
+    // A reply of the owner's and two messages archived out of inbox threads, each stored by the live history.
+    const reply = mail.gmail.addMessage(ALICE, { threadId: a!.threadId, labelIds: ['SENT'] });
+    const archivedUnread = mail.gmail.addMessage(ALICE, { threadId: b!.threadId });
+    const archivedRead = mail.gmail.addMessage(ALICE, { threadId: c!.threadId, read: true });
+    await mail.drain();
+    mail.gmail.archive(ALICE, archivedUnread.id);
+    mail.gmail.archive(ALICE, archivedRead.id);
+    await mail.drain();
+    const threadsOf = new Set([a!.threadId, b!.threadId, c!.threadId]);
+    for (const m of mail.gmail.inbox(ALICE)) if (threadsOf.has(m.threadId)) mail.gmail.setRead(ALICE, m.id, true);
+    await mail.drain();
+    const before = await mail.stored();
+    assert.deepEqual([reply, archivedUnread, archivedRead].map((m) => before.get(m.id)?.in_inbox), [false, false, false], 'stored outside the inbox');
+
+    // While nobody hears: the reply is deleted, the unread archived message read, the read one marked unread.
+    mail.gmail.deleteMessage(ALICE, reply.id);
+    mail.gmail.setRead(ALICE, archivedUnread.id, true);
+    mail.gmail.setRead(ALICE, archivedRead.id, false);
+    mail.gmail.expireHistory(ALICE);
+    mail.gmail.resetCounters();
+    const steps = await mail.drain();
+
+    assert.deepEqual(steps.map((s) => s.hasMore), [false]);
+    assert.equal(mail.gmail.calls['messages.list'], 3, 'the unread ids, the inbox ids, the ids outside the inbox');
+    assert.equal(mail.gmail.calls['messages.get:metadata'], 1, 'only the stored message the listing outside the inbox did not name (404: deleted)');
+    const stored = await mail.stored();
+    assert.equal(stored.get(reply.id), undefined, 'the deleted reply leaves the thread');
+    assert.equal(stored.get(archivedUnread.id)?.is_unread, false);
+    assert.equal(stored.get(archivedRead.id)?.is_unread, true);
+    const threads = await mail.sql<{ provider_thread_id: string; is_unread: boolean; n: number }>(
+      `select t.provider_thread_id, t.is_unread, (select count(*)::int from mail_messages m where m.thread_id = t.id) as n
+       from mail_threads t where t.provider_thread_id = any(array[?]::text[])`,
+      [[a!.threadId, b!.threadId, c!.threadId]],
+    );
+    const byThread = new Map(threads.map((x) => [x.provider_thread_id, x]));
+    assert.equal(byThread.get(a!.threadId)?.n, 1, 'the thread holds what the provider holds');
+    assert.equal(byThread.get(b!.threadId)?.is_unread, false, 'a stale unread row no longer keeps its thread unread');
+    assert.equal(byThread.get(c!.threadId)?.is_unread, true);
+    const labels = await mail.sql<{ label_ids: string[] }>('select label_ids from mail_messages where provider_message_id = ?', [archivedRead.id]);
+    assert.deepEqual(labels[0]?.label_ids.includes('UNREAD'), true, 'its labels say so too');
+
+    // A second resync with nothing changed fetches nothing.
+    mail.gmail.expireHistory(ALICE);
+    mail.gmail.resetCounters();
+    await mail.drain();
+    assert.equal(mail.gmail.calls['messages.get:metadata'] ?? 0, 0);
+  });
+
   it('a provider fault half-way through leaves nothing half-written; the next sync completes the work', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 120, { sentReplies: false });

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, encodeCursor } from '../../../../server/domain/mail/listing-plan.ts';
+import { decodeCursor, encodeCursor } from '../../../../server/domain/mail/listing-cursor.ts';
 import { planHistory } from '../../../../server/domain/mail/sync-plan.ts';
 import type { GmailApi, HistoryRecord, MessageMeta } from '../../../../server/providers/gmail.ts';
 
