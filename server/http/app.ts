@@ -11,7 +11,7 @@ import helmet, { type HelmetOptions } from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Container } from '../container.ts';
 import { AppError } from '../domain/errors.ts';
-import { buildAppRouter, procedureMeta } from '../trpc/routers/index.ts';
+import { appRouter, procedureMeta } from '../trpc/routers/index.ts';
 import { deleteAccountRoute } from './delete-account.route.ts';
 import { errorEnvelope } from './errors.middleware.ts';
 import { eventsRoute } from './events.route.ts';
@@ -59,7 +59,6 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
  */
 export function buildApp(container: Container, opts: { routes?: RouteInstaller[]; observe?: AnswerObserver } = {}): Koa {
   const { config, services } = container;
-  const appRouter = buildAppRouter();
   const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
   // Behind proxies, the client is the X-Forwarded-For entry TRUST_PROXY_HOPS from the right.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustProxyHops });

@@ -1,9 +1,9 @@
 /**
- * The whole API as one router; `AppRouter` is the type the client package imports.
- * Importing this module only builds the router: what the service changes on it is done once,
- * at start-up, by `buildAppRouter()`.
+ * The whole API as one router; `AppRouter` is the type the client package imports. Its
+ * procedure names are registered for the error formatter, which names a procedure only when it
+ * is one (an unknown path is the caller's input, not echoed).
  */
-import { registerProcedurePaths, router, skipTrustedOutputValidation, type Meta } from '../init.ts';
+import { registerProcedurePaths, router, type Meta } from '../init.ts';
 import { aiProcedures } from './ai.router.ts';
 import { analyticsRouter } from './analytics.router.ts';
 import { authRouter } from './auth.router.ts';
@@ -25,23 +25,7 @@ export const appRouter = router({
 
 export type AppRouter = typeof appRouter;
 
-let prepared = false;
-
-/**
- * The router as the service serves it (buildApp calls this once per app): the procedure names
- * registered for the error formatter, and tRPC's output validator removed from the procedures
- * whose meta says `trustedOutput` (`skipTrustedOutputValidation`, which throws if a tRPC upgrade
- * changed how outputs are validated). The procedures are this module's own objects, shared by
- * every app in the process, so the change is made on the first call only.
- */
-export function buildAppRouter(): AppRouter {
-  if (!prepared) {
-    registerProcedurePaths(Object.keys(appRouter._def.procedures));
-    skipTrustedOutputValidation(appRouter._def.procedures);
-    prepared = true;
-  }
-  return appRouter;
-}
+registerProcedurePaths(Object.keys(appRouter._def.procedures));
 
 const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>;
 

@@ -1,7 +1,7 @@
 /** The mail routes: thin procedures over the sync service and the thread reads (spec part 4, "Mail and sync routes"). */
 import { z } from 'zod';
 import { messageBody, messageBodyInput, syncResult, syncState, threadDetail, threadIdInput, threadList, threadListInput } from '../../../shared/schemas/mail.ts';
-import { authedProcedure, csrfProcedure } from '../init.ts';
+import { authedProcedure, csrfProcedure, trustedOutput } from '../init.ts';
 
 /** The mail procedures; spread next to the AI procedures under `mail` in the app router. */
 export const mailProcedures = {
@@ -25,10 +25,9 @@ export const mailProcedures = {
     .meta({
       openapi: { method: 'GET', path: '/api/mail/threads', tags: ['mail'], summary: 'Inbox threads, newest first' },
       errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
-      trustedOutput: true,
     })
     .input(threadListInput)
-    .output(threadList)
+    .output(trustedOutput(threadList))
     .query(({ ctx, input }) => ctx.services.threads.list(ctx.user.accountId, input)),
 
   thread: authedProcedure
@@ -44,10 +43,9 @@ export const mailProcedures = {
       },
       // Opening fetches missing bodies from the provider: its failures are the sync route's codes.
       errors: ['AUTH_REQUIRED', 'VALIDATION_FAILED', 'NOT_FOUND', 'TOKEN_EXPIRED', 'MAIL_RATE_LIMITED', 'SYNC_FAILED', 'SERVICE_UNAVAILABLE'],
-      trustedOutput: true,
     })
     .input(threadIdInput)
-    .output(threadDetail)
+    .output(trustedOutput(threadDetail))
     .query(({ ctx, input }) => ctx.services.threads.detail(ctx.em, ctx.user.accountId, input.threadId)),
 
   messageBody: authedProcedure
