@@ -8,7 +8,7 @@
  * disconnect and deletion announce it to every instance at once; as a notification can be
  * lost (the LISTEN connection's reconnect gap) and expiry, the purge and a new sign-in
  * announce nothing, each instance also asks on its heartbeat and after a reconnect which of
- * its streams' sessions ended, in one statement (http/sessions.ts `endedStreamSessions`).
+ * its streams' sessions ended, in one statement (domain/auth/session-rows.ts `endedStreamSessions`).
  */
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -17,7 +17,7 @@ import { announceEnd } from '../domain/events/announce.ts';
 import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event-log.ts';
 import { AppError } from '../domain/errors.ts';
 import { errorSummary } from '../infra/logger.ts';
-import { endedStreamSessions } from '../http/sessions.ts';
+import { endedStreamSessions } from '../domain/auth/session-rows.ts';
 import type { EventHub } from './hub.ts';
 import type { EventStream } from './stream.ts';
 import { createLifetimes } from './lifetimes.ts';

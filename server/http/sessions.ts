@@ -1,7 +1,7 @@
 /**
- * Sessions: koa-session with a PostgreSQL store. The cookie carries only a random key
- * (signed with SESSION_SECRET by Keygrip, as Koa does, newest key first for rotation); the
- * table stores its sha256, so a database leak yields no usable cookie. A session lives 2
+ * Sessions: koa-session with a PostgreSQL store (its rows: domain/auth/session-rows.ts). The
+ * cookie carries only a random key (signed with SESSION_SECRET by Keygrip, as Koa does, newest
+ * key first for rotation); the table stores its sha256, so a database leak yields no usable cookie. A session lives 2
  * days without use (renewed once past half of that) and at most 30 days after sign-in.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -13,7 +13,8 @@ import type { Config } from '../infra/config.ts';
 import type { SessionUser } from '../domain/auth/session-user.ts';
 import { sha256hex } from '../domain/hash.ts';
 import { oneInFlightLoader } from '../infra/batch-loader.ts';
-import { preparedStatement, type RunPrepared } from '../domain/prepared-sql.ts';
+import type { RunPrepared } from '../domain/prepared-sql.ts';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, sessionRows } from '../domain/auth/session-rows.ts';
 
 export const SESSION_COOKIE = 'mia_session';
 /**
@@ -21,8 +22,7 @@ export const SESSION_COOKIE = 'mia_session';
  * Secure, for Path=/ and with no Domain, so a sibling subdomain cannot plant or shadow it.
  */
 export const sessionCookieName = (secure: boolean) => (secure ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE);
-export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
-export const SESSION_ABSOLUTE_MS = 30 * 24 * 3600 * 1000;
+export { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS };
 
 interface SessionData {
   accountId?: string;
@@ -70,17 +70,10 @@ export function cookieKeys(keys: readonly string[]): Keygrip {
   };
 }
 
-/** The live sessions among some ids, each row's data as JSON text. */
-const READ_SESSIONS = preparedStatement('mia_read_sessions', 'select id, data::text as data from sessions where id = any(?::text[]) and expires_at > now()');
-
 /** What koa-session hands the store besides the key: the request it serves. */
 interface StoreCall {
   ctx?: object;
 }
-
-/** The revocation check of every save: the account still exists and has not ended its sessions since this one signed in. */
-const NOT_REVOKED = `(?::uuid is null
-  or exists (select 1 from accounts a where a.id = ?::uuid and (a.sessions_revoked_at is null or a.sessions_revoked_at < ?)))`;
 
 /**
  * The store koa-session calls. Reads of concurrent requests, of any sessions, are answered
@@ -94,10 +87,9 @@ const NOT_REVOKED = `(?::uuid is null
  * the request did not read (a new one from sign-in's regenerate) is inserted.
  */
 export function createSessionStore(orm: MikroORM, run: RunPrepared) {
-  const sql = (q: string, params: unknown[]) => orm.em.getConnection().execute(q, params);
+  const rows = sessionRows(orm, run);
   const reads = oneInFlightLoader<string, string | null>(async (ids) => {
-    const rows = await run<{ id: string; data: string }>(READ_SESSIONS, [[...new Set(ids)]]);
-    const byId = new Map(rows.map((r) => [r.id, r.data]));
+    const byId = await rows.read([...new Set(ids)]);
     return ids.map((id) => byId.get(id) ?? null);
   });
   /** The key each request read a session under. */
@@ -118,49 +110,14 @@ export function createSessionStore(orm: MikroORM, run: RunPrepared) {
       const ttl = String(typeof maxAge === 'number' ? maxAge : SESSION_IDLE_MS);
       const accountId = typeof data.accountId === 'string' ? data.accountId : null;
       const signedInAt = typeof data.signedInAt === 'number' ? new Date(data.signedInAt) : new Date(0);
-      const id = sha256hex(key);
-      if (call?.ctx && readBy.get(call.ctx) === key) {
-        await sql(
-          `update sessions set account_id = ?::uuid, data = ?, expires_at = now() + (? || ' milliseconds')::interval
-            where id = ? and expires_at > now() and ${NOT_REVOKED}`,
-          [accountId, JSON.stringify(data), ttl, id, accountId, accountId, signedInAt],
-        );
-        return;
-      }
-      await sql(
-        `insert into sessions (id, account_id, data, expires_at)
-         select ?, ?::uuid, ?, now() + (? || ' milliseconds')::interval where ${NOT_REVOKED}
-         on conflict (id) do update set account_id = excluded.account_id, data = excluded.data, expires_at = excluded.expires_at`,
-        [id, accountId, JSON.stringify(data), ttl, accountId, accountId, signedInAt],
-      );
+      const row = { id: sha256hex(key), accountId, data: JSON.stringify(data), ttlMs: ttl, signedInAt };
+      // The key this request read: a renewal, never a row written back; else a new key (sign-in's regenerate).
+      await (call?.ctx && readBy.get(call.ctx) === key ? rows.renew(row) : rows.insert(row));
     },
     async destroy(key: string) {
-      await sql('delete from sessions where id = ?', [sha256hex(key)]);
+      await rows.destroy(sha256hex(key));
     },
   };
-}
-
-/**
- * The event streams' sessions that ended (signed out, replaced by a new sign-in, expired idle
- * or past SESSION_ABSOLUTE_MS, purged, revoked): one statement for all of an instance's open
- * streams, run on its heartbeat and after its LISTEN connection came back, so a stream ends
- * with its session even when no notification said so. A stream knows its session by the
- * stream key, which the expression below derives from the row's CSRF token exactly as
- * `sessionStreamKey` (events/events.service.ts) does: sha256 of `mail-events:<token>`,
- * base64url, 22 characters. Each pair is looked up by the account's index on `sessions`.
- */
-export async function endedStreamSessions(orm: MikroORM, open: readonly { accountId: string; sessionKey: string }[]): Promise<string[]> {
-  if (!open.length) return [];
-  const rows = (await orm.em.getConnection().execute(
-    `select distinct o.s as key from jsonb_to_recordset(?::jsonb) as o(a uuid, s text)
-      where not exists (
-        select 1 from sessions x
-         where x.account_id = o.a and x.expires_at > now()
-           and (x.data->>'signedInAt')::bigint > (extract(epoch from now()) * 1000)::bigint - ?
-           and left(translate(encode(sha256(convert_to('mail-events:' || (x.data->>'csrfToken'), 'UTF8')), 'base64'), '+/', '-_'), 22) = o.s)`,
-    [JSON.stringify(open.map((o) => ({ a: o.accountId, s: o.sessionKey }))), SESSION_ABSOLUTE_MS],
-  )) as { key: string }[];
-  return rows.map((r) => r.key);
 }
 
 export interface Sessions {

@@ -1,8 +1,8 @@
 /**
  * The layout rules of CONTRIBUTING.md, checked on every run: no import cycles, each folder
  * importing only from the layers below it (`domain/` free of HTTP, tRPC, background work and
- * the wiring; the benchmark free of the tests; the eval free of the stand-ins), and no source
- * file past the size where it becomes two ideas.
+ * the wiring; the benchmark free of the tests; the eval free of the stand-ins), no source
+ * file past the size where it becomes two ideas, and the tables with one writer written there only.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -42,6 +42,18 @@ const LAYERS: { from: string; not: string[]; packages?: RegExp }[] = [
   // The eval runs the service's prompt and provider against a real endpoint: nothing of the tests' stand-ins or harness.
   { from: 'eval/', not: ['test/', 'harness/', 'bench/', 'demo/', 'stand-ins/'] },
 ];
+
+/**
+ * Tables with one writer: the module that owns each (SQL or the ORM's write calls naming the
+ * table or its entity anywhere else in server/ fail). The accounts table's settings columns
+ * are the settings service's, written through a loaded entity under a row lock, which no
+ * statement names.
+ */
+const TABLE_OWNERS: Record<string, { entity: string; owner: string }> = {
+  sessions: { entity: 'Session', owner: 'server/domain/auth/session-rows.ts' },
+  oauth_states: { entity: 'OAuthState', owner: 'server/domain/auth/oauth-states.ts' },
+  accounts: { entity: 'Account', owner: 'server/domain/auth/account-rows.ts' },
+};
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -107,5 +119,18 @@ describe('code layout', () => {
       }
     }
     assert.deepEqual(long, []);
+  });
+
+  it('writes each owned table from its one module', async () => {
+    const writers = new Map<string, Set<string>>(Object.keys(TABLE_OWNERS).map((t) => [t, new Set()]));
+    for (const file of await sourceFiles('server')) {
+      const text = await readFile(file, 'utf8');
+      for (const [table, { entity }] of Object.entries(TABLE_OWNERS)) {
+        const sql = new RegExp(`\\b(insert\\s+into|update|delete\\s+from)\\s+"?${table}"?\\b`, 'i');
+        const orm = new RegExp(`\\b(nativeUpdate|nativeDelete|upsert|upsertMany|create|insert|insertMany)\\(\\s*${entity}\\b`);
+        if (sql.test(text) || orm.test(text)) writers.get(table)!.add(path.relative(ROOT, file));
+      }
+    }
+    for (const [table, { owner }] of Object.entries(TABLE_OWNERS)) assert.deepEqual([...writers.get(table)!], [owner], `${table} is written by ${owner} only`);
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Sign-in (authorization code + PKCE), disconnect and account deletion. OAuth state is
  * stored hashed, bound to the browser's pre-auth cookie, single use (deleted on first
- * presentation, whatever the outcome) and short-lived.
+ * presentation, whatever the outcome) and short-lived (oauth-states.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Account, OAuthState, Session } from '../../../db/entities/index.ts';
+import { deleteAccountRow, revokeSessions, upsertSignedIn } from './account-rows.ts';
+import { endAccountSessions } from './session-rows.ts';
+import { putState, takeState } from './oauth-states.ts';
 import { clearWatch, createSyncState } from '../mail/sync-states/index.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
@@ -65,15 +67,8 @@ export function createAuthService(deps: {
       const codeVerifier = random();
       const browserNonce = random();
       const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
-      em.create(OAuthState, {
-        id: sha256hex(state),
-        browserHash: sha256hex(browserNonce),
-        codeVerifier,
-        expiresAt: new Date(clock().getTime() + deps.stateTtlSeconds * 1000),
-      });
-      await em.flush();
-      // Housekeeping: expired states are useless.
-      await em.nativeDelete(OAuthState, { expiresAt: { $lt: clock() } });
+      const now = clock();
+      await putState(em, { state, browserNonce, codeVerifier, expiresAt: new Date(now.getTime() + deps.stateTtlSeconds * 1000), now });
       return { redirectUrl: oauth.authorizationUrl({ state, codeChallenge }), browserNonce };
     },
 
@@ -83,20 +78,16 @@ export function createAuthService(deps: {
     ): Promise<{ accountId: string; email: string }> {
       if (!q.state) throw new SignInFailure('missing state');
       // Single use: the state is gone after this, whatever happens next.
-      const rows = await em.getConnection().execute(
-        'delete from oauth_states where id = ? returning browser_hash, code_verifier, expires_at',
-        [sha256hex(q.state)],
-      );
-      const row = rows[0] as { browser_hash: string; code_verifier: string; expires_at: Date | string } | undefined;
+      const row = await takeState(em, q.state);
       if (!row) throw new SignInFailure('unknown or reused state');
-      if (new Date(row.expires_at).getTime() <= clock().getTime()) throw new SignInFailure('expired state');
-      if (!q.browserNonce || sha256hex(q.browserNonce) !== row.browser_hash) throw new SignInFailure('state presented by another browser');
+      if (row.expiresAt.getTime() <= clock().getTime()) throw new SignInFailure('expired state');
+      if (!q.browserNonce || sha256hex(q.browserNonce) !== row.browserHash) throw new SignInFailure('state presented by another browser');
       if (q.error) throw new SignInFailure('provider returned an error');
       if (!q.code) throw new SignInFailure('missing code');
 
       let tokens;
       try {
-        tokens = await oauth.exchangeCode({ code: q.code, codeVerifier: row.code_verifier });
+        tokens = await oauth.exchangeCode({ code: q.code, codeVerifier: row.codeVerifier });
       } catch (err) {
         throw new SignInFailure('code exchange failed', err);
       }
@@ -111,11 +102,11 @@ export function createAuthService(deps: {
       }
 
       const accountId = await em.transactional(async (tx) => {
-        const account = await tx.upsert(Account, { sub: identity.sub, email: identity.email, needsReconnect: false, updatedAt: clock() }, { onConflictFields: ['sub'], onConflictExcludeFields: ['id', 'createdAt', 'signature', 'responseStyle'] });
-        if (!tokens.refreshToken && !(await credentials.refreshToken(tx, account.id))) throw new SignInFailure('no refresh token granted');
-        await credentials.store(tx, account.id, tokens);
-        await createSyncState(tx, account.id);
-        return account.id;
+        const id = await upsertSignedIn(tx, identity, clock());
+        if (!tokens.refreshToken && !(await credentials.refreshToken(tx, id))) throw new SignInFailure('no refresh token granted');
+        await credentials.store(tx, id, tokens);
+        await createSyncState(tx, id);
+        return id;
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
       await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'registering the mail watch failed'));
@@ -132,9 +123,9 @@ export function createAuthService(deps: {
         await em.transactional(async (tx) => {
           // The account row first (the one lock order of the account's writers, see lockAccount).
           // Sessions signed in before now may never be saved again (a request in flight elsewhere).
-          await tx.nativeUpdate(Account, { id: accountId }, { sessionsRevokedAt: clock() });
+          await revokeSessions(tx, accountId, clock());
           await credentials.remove(tx, accountId);
-          await tx.nativeDelete(Session, { account: accountId });
+          await endAccountSessions(tx, accountId);
           await clearWatch(tx, accountId);
         });
       }
@@ -145,8 +136,7 @@ export function createAuthService(deps: {
       try {
         await releaseProviderAccess(em, accountId);
       } finally {
-        // Every table references accounts with ON DELETE CASCADE: one statement, one transaction.
-        await em.transactional((tx) => tx.nativeDelete(Account, { id: accountId }));
+        await deleteAccountRow(em, accountId);
       }
     },
   };

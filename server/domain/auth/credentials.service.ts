@@ -9,7 +9,8 @@
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { OAuth2Client } from 'google-auth-library';
-import { Account, Credential } from '../../../db/entities/index.ts';
+import { Credential } from '../../../db/entities/index.ts';
+import { markNeedsReconnect } from './account-rows.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { isInvalidGrant, type OAuthProvider, type ProviderTokens } from '../../providers/oauth.ts';
 import { AppError } from '../errors.ts';
@@ -46,7 +47,7 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
       };
     } catch (err) {
       log.warn({ accountId, ...errorSummary(err) }, 'stored tokens cannot be decrypted; the account must reconnect');
-      await deps.orm.em.fork().nativeUpdate(Account, { id: accountId }, { needsReconnect: true });
+      await markNeedsReconnect(deps.orm.em.fork(), accountId);
       await announceSync(deps.orm.em.fork(), accountId).catch(() => undefined);
       throw new AppError('TOKEN_EXPIRED', { cause: err });
     }
@@ -101,7 +102,7 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
 
     async rethrowIfRevoked(accountId, err) {
       if (!isInvalidGrant(err)) return;
-      await deps.orm.em.fork().nativeUpdate(Account, { id: accountId }, { needsReconnect: true });
+      await markNeedsReconnect(deps.orm.em.fork(), accountId);
       // Open event streams show the account as needs_reconnect (best effort: the answer stands).
       await announceSync(deps.orm.em.fork(), accountId).catch(() => undefined);
       log.info({ accountId }, 'provider grant revoked or expired; account needs reconnection');

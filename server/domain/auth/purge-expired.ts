@@ -8,6 +8,8 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { purgeQuota } from '../mail-quota/quota-ledger.ts';
+import { purgeExpiredStates } from './oauth-states.ts';
+import { purgeExpiredSessions } from './session-rows.ts';
 import { purgeDisconnectedLogs } from '../events/event-log.ts';
 import { purgeEndedListings } from '../mail/listing-store.ts';
 
@@ -27,8 +29,8 @@ export interface Purged {
 export async function purgeExpired(em: EntityManager): Promise<Purged> {
   const count = async (sql: string) => ((await em.execute<{ n: number }[]>(`with d as (${sql} returning 1) select count(*)::int as n from d`))[0]?.n ?? 0);
   return {
-    sessions: await count('delete from sessions where expires_at < now()'),
-    oauthStates: await count('delete from oauth_states where expires_at < now()'),
+    sessions: await purgeExpiredSessions(em),
+    oauthStates: await purgeExpiredStates(em),
     analyticsEvents: await count(`delete from analytics_events where created_at < now() - interval '${ANALYTICS_RETENTION_DAYS} days'`),
     // The mail quota's grants of accounts gone quiet, and its day ledger past keeping.
     mailQuotaRows: await purgeQuota(em),
