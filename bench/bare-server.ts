@@ -10,7 +10,7 @@
 import { createServer } from 'node:http';
 import Koa from 'koa';
 import pg from 'pg';
-import { LIST_THREADS, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/thread.service.ts';
+import { LIST_THREADS, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/threads/thread.service.ts';
 import { ormOptions } from '../db/mikro-orm.config.ts';
 import { serveUntilStopped } from './infra/serve.infra.ts';
 

@@ -126,7 +126,7 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   };
   step('starting the server and the bare handler');
   const serverRoot = path.resolve(args['server-root'] ?? ROOT);
-  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/thread.service.ts'))) as {
+  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/threads/thread.service.ts'))) as {
     LIST_THREADS?: { text: string };
     /** Checkouts before the list became a prepared statement: the SQL with `?` placeholders. */
     LIST_THREADS_SQL?: string;

@@ -1,7 +1,7 @@
 /**
  * One id of an inbox listing under way (a backfill or a resync), until the listing ends: the
  * listing is read as ids only and compared with the store, so only unknown messages are
- * fetched (see the migration that creates this table and server/domain/mail/sync-plan.ts).
+ * fetched (see the migration that creates this table and server/domain/mail/sync/sync-plan.ts).
  */
 import { defineEntity, p } from '@mikro-orm/core';
 import { Account } from './account.entity.ts';

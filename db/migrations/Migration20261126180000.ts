@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * The ids of an inbox listing under way (a backfill or a resync): listed by id only, 500 a
  * page (the inbox, and before it, on a resync, the inbox's unread messages), then compared with the store, so that only unknown messages are fetched and known
- * ones are relabelled from the ids (server/domain/mail/listing-plan.ts). `pos` keeps the
+ * ones are relabelled from the ids (server/domain/mail/sync/listing-plan.ts). `pos` keeps the
  * listing's newest-first order for fetching; `pending`: listed, unknown, not fetched yet.
  * Emptied when the listing ends.
  */

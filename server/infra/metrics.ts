@@ -19,7 +19,7 @@ const PROVIDER_CODES: Record<string, string> = {
 export interface ClusterReadings {
   /** Jobs waiting or running per queue. */
   queueDepth(): Promise<Record<string, number>>;
-  /** Over connected accounts: sync lag, backlog, dead-lettered jobs, watches not renewed, set-aside messages (sync-states.ts). */
+  /** Over connected accounts: sync lag, backlog, dead-lettered jobs, watches not renewed, set-aside messages (domain/mail/sync/states/). */
   syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; deadLetteredAccounts: number; watchesExpiringAccounts: number; setAsideMessages: number; setAsideOldestSeconds: number }>;
 }
 

@@ -10,7 +10,7 @@
  * earlier sync took their change along).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { noteNotification, resolveNotifiedAccount, type NotifiedAccount } from '../domain/mail/sync-states/index.ts';
+import { noteNotification, resolveNotifiedAccount, type NotifiedAccount } from '../domain/mail/sync/states/index.ts';
 import type { JobEngine } from '../jobs/engine.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import { inSpan } from '../infra/trace-hooks.ts';

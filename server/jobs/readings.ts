@@ -1,6 +1,6 @@
 /** The live inbox's state as GET /metrics reports it: queue depths and the accounts' sync lag. */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { readSyncGauges } from '../domain/mail/sync-states/index.ts';
+import { readSyncGauges } from '../domain/mail/sync/states/index.ts';
 import type { ClusterReadings } from '../infra/metrics.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
 

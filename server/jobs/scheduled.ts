@@ -1,6 +1,6 @@
 /**
  * The scheduled jobs, each run once per period for the whole cluster (pg-boss cron):
- * - watch renewal: renews the mail watches due (domain/mail/watch.service.ts);
+ * - watch renewal: renews the mail watches due (domain/mail/sync/watch.service.ts);
  * - the quiet-account sweep: an account whose watch lapsed, that was not heard of for
  *   STALE_AFTER_MS, or that has set-aside messages due for another try gets a sync job like
  *   any notification's: a cheap history sync from its checkpoint, which falls back to a full
@@ -9,8 +9,8 @@
  * - purge: expired sessions and OAuth states (finished jobs are pg-boss's own retention).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { takeStaleAccounts } from '../domain/mail/sync-states/index.ts';
-import type { WatchService } from '../domain/mail/watch.service.ts';
+import { takeStaleAccounts } from '../domain/mail/sync/states/index.ts';
+import type { WatchService } from '../domain/mail/sync/watch.service.ts';
 import type { Logger } from '../infra/logger.ts';
 import { QUEUES, type JobEngine } from './engine.ts';
 

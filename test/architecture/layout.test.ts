@@ -27,6 +27,9 @@ const LAYERS: { from: string; not: string[]; packages?: RegExp }[] = [
     not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts', 'server/start-service.ts', 'server/main.ts'],
     packages: /^(koa|@koa\/|@trpc\/|trpc-to-openapi)/,
   },
+  // The mail features stand side by side on the stored mailbox (mail/mail-store.ts), neither reaching into the other.
+  { from: 'server/domain/mail/sync/', not: ['server/domain/mail/threads/'] },
+  { from: 'server/domain/mail/threads/', not: ['server/domain/mail/sync/'] },
   { from: 'server/providers/', not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts'] },
   // The error classifier sits below both transports.
   { from: 'server/errors/', not: ['server/http/', 'server/trpc/'] },
@@ -119,6 +122,14 @@ describe('code layout', () => {
       }
     }
     assert.deepEqual(long, []);
+  });
+
+  it('keeps a feature in its folder', async () => {
+    // The mail domain: its features' folders, and at its root only the store they share.
+    const root = (await readdir(path.join(ROOT, 'server/domain/mail'), { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+    assert.deepEqual(root, ['mail-store.ts']);
+    // One home for live events: the domain's.
+    assert.deepEqual(await sourceFiles('server/events'), [], 'live events live in server/domain/events/');
   });
 
   it('writes each owned table from its one module', async () => {

@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, MailMessage, MailThread } from '../../../db/entities/index.ts';
 import { AppError } from '../errors.ts';
-import type { BodyPurpose } from '../mail/thread-bodies.service.ts';
+import type { BodyPurpose } from '../mail/threads/thread-bodies.service.ts';
 
 export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string, purpose?: BodyPurpose) => Promise<void>;
 

@@ -8,7 +8,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { deleteAccountRow, revokeSessions, upsertSignedIn } from './account-rows.ts';
 import { endAccountSessions } from './session-rows.ts';
 import { putState, takeState } from './oauth-states.ts';
-import { clearWatch, createSyncState } from '../mail/sync-states/index.ts';
+import { clearWatch, createSyncState } from '../mail/sync/states/index.ts';
 import { errorSummary, type Logger } from '../../infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider } from '../../providers/oauth.ts';
 import type { CredentialsService } from './credentials.service.ts';

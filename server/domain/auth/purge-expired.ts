@@ -11,7 +11,7 @@ import { purgeQuota } from '../mail-quota/quota-ledger.ts';
 import { purgeExpiredStates } from './oauth-states.ts';
 import { purgeExpiredSessions } from './session-rows.ts';
 import { purgeDisconnectedLogs } from '../events/event-log.ts';
-import { purgeEndedListings } from '../mail/listing-store.ts';
+import { purgeEndedListings } from '../mail/sync/listing-store.ts';
 
 /** How long analytics events are kept (docs/security.md). */
 export const ANALYTICS_RETENTION_DAYS = 90;

@@ -76,7 +76,7 @@ export async function purgeExpiredSessions(em: EntityManager): Promise<number> {
  * streams, run on its heartbeat and after its LISTEN connection came back, so a stream ends
  * with its session even when no notification said so. A stream knows its session by the
  * stream key, which the expression below derives from the row's CSRF token exactly as
- * `sessionStreamKey` (server/events/events.service.ts) does: sha256 of `mail-events:<token>`,
+ * `sessionStreamKey` (server/domain/events/events.service.ts) does: sha256 of `mail-events:<token>`,
  * base64url, 22 characters. Each pair is looked up by the account's index on `sessions`.
  */
 export async function endedStreamSessions(orm: MikroORM, open: readonly { accountId: string; sessionKey: string }[]): Promise<string[]> {

@@ -9,8 +9,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
-import { recordListing, type ListingWrites } from './listing-store.ts';
-import { recordSetAside, type SetAside } from './set-aside.ts';
+import { recordListing, type ListingWrites } from './sync/listing-store.ts';
+import { recordSetAside, type SetAside } from './sync/set-aside.ts';
 
 export type { SetAside };
 

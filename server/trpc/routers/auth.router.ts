@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deleteAccountInput, sessionInfo } from '../../../shared/schemas/auth.ts';
-import { sessionStreamKey } from '../../events/events.service.ts';
+import { sessionStreamKey } from '../../domain/events/events.service.ts';
 import { csrfProcedure, publicProcedure, router } from '../init.ts';
 
 export const authRouter = router({

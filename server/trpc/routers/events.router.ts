@@ -5,7 +5,7 @@
  */
 import { tracked } from '@trpc/server';
 import { mailEventsInput } from '../../../shared/schemas/events.ts';
-import { sessionStreamKey } from '../../events/events.service.ts';
+import { sessionStreamKey } from '../../domain/events/events.service.ts';
 import { authedProcedure } from '../init.ts';
 
 export const eventProcedures = {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
-import { readInboxEstimate } from '../../../server/domain/mail/sync-states/index.ts';
+import { readInboxEstimate } from '../../../server/domain/mail/sync/states/index.ts';
 import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 

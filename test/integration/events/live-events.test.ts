@@ -9,8 +9,8 @@ import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
-import { noteNotification } from '../../../server/domain/mail/sync-states/index.ts';
-import type { StreamLimits } from '../../../server/events/events.service.ts';
+import { noteNotification } from '../../../server/domain/mail/sync/states/index.ts';
+import type { StreamLimits } from '../../../server/domain/events/events.service.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 
 async function twoInstances(t: TestContext, streamLimits?: StreamLimits) {

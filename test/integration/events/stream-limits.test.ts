@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { signIn, startProviders } from '../../helpers/providers.ts';
-import type { StreamLimits } from '../../../server/events/events.service.ts';
+import type { StreamLimits } from '../../../server/domain/events/events.service.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 
 async function twoInstances(t: TestContext, limitsA?: StreamLimits, limitsB?: StreamLimits) {

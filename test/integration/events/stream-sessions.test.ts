@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { signIn, startProviders } from '../../helpers/providers.ts';
-import type { StreamLimits } from '../../../server/events/events.service.ts';
+import type { StreamLimits } from '../../../server/domain/events/events.service.ts';
 import { SESSION_ABSOLUTE_MS } from '../../../server/http/sessions.ts';
 import { CONNECTIONS_BEYOND_STREAMS } from '../../../server/http/listen.ts';
 import { purgeExpired } from '../../../server/domain/auth/purge-expired.ts';

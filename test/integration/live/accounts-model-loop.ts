@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../../server/domain/errors.ts';
-import { createSyncService, type SyncOutcome } from '../../../server/domain/mail/sync.service.ts';
+import { createSyncService, type SyncOutcome } from '../../../server/domain/mail/sync/sync.service.ts';
 import { QUEUES } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
 import type { Logger } from '../../../server/infra/logger.ts';

@@ -29,7 +29,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { Account } from '../../../db/entities/index.ts';
 import { AppError } from '../../../server/domain/errors.ts';
-import { createSyncState } from '../../../server/domain/mail/sync-states/index.ts';
+import { createSyncState } from '../../../server/domain/mail/sync/states/index.ts';
 import { createNotificationIntake, notificationAccounts } from '../../../server/intake/notifications.ts';
 import { QUEUES } from '../../../server/jobs/engine.ts';
 import { createLogger } from '../../../server/infra/logger.ts';

@@ -33,7 +33,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import type { JobWithMetadata } from 'pg-boss';
-import { createSyncService, type SyncService } from '../../../server/domain/mail/sync.service.ts';
+import { createSyncService, type SyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../../../server/intake/notifications.ts';
 import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
 import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';

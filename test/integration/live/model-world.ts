@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Account, SyncState } from '../../../db/entities/index.ts';
-import { listThreads } from '../../../server/domain/mail/thread.service.ts';
+import { listThreads } from '../../../server/domain/mail/threads/thread.service.ts';
 import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
 import { createGmailFactory, type GmailFactory } from '../../../server/providers/gmail.ts';
 import { startGmailStandIn, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';

@@ -10,8 +10,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { resolveNotifiedAccount } from '../../../server/domain/mail/sync-states/index.ts';
-import { createWatchService, RENEW_AFTER_MS, type MailWatchApi } from '../../../server/domain/mail/watch.service.ts';
+import { resolveNotifiedAccount } from '../../../server/domain/mail/sync/states/index.ts';
+import { createWatchService, RENEW_AFTER_MS, type MailWatchApi } from '../../../server/domain/mail/sync/watch.service.ts';
 import { openDatabase } from '../../../server/infra/database.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { JobEngine, SyncRequest } from '../../../server/jobs/engine.ts';

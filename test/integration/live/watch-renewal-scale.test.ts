@@ -7,7 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createWatchService, RENEW_AFTER_MS, RENEWAL_BATCH, type MailWatchApi } from '../../../server/domain/mail/watch.service.ts';
+import { createWatchService, RENEW_AFTER_MS, RENEWAL_BATCH, type MailWatchApi } from '../../../server/domain/mail/sync/watch.service.ts';
 import { openDatabase } from '../../../server/infra/database.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';

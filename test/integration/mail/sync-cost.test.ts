@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger as OrmLogger, LogContext } from '@mikro-orm/core';
 import { ormOptions } from '../../../db/mikro-orm.config.ts';
-import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
+import { createSyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
 import { ALICE, startMailApp } from './mail-app.ts';
 

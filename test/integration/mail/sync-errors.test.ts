@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
+import { createSyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { AppError } from '../../../server/domain/errors.ts';
 import { toAppError } from '../../../server/errors/classify.ts';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';

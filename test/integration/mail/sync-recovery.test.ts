@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
+import { createSyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { createGmailFactory, type GmailFactory } from '../../../server/providers/gmail.ts';
 import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
 

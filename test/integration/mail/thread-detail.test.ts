@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BODY_CHARS_PER_STATEMENT } from '../../../server/domain/mail/body-chunks.ts';
+import { BODY_CHARS_PER_STATEMENT } from '../../../server/domain/mail/threads/body-chunks.ts';
 import { SANITIZER_VERSION } from '../../../server/providers/mail/message-body.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 

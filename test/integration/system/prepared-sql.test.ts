@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { openDatabase } from '../../../server/infra/database.ts';
 import { preparedRunner, preparedStatement, type RunPrepared } from '../../../server/domain/prepared-sql.ts';
-import { LIST_THREADS } from '../../../server/domain/mail/thread.service.ts';
+import { LIST_THREADS } from '../../../server/domain/mail/threads/thread.service.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 
 describe('prepared statements of the hot read paths', () => {

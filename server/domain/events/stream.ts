@@ -3,8 +3,8 @@
  * that a slow reader costs bounded memory (at most MAX_EVENT_THREAD_IDS thread ids, two flags
  * and the newest id), however many changes pass meanwhile.
  */
-import { MAX_EVENT_THREAD_IDS } from '../../shared/schemas/events.ts';
-import type { LoggedEvent } from '../domain/events/event-log.ts';
+import { MAX_EVENT_THREAD_IDS } from '../../../shared/schemas/events.ts';
+import type { LoggedEvent } from './event-log.ts';
 
 /** Events heard while a stream is positioned, at most (then: reset). */
 const HOLD_MAX = 1_000;

@@ -11,11 +11,11 @@
  *   one not named is fetched like the gone phase's. The thread's detail and its unread state then
  *   match the provider's, not only its inbox messages.
  */
-import type { AppError } from '../errors.ts';
+import type { AppError } from '../../errors.ts';
 import type { ListingCursor } from './listing-cursor.ts';
 import { LISTING_PAGE } from './listing-cursor.ts';
 import { staleOutside, unnamedStored } from './listing-store.ts';
-import type { StoreChanges } from './mail-store.ts';
+import type { StoreChanges } from '../mail-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import type { PlanContext } from './sync-plan.ts';
 

@@ -7,7 +7,7 @@
  * short and kept alive by its holder: a sync may run as long as it needs, and a holder that
  * died lets go within LEASE_SECONDS.
  */
-import { toIso } from '../../time.ts';
+import { toIso } from '../../../time.ts';
 import { select, type Sql } from './sql.ts';
 
 export const LEASE_SECONDS = 15;

@@ -5,11 +5,11 @@
  * the rest of the call, the account and its checkpoint move on.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GmailApi } from '../../providers/gmail.ts';
-import { AppError } from '../errors.ts';
-import type { SetAside, StoreChanges } from './mail-store.ts';
+import type { GmailApi } from '../../../providers/gmail.ts';
+import { AppError } from '../../errors.ts';
+import type { SetAside, StoreChanges } from '../mail-store.ts';
 import { dueSetAside, recordedFailures } from './set-aside.ts';
-import type { MessageMeta, MetadataQuota } from '../../providers/gmail.ts';
+import type { MessageMeta, MetadataQuota } from '../../../providers/gmail.ts';
 
 /** At least this many failed, and at least half of those asked: the provider itself is failing, not the messages. */
 const OUTAGE_FAILURES = 3;

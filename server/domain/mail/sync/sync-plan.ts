@@ -5,9 +5,9 @@
  * writes; the caller commits the plan's changes and its new checkpoint in one transaction.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GmailApi, HistoryRecord } from '../../providers/gmail.ts';
-import { noChanges, uniq, type StoreChanges } from './mail-store.ts';
-import type { AppError } from '../errors.ts';
+import type { GmailApi, HistoryRecord } from '../../../providers/gmail.ts';
+import { noChanges, uniq, type StoreChanges } from '../mail-store.ts';
+import type { AppError } from '../../errors.ts';
 import { fetchMeta } from './message-fetch.ts';
 
 export interface SyncPlan {

@@ -3,7 +3,7 @@
  * writes of them in the sync's commit (mail-store.ts's applyChanges calls recordListing).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { executeBound } from '../bound-sql.ts';
+import { executeBound } from '../../bound-sql.ts';
 
 /** What a sync call writes of its listing (part of mail-store.ts's StoreChanges). */
 export interface ListingWrites {

@@ -6,11 +6,11 @@
  * slots of healthy ones, and an account with no mailbox at the provider is left out.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { errorSummary, type Logger } from '../../infra/logger.ts';
-import type { MailWatchControl } from '../auth/auth.service.ts';
-import { isNoMailbox } from '../../providers/gmail-errors.ts';
-import { mapLimit } from '../../providers/map-limit.ts';
-import { clearWatch, clearWatchesOfDisconnected, readWatchExpiry, recordWatches, recordWatchFailures, watchesDue } from './sync-states/index.ts';
+import { errorSummary, type Logger } from '../../../infra/logger.ts';
+import type { MailWatchControl } from '../../auth/auth.service.ts';
+import { isNoMailbox } from '../../../providers/gmail-errors.ts';
+import { mapLimit } from '../../../providers/map-limit.ts';
+import { clearWatch, clearWatchesOfDisconnected, readWatchExpiry, recordWatches, recordWatchFailures, watchesDue } from './states/index.ts';
 
 /** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */
 export interface MailWatchApi {

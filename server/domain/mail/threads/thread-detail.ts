@@ -5,12 +5,12 @@
  * the answer carries its JSON text in parts (serialised-answer.ts), the bodies' as cached.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AttachmentMeta } from '../../../db/entities/index.ts';
-import type { Message, ThreadDetail } from '../../../shared/schemas/mail.ts';
-import { AppError } from '../errors.ts';
-import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
-import { withAnswerParts } from '../serialised-answer.ts';
-import { toIso } from '../time.ts';
+import type { AttachmentMeta } from '../../../../db/entities/index.ts';
+import type { Message, ThreadDetail } from '../../../../shared/schemas/mail.ts';
+import { AppError } from '../../errors.ts';
+import { preparedStatement, type RunPrepared } from '../../prepared-sql.ts';
+import { withAnswerParts } from '../../serialised-answer.ts';
+import { toIso } from '../../time.ts';
 import { serialiseBodies, type BodyCache, type CachedBodies } from './body-cache.ts';
 import type { OpenGate } from './open-gate.ts';
 import type { ThreadBodies } from './thread-bodies.service.ts';

@@ -5,7 +5,7 @@
  * ~3,000" at no further provider cost, whatever the number of events or open streams. Best effort: a count that fails, is
  * missing or is slow leaves the estimate unknown (null) and never fails or holds up the sync.
  */
-import type { GmailApi } from '../../../providers/gmail.ts';
+import type { GmailApi } from '../../../../providers/gmail.ts';
 
 /** How long a listing's start waits for the count (it runs beside the profile call, which takes about as long). */
 export const ESTIMATE_WAIT_MS = 2_000;

@@ -5,9 +5,9 @@
  * each gets a `reset` (and a fresh `sync`). Stopped before the database closes: it ends every
  * stream and closes the connection.
  */
-import { EVENTS_CHANNEL, type Notice } from '../domain/events/announce.ts';
-import type { Logger } from '../infra/logger.ts';
-import { createPgListener } from '../infra/pg-listener.ts';
+import { EVENTS_CHANNEL, type Notice } from './announce.ts';
+import type { Logger } from '../../infra/logger.ts';
+import { createPgListener } from '../../infra/pg-listener.ts';
 import { EventStream } from './stream.ts';
 
 export interface EventHub {

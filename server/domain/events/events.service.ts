@@ -3,7 +3,7 @@
  * serve them: a `sync` event first (where the account stands), then what this instance hears
  * (coalesced per stream), resumed from a `Last-Event-ID` through the account's event log.
  * Streams are limited per session and per account across the cluster: each open stream holds
- * a row of `event_streams` (server/events/slots.ts), kept alive by the instance's heartbeat,
+ * a row of `event_streams` (server/domain/events/slots.ts), kept alive by the instance's heartbeat,
  * and per instance (its memory and sockets). A stream ends with its session: logout,
  * disconnect and deletion announce it to every instance at once; as a notification can be
  * lost (the LISTEN connection's reconnect gap) and expiry, the purge and a new sign-in
@@ -12,12 +12,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { MailEvent } from '../../shared/schemas/events.ts';
-import { announceEnd } from '../domain/events/announce.ts';
-import { eventsSince, latestEventId, syncSnapshot } from '../domain/events/event-log.ts';
-import { AppError } from '../domain/errors.ts';
-import { errorSummary } from '../infra/logger.ts';
-import { endedStreamSessions } from '../domain/auth/session-rows.ts';
+import type { MailEvent } from '../../../shared/schemas/events.ts';
+import { announceEnd } from './announce.ts';
+import { eventsSince, latestEventId, syncSnapshot } from './event-log.ts';
+import { AppError } from '../errors.ts';
+import { errorSummary } from '../../infra/logger.ts';
+import { endedStreamSessions } from '../auth/session-rows.ts';
 import type { EventHub } from './hub.ts';
 import type { EventStream } from './stream.ts';
 import { createLifetimes } from './lifetimes.ts';

@@ -21,8 +21,8 @@
  * Rows written since the listing began (by the live history or by the listing's fetches)
  * are fresher than its pages: the relabelling and the end check leave them alone.
  */
-import { noChanges, type StoreChanges } from './mail-store.ts';
-import { AppError } from '../errors.ts';
+import { noChanges, type StoreChanges } from '../mail-store.ts';
+import { AppError } from '../../errors.ts';
 import { knownListed, unknownListed } from './listing-store.ts';
 import { fetchMeta, goneOf } from './message-fetch.ts';
 import { planHistory, type PlanContext, type SyncPlan } from './sync-plan.ts';

@@ -4,13 +4,13 @@
  * and one message's bodies. Nothing here writes.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { AttachmentMeta } from '../../../db/entities/index.ts';
-import type { MessageBody, ThreadDetail, ThreadList } from '../../../shared/schemas/mail.ts';
+import type { AttachmentMeta } from '../../../../db/entities/index.ts';
+import type { MessageBody, ThreadDetail, ThreadList } from '../../../../shared/schemas/mail.ts';
 import { createBodyCache, type BodyCache } from './body-cache.ts';
 import { createOpenGate, type OpenGate, type OpenGateOptions } from './open-gate.ts';
 import { attachmentList, threadDetail } from './thread-detail.ts';
-import { AppError } from '../errors.ts';
-import type { RunPrepared } from '../prepared-sql.ts';
+import { AppError } from '../../errors.ts';
+import type { RunPrepared } from '../../prepared-sql.ts';
 import { listThreads, type ListPage } from './thread-list.ts';
 import type { ThreadBodies } from './thread-bodies.service.ts';
 

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBodyCache, serialiseBodies } from '../../../../server/domain/mail/body-cache.ts';
-import { createOpenGate } from '../../../../server/domain/mail/open-gate.ts';
-import { AppError } from '../../../../server/domain/errors.ts';
+import { createBodyCache, serialiseBodies } from '../../../../../server/domain/mail/threads/body-cache.ts';
+import { createOpenGate } from '../../../../../server/domain/mail/threads/open-gate.ts';
+import { AppError } from '../../../../../server/domain/errors.ts';
 
 describe('body cache', () => {
   it('serialises a body once: its JSON text as UTF-8, and as raw JSON values JSON.stringify copies as they are', () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { bodyRuns } from '../../../../server/domain/mail/body-chunks.ts';
+import { bodyRuns } from '../../../../../server/domain/mail/threads/body-chunks.ts';
 
 type Row = { id: string; bodyText?: string; bodyHtml?: string };
 const row = (id: string, text: number, html = 0): Row => ({ id, bodyText: 'x'.repeat(text), ...(html ? { bodyHtml: 'y'.repeat(html) } : {}) });

@@ -5,7 +5,7 @@
  * this one. The thread answers (open-gate.ts) and the provider fetches of threads
  * (thread-bodies.service.ts) each hold their own.
  */
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 
 export interface AccountPlaces {
   run<T>(accountId: string, task: () => Promise<T>): Promise<T>;

@@ -1,5 +1,5 @@
 /** What the notification intake reads and writes: the account a mailbox address names, and that its notifications arrive. */
-import { announceSync } from '../../events/announce.ts';
+import { announceSync } from '../../../events/announce.ts';
 import { select, type Sql } from './sql.ts';
 
 export interface NotifiedAccount {

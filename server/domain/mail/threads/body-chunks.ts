@@ -6,7 +6,7 @@
  * event loop, which let a run go once it is stored (a 25 MB answer's messages held whole were
  * ~40 MiB of the event loop's heap while the thread was parsed).
  */
-import type { MessageBodies } from '../../providers/gmail.ts';
+import type { MessageBodies } from '../../../providers/gmail.ts';
 
 /** Body characters one statement carries, about (a message's bodies are never split). */
 export const BODY_CHARS_PER_STATEMENT = 1 << 20;

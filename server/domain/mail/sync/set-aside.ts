@@ -3,7 +3,7 @@
  * call's commit, retried on its own with a growing delay (1 minute, doubling to 6 hours).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { executeBound } from '../bound-sql.ts';
+import { executeBound } from '../../bound-sql.ts';
 
 /** A message the provider would not return, or that could not be read: recorded and retried later. */
 export interface SetAside {

@@ -16,14 +16,14 @@
  * detail, a message body, the AI routes), a few more wait, the rest are refused at once.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GmailFactory, MailMessage } from '../../providers/gmail.ts';
-import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
-import { UnusableAnswerError } from '../../providers/mail/thread-answer.ts';
-import type { CredentialsService } from '../auth/credentials.service.ts';
-import { AppError } from '../errors.ts';
+import type { GmailFactory, MailMessage } from '../../../providers/gmail.ts';
+import { SANITIZER_VERSION } from '../../../providers/mail/message-body.ts';
+import { UnusableAnswerError } from '../../../providers/mail/thread-answer.ts';
+import type { CredentialsService } from '../../auth/credentials.service.ts';
+import { AppError } from '../../errors.ts';
 import { createAccountPlaces } from './account-places.ts';
 import { bodyRuns } from './body-chunks.ts';
-import { storeThread } from './mail-store.ts';
+import { storeThread } from '../mail-store.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Threads whose failure is remembered at most; past it the oldest is forgotten first. */

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { decodeCursor, encodeCursor } from '../../../../server/domain/mail/listing-cursor.ts';
-import { planHistory } from '../../../../server/domain/mail/sync-plan.ts';
-import type { GmailApi, HistoryRecord, MessageMeta } from '../../../../server/providers/gmail.ts';
+import { decodeCursor, encodeCursor } from '../../../../../server/domain/mail/sync/listing-cursor.ts';
+import { planHistory } from '../../../../../server/domain/mail/sync/sync-plan.ts';
+import type { GmailApi, HistoryRecord, MessageMeta } from '../../../../../server/providers/gmail.ts';
 
 /** An EntityManager stand-in answering lookupKnown from a fixed store. */
 function fakeEm(stored: Record<string, string[]>, threads: string[] = []): EntityManager {

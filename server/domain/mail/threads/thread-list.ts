@@ -6,8 +6,8 @@
  * keeps each filter's plan on its index). Unfiltered, the total is the per-account counter
  * (mail_inbox_counts); filtered, it counts the matches in the same statement and snapshot.
  */
-import type { ThreadList, ThreadListInput } from '../../../shared/schemas/mail.ts';
-import { preparedStatement, type PreparedStatement, type RunPrepared } from '../prepared-sql.ts';
+import type { ThreadList, ThreadListInput } from '../../../../shared/schemas/mail.ts';
+import { preparedStatement, type PreparedStatement, type RunPrepared } from '../../prepared-sql.ts';
 
 type Filters = Pick<ThreadListInput, 'priority' | 'replyStatus' | 'unread'>;
 export type ListPage = { limit: number; offset: number } & Filters;

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { claimSlot, refreshSlots, releaseInstance, releaseSlots, type SlotLimits } from '../domain/events/stream-slots.ts';
+import { claimSlot, refreshSlots, releaseInstance, releaseSlots, type SlotLimits } from './stream-slots.ts';
 
 export interface StreamSlots {
   /** The instance's id in `event_streams`. */
