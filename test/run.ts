@@ -2,7 +2,7 @@
  * `npm test`'s runner: the suite in a few shards side by side, each a `node --test` process that
  * runs its share of the files in that one process (`--test-isolation=none`). A process per file
  * paid, for every file, the import of the server graph, the JIT's warm-up and a dump of V8
- * coverage (~200 processes, 479 MB of coverage): the shards pay for each once.
+ * coverage: the shards pay for each once (figures in bench/results/HISTORY.md).
  * Each shard has its own embedded PostgreSQL (the global setup), and each test file its own
  * database cloned from that shard's template, as before.
  *

@@ -2,7 +2,7 @@
  * Start-up leaves the heap sized for start-up: loading the service's modules fills the young
  * generation, whose survivors grow it to its full 2 × 16 MiB (npm start's
  * `--max-semi-space-size`), and leaves garbage in the old one. An idle instance kept all of it
- * (still 2 × 16 MiB after 40 s idle, measured). One memory-reducing full collection once the
+ * (bench/results/HISTORY.md). One memory-reducing full collection once the
  * service is up hands it back to the system; the young generation grows again under load, as
  * far as the start script lets it.
  *

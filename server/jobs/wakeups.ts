@@ -1,8 +1,8 @@
 /**
  * Which of an instance's workers a new job wakes. pg-boss's own listener wakes every worker of
  * the queue for each job that lands: eight idle workers made eight fetches for one notified
- * sync, seven of them empty (bench item 11: 8.2 fetches per sync, the dearest statement of the
- * job path), and each instance's eight did so for every job of the cluster. Here the instance
+ * sync, seven of them empty (the dearest statement of the job path; bench item 11, figures in
+ * bench/results/HISTORY.md), and each instance's eight did so for every job of the cluster. Here the instance
  * listens itself (pg-listener.ts, on the channel pg-boss notifies for a queue that asks for it)
  * and wakes one idle worker per job, in turn; when all are busy, the first to finish fetches at
  * once. After a reconnect every worker fetches once (what landed meanwhile is unknown).

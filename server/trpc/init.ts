@@ -129,8 +129,8 @@ export const adminProcedure = t.procedure.use(async ({ ctx, meta, next }) => {
  * spread row). tRPC's output validator calls the schema's `parse`, which on this copy passes
  * the answer through; the rest of the schema (its shape, for /openapi.json, with
  * `additionalProperties: false`) is the original's, and the test suite checks every answer it
- * sees against that document. On the thread list the validator cost a quarter of each
- * request's memory (bench/results/HISTORY.md).
+ * sees against that document. On the thread list the validator was much of each request's
+ * memory and CPU (bench/results/HISTORY.md).
  */
 export function trustedOutput<S extends z.ZodType>(schema: S): S {
   const pass = (value: unknown) => value;

@@ -2,9 +2,9 @@
  * A threads.get (format=full) answer as the provider sends it — bytes, not yet decoded — made
  * into the thread's normalised messages: UTF-8 decoded, JSON-parsed, shape-checked
  * (gmail-wire.ts), each message's metadata (message-meta.ts) and bodies (message-body.ts).
- * One answer holds every body of the thread, base64 encoded (a 4 MB message is a 5.4 MB
- * answer): read whole by gaxios, decoded and parsed on the event loop, it held the loop for
- * 100-300 ms in one step (on a small VM each megabyte written to fresh memory costs 10-20 ms).
+ * One answer holds every body of the thread, base64 encoded (a third more than the bodies):
+ * read whole by gaxios, decoded and parsed on the event loop, it held the loop for hundreds of
+ * milliseconds in one step (bench/results/HISTORY.md).
  * So the answer is copied into shared memory chunk by chunk as the network delivers it, and
  * body-parser.ts parses any answer over its inline size on a worker thread, which reads that
  * memory as it is, one message at a time (answer-split.ts).

@@ -70,7 +70,7 @@ export async function knownListed(em: EntityManager, accountId: string, ids: str
  * Listed inbox ids the store did not know and no call has fetched yet, in listing order, with
  * their threads when the listing page named them (a thread's messages can then come in one read). Read
  * from the listing alone (its `pending` flag, a partial index): a join with the store would
- * be planned from statistics that lag a fast-growing backfill (measured: 16 s at 8,000 of 20,000).
+ * be planned from statistics that lag a fast-growing backfill (seconds a call, bench/results/HISTORY.md).
  */
 /** Pending ids looked at for thread-mates (one listing page): bounded, served by the pending index. */
 const LOOKAHEAD = 500;
