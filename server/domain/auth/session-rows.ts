@@ -7,6 +7,7 @@
  * theirs ended. Times are the database's clock.
  */
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { Session } from '../../../db/entities/index.ts';
 import { preparedStatement, type RunPrepared } from '../prepared-sql.ts';
 
 export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
@@ -61,7 +62,7 @@ export function sessionRows(orm: MikroORM, run: RunPrepared) {
 
 /** Ends every session of the account (disconnect; in its transaction, after the account row's lock). */
 export async function endAccountSessions(em: EntityManager, accountId: string): Promise<void> {
-  await em.execute('delete from sessions where account_id = ?', [accountId], 'run');
+  await em.nativeDelete(Session, { account: accountId });
 }
 
 /** Deletes the expired rows (the purge job): an expired row still holds an account id, an address and a CSRF token. How many. */

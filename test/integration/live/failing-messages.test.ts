@@ -25,9 +25,9 @@ describe('failing messages in a backfill', () => {
     await waitFor(async () => (await w.stored(bob.accountId)).rows === SIZE - FAILING, 'everything but the failing messages stored', 120_000, 200);
     const tookMs = Date.now() - started;
     await w.idle(30_000);
-    const aside = await w.sql<{ pmid: string; attempts: number }>('select provider_message_id as pmid, attempts from mail_set_aside where account_id = ? order by 1', [bob.accountId]);
+    const aside = await w.sql<{ pmid: string }>('select provider_message_id as pmid from mail_set_aside where account_id = ? order by 1', [bob.accountId]);
+    // Their attempts are not asserted: retried on their own from a minute on, a slow machine's backfill may outlast that.
     assert.deepEqual(aside.map((x) => x.pmid), [...failing].sort(), 'exactly the failing ones set aside');
-    assert.ok(aside.every((x) => x.attempts === 1), 'each once: not due again yet');
     const failed = w.app.logs.filter((l) => l.accountId === bob.accountId && typeof l.msg === 'string' && /mail sync (job failed|job dead-lettered|failed)/.test(l.msg));
     assert.deepEqual(failed, [], 'no sync call or job failed for them');
     const [dead] = await w.sql<{ n: number }>(`select count(*)::int as n from pgboss.job where name = 'mail-sync-dead-letter'`);

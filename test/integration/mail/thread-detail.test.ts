@@ -125,7 +125,8 @@ describe('thread detail', () => {
   });
 
   it('stores a big thread\'s bodies in several statements, each message whole', async (t) => {
-    const mail = await startMailApp(t);
+    // About statements, not the parse's time limit: a loaded machine must not drop the big HTML for lack of time.
+    const mail = await startMailApp(t, { overrides: { mailBodies: { parser: { timeoutMs: 600_000 } } } });
     // Eight messages of about 300,000 characters each: more than two statements' worth of bodies.
     const bodies = Array.from({ length: 8 }, (_, i) => ({ text: `text ${i} `.repeat(20_000), html: `<p>html ${i}</p>`.repeat(12_000) }));
     const first = mail.gmail.addMessage(ALICE, { subject: 'Big', bodyText: bodies[0]!.text, bodyHtml: bodies[0]!.html });
