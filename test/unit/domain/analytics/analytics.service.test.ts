@@ -5,7 +5,7 @@
  * not kept with an account, empty properties are stored as null, a page_view keeps its path
  * without query and its referrer's origin, and with an anonymous budget of 0 an anonymous
  * event is accepted and dropped without a statement. Storing within the budget needs
- * PostgreSQL: test/integration/auth/analytics-budget.test.ts.
+ * PostgreSQL: test/integration/analytics/analytics-budget.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Browser } from '../../../harness/browser.ts';
 import { signIn } from '../../helpers/providers.ts';
-import { accountBySub, expectEnvelope, expectTrpcError, JSON_TYPE, sharedAuthWorld, type AuthWorld } from './auth-fixtures.ts';
+import { accountBySub, expectEnvelope, expectTrpcError, JSON_TYPE, sharedAuthWorld, type AuthWorld } from '../auth/auth-fixtures.ts';
 
 interface EventRow {
   name: string;

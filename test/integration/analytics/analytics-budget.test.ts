@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { createAnonymousEvents } from '../../../server/domain/analytics/anonymous-events.ts';
 import type { RunPrepared } from '../../../server/domain/prepared-sql.ts';
-import { sqlOf } from './auth-fixtures.ts';
+import { sqlOf } from '../auth/auth-fixtures.ts';
 
 const BUDGET = 50;
 /** The route's limit per client (api-spec part 8): each client sends one more, refused. */
