@@ -20,6 +20,10 @@ import { startService } from '../../server/start-service.ts';
 import { Browser } from '../../harness/browser.ts';
 import { createTestDatabase } from './database.ts';
 import { answerRecorder, type AnswerRecorder } from './openapi-recorder.ts';
+import { createContextInner } from '../../server/trpc/context.ts';
+import { createCallerFactory } from '../../server/trpc/init.ts';
+import { appRouter } from '../../server/trpc/routers/index.ts';
+import type { SessionUser } from '../../server/domain/auth/session-user.ts';
 
 export const WEB_ORIGIN = 'http://web.test:5173';
 export const ADMIN_TOKEN = 'test-status-admin-token-0123456789';
@@ -142,4 +146,16 @@ export function sharedApp(env: Record<string, string | undefined> = {}, opts: Om
   });
   after(() => close?.());
   return () => holder.app!;
+}
+
+const createCaller = createCallerFactory(appRouter);
+
+/**
+ * A procedure test's set-up (no HTTP): the app router's caller over createContextInner with
+ * the app's services, a fresh EntityManager per procedure and, if given, a user or a bearer token.
+ */
+export function callerFor(app: TestApp, opts: { user?: SessionUser | null; bearerToken?: string; requestId?: string } = {}) {
+  const { container } = app;
+  const { requestId = 'caller-test-0001', ...rest } = opts;
+  return createCaller(createContextInner({ services: container.services, em: () => container.orm.em.fork(), requestId, log: container.log, ...rest }));
 }

@@ -7,21 +7,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRPCError } from '@trpc/server';
-import { createContextInner } from '../../../server/trpc/context.ts';
-import { createCallerFactory } from '../../../server/trpc/init.ts';
 import { appRouter, procedureMeta } from '../../../server/trpc/routers/index.ts';
-import type { SessionUser } from '../../../server/domain/auth/session-user.ts';
-import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
+import { ADMIN_TOKEN, buildTestApp, callerFor } from '../../helpers/app.ts';
 import { otherAccount } from '../../helpers/mail-fixtures.ts';
-
-const createCaller = createCallerFactory(appRouter);
-
-function callerFor(app: TestApp, opts: { user?: SessionUser | null; bearerToken?: string } = {}) {
-  const { container } = app;
-  return createCaller(
-    createContextInner({ services: container.services, em: () => container.orm.em.fork(), requestId: 'caller-test-0001', log: container.log, ...opts }),
-  );
-}
 
 async function rejectsWith(promise: Promise<unknown>, appCode: string) {
   await assert.rejects(promise, (err: unknown) => {
