@@ -14,57 +14,13 @@
  * - `watch-renewal`, `quiet-sweep`, `purge-expired`: scheduled (cron, once per cluster
  *   whatever the number of instances), policy `singleton` so a slow run never overlaps the next.
  */
-import { PgBoss, type JobWithMetadata, type Queue, type WorkOptions } from 'pg-boss';
+import { PgBoss, type Clock, type JobWithMetadata, type WorkOptions } from 'pg-boss';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import { currentTraceparent } from '../infra/trace-hooks.ts';
+import { MAIL_SYNC_RETRY_LIMIT, QUEUES, queueOptions, SCHEDULES, type MailSyncRetry, type QueueName } from './queues.ts';
 import { createWakePolicy, listenForJobs, notifyChannel, type WakePolicy } from './wakeups.ts';
 
-export const QUEUES = {
-  mailSync: 'mail-sync',
-  mailSyncDeadLetter: 'mail-sync-dead-letter',
-  watchRenewal: 'watch-renewal',
-  quietSweep: 'quiet-sweep',
-  purgeExpired: 'purge-expired',
-  autoTriage: 'auto-triage',
-} as const;
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
-
-/** Retries of a mail-sync job before it is dead-lettered (exponential backoff from 5 s, at most 10 min apart: ~45 min in all). */
-export const MAIL_SYNC_RETRY_LIMIT = 10;
-
-const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue, 'name'>> => ({
-  [QUEUES.mailSyncDeadLetter]: { policy: 'standard', retentionSeconds: 30 * 86400, deleteAfterSeconds: 30 * 86400 },
-  [QUEUES.mailSync]: {
-    policy: 'stately',
-    notify: true,
-    retryLimit: retry.limit,
-    retryDelay: retry.delaySeconds,
-    retryBackoff: true,
-    retryDelayMax: 600,
-    expireInSeconds: 900,
-    heartbeatSeconds: 10,
-    deleteAfterSeconds: 3600,
-    deadLetter: QUEUES.mailSyncDeadLetter,
-  },
-  [QUEUES.autoTriage]: { policy: 'stately', notify: true, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 900, heartbeatSeconds: 30, deleteAfterSeconds: 3600 },
-  [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
-  [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
-  [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
-});
-
-/** How a failing mail-sync job is retried before it is dead-lettered. */
-export interface MailSyncRetry {
-  limit: number;
-  /** The first delay; it doubles (with jitter) up to 10 minutes. */
-  delaySeconds: number;
-}
-
-/** When each scheduled job runs (cron, UTC). */
-export const SCHEDULES: Partial<Record<QueueName, string>> = {
-  [QUEUES.watchRenewal]: '*/10 * * * *',
-  [QUEUES.quietSweep]: '*/10 * * * *',
-  [QUEUES.purgeExpired]: '17 * * * *',
-};
+export { MAIL_SYNC_RETRY_LIMIT, QUEUES, SCHEDULES, type MailSyncRetry, type QueueName } from './queues.ts';
 
 export interface SyncRequest {
   accountId: string;
@@ -107,6 +63,12 @@ export interface JobEngine {
   depth(name: QueueName): Promise<number>;
   /** Jobs of a queue in one state (tests, the status of an account). */
   count(name: QueueName, states?: string[], singletonKey?: string): Promise<number>;
+  /**
+   * The keys' jobs (null: every key's) as the engine's clock sees them, in one query: how many are
+   * ready or running, how many running, and how long (ms) until the first deferred one is due
+   * (null: none is). Tests move a test clock by it.
+   */
+  waiting(name: QueueName, singletonKeys: string[] | null): Promise<{ readyOrActive: number; active: number; nextDueMs: number | null }>;
   readonly boss: PgBoss;
   stop(): Promise<void>;
 }
@@ -120,7 +82,11 @@ const SCHEMA = 'pgboss';
 /** Seconds between the engine's supervision passes (a dead instance's job is failed, to be retried, once its heartbeat lapsed). */
 export const SUPERVISE_SECONDS = 10;
 
-export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry; superviseSeconds?: number }): Promise<JobEngine> {
+/**
+ * `clock`: pg-boss's source of time, for its timers and (a TestClock) its database time, read
+ * through `pgboss.job_now()`: every deferral, backoff and "ready now" of the engine is on it.
+ */
+export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry; superviseSeconds?: number; clock?: Clock }): Promise<JobEngine> {
   const log = deps.log.child({ component: 'jobs' });
   const boss = new PgBoss({
     connectionString: deps.databaseUrl,
@@ -134,6 +100,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     // instance; pg-boss elects one per pass through the database.
     supervise: true,
     schedule: deps.schedule ?? true,
+    ...(deps.clock ? { clock: deps.clock } : {}),
     superviseIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
     // A pass needs both timers (jobs whose heartbeat lapsed are failed in the monitor's claim).
     monitorIntervalSeconds: deps.superviseSeconds ?? SUPERVISE_SECONDS,
@@ -170,8 +137,9 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
       const singletonKey = request.accountId;
       if (BRINGS_FORWARD.has(request.reason)) {
         // The key's waiting job, created or retrying (pg-boss upsert: the newest not yet active), starts now
-        // with this payload; a job is made only when none waits.
-        const { inserted } = await boss.upsert(QUEUES.mailSync, data, { singletonKey, startAfter: new Date() });
+        // with this payload; a job is made only when none waits. Now on the engine's clock (0 s from job_now()),
+        // not this process's: a clock ahead of the database's would defer a notified job by the difference.
+        const { inserted } = await boss.upsert(QUEUES.mailSync, data, { singletonKey, startAfter: 0 });
         return inserted > 0;
       }
       // A retry that waits covers the request: it runs when its backoff ends, and no job runs beside it.
@@ -191,7 +159,7 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     },
     async othersWaiting(name, exceptKey) {
       const { rows } = await boss.getDb().executeSql(
-        `select exists (select 1 from ${SCHEMA}.job j where j.name = $1 and j.state in ('created', 'retry') and j.start_after <= now()
+        `select exists (select 1 from ${SCHEMA}.job j where j.name = $1 and j.state in ('created', 'retry') and j.start_after <= ${SCHEMA}.job_now()
            and j.singleton_key is distinct from $2
            and not exists (select 1 from ${SCHEMA}.job a where a.name = j.name and a.state = 'active' and a.singleton_key = j.singleton_key)) as waiting`,
         [name, exceptKey],
@@ -201,8 +169,8 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     async bringForward(name, singletonKey, reason) {
       // pg-boss's update cannot tell a job by its payload: one statement on its job table, here beside the engine's others.
       const { rows } = await boss.getDb().executeSql(
-        `update ${SCHEMA}.job set start_after = now() where name = $1 and singleton_key = $2 and state in ('created', 'retry')
-           and start_after > now() and data->>'reason' = $3 returning id`,
+        `update ${SCHEMA}.job set start_after = ${SCHEMA}.job_now() where name = $1 and singleton_key = $2 and state in ('created', 'retry')
+           and start_after > ${SCHEMA}.job_now() and data->>'reason' = $3 returning id`,
         [name, singletonKey, reason],
       );
       return rows.length > 0;
@@ -240,6 +208,16 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
     async count(name, states = ['created', 'retry', 'active'], singletonKey) {
       const jobs = await boss.findJobs(name, singletonKey ? { key: singletonKey } : {});
       return jobs.filter((j) => states.includes(j.state)).length;
+    },
+    async waiting(name, singletonKeys) {
+      const { rows } = await boss.getDb().executeSql(
+        `select count(*) filter (where state = 'active' or start_after <= ${SCHEMA}.job_now())::int as ready, count(*) filter (where state = 'active')::int as active,
+                extract(epoch from min(start_after) filter (where state in ('created', 'retry') and start_after > ${SCHEMA}.job_now()) - ${SCHEMA}.job_now()) * 1000 as due
+           from ${SCHEMA}.job where name = $1 and ($2::text[] is null or singleton_key = any($2::text[])) and state in ('created', 'retry', 'active')`,
+        [name, singletonKeys],
+      );
+      const row = rows[0] as { ready: number; active: number; due: string | number | null } | undefined;
+      return { readyOrActive: row?.ready ?? 0, active: row?.active ?? 0, nextDueMs: row?.due == null ? null : Math.ceil(Number(row.due)) };
     },
     async stop() {
       await wakeups.stop();

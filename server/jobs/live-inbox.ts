@@ -6,6 +6,7 @@
  * the server and stop before the database closes.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from 'pg-boss';
 import type { Config } from '../infra/config.ts';
 import type { CredentialsService } from '../domain/auth/credentials.service.ts';
 import { purgeExpired } from '../domain/auth/purge-expired.ts';
@@ -33,6 +34,8 @@ export interface LiveInboxOptions {
   historyLag?: { firstSeconds: number; windowSeconds: number };
   /** Sync workers and jobs per fetch (tests). */
   concurrency?: { workers: number; batch: number; pollSeconds?: number };
+  /** The job engine's clock: pg-boss's timers and, a TestClock, its database time (tests move time by hand). */
+  clock?: Clock;
 }
 
 export interface LiveInbox {
@@ -63,7 +66,7 @@ export async function createLiveInbox(deps: {
     log,
     api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), { accountId, purpose: 'watch' }) },
   });
-  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry, superviseSeconds: config.jobSuperviseSeconds });
+  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry, superviseSeconds: config.jobSuperviseSeconds, clock: deps.options?.clock });
   const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag, concurrency: deps.options?.concurrency });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 

@@ -104,7 +104,11 @@ export function createMailSyncWorker(deps: {
       await deps.engine.boss.complete(QUEUES.mailSync, job, { outcome: result.outcome });
       return;
     }
-    await deps.engine.boss.fail(QUEUES.mailSync, job, { code: result.code });
+    const failed = await deps.engine.boss.fail(QUEUES.mailSync, job, { code: result.code });
+    // Fenced out: this attempt had lost its job (a stalled worker's, handed on by the supervisor), whose
+    // own attempt records how it went; a failure recorded here would outlive the other's success.
+    // (pg-boss 12.38 answers { affected } at run time; its CommandResponse type declares no field.)
+    if ((failed as { affected?: number }).affected === 0) return void log.warn({ accountId: job.data.accountId, code: result.code, attempt: job.retryCount + 1 }, 'a job attempt that had lost its claim failed; its job was handed on');
     const after = await deps.engine.boss.getJobById<SyncRequest>(QUEUES.mailSync, job.id).catch(() => null);
     await recordFailure(job, result.code, after ? after.state === 'failed' : job.retryCount >= job.retryLimit);
   }

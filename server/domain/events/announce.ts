@@ -59,9 +59,10 @@ export async function announceCommit(tx: Sql, accountId: string, changes: Pick<S
            select ?::uuid, k.kind, case when k.kind = 'threads' then k.ids end from k, l where k.kind is not null
            union all select ?::uuid, 'sync', null from l
            returning id, kind, thread_ids),
-     p as (delete from mail_events where account_id = ?::uuid and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ? limit 1))
+     p as (delete from mail_events where account_id = ?::uuid and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ?::int - (select count(*)::int from e) limit 1))
      select pg_notify(?, json_build_object('a', ?::text, 'k', e.kind, 'i', e.id::text, 't', to_jsonb(e.thread_ids))::text) from (select * from e order by id) e`,
-    [accountId, accountId, MAX_THREAD_IDS + 1, changes.deletes.length > 0, MAX_THREAD_IDS, accountId, accountId, accountId, accountId, KEEP_PER_ACCOUNT - 1, EVENTS_CHANNEL, accountId],
+    // The trim's reading of the log is the statement's snapshot, without the one or two events it records: it keeps as many fewer.
+    [accountId, accountId, MAX_THREAD_IDS + 1, changes.deletes.length > 0, MAX_THREAD_IDS, accountId, accountId, accountId, accountId, KEEP_PER_ACCOUNT, EVENTS_CHANNEL, accountId],
   );
 }
 

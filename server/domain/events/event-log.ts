@@ -40,7 +40,8 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
   if (!/^[1-9]\d{0,17}$/.test(afterId)) return { known: false, events: [] };
   const found = await select<{ id: string; kind: LoggedKind; thread_ids: string[] | null }>(
     em,
-    'select id::text as id, kind, thread_ids from mail_events where account_id = ? and id >= ?::bigint order by id',
+    // By the column, not the text alias (which would put '10' before '9').
+    'select id::text as id, kind, thread_ids from mail_events where account_id = ? and id >= ?::bigint order by mail_events.id',
     [accountId, afterId],
   );
   if (found[0]?.id !== afterId) return { known: false, events: [] };

@@ -91,5 +91,28 @@ describe('sync jobs: settlement and backoff', () => {
     assert.equal(line('mail sync job dead-lettered before its retry limit: its retry could not be queued; the quiet sweep will ask again').length, 0);
     w.gmail.clearFaults();
   });
-});
 
+  it('an attempt that lost its job to another worker and then fails records no failure on the account', async (t) => {
+    const w = await startLiveWorld(t, { intake: false, retry: { limit: 2, delaySeconds: 30 }, concurrency: { workers: 2, batch: 1 } });
+    await w.idle();
+    const { engine } = w.app.container.liveInbox;
+    // The first attempt's history read hangs, then fails; meanwhile its job is handed on.
+    w.gmail.injectFault({ endpoint: 'history.list', status: 500, delayMs: 4_000, times: 1 });
+    const mail = w.gmail.addMessage(ALICE, { subject: 'Stored by the job handed on' });
+    await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
+    const active = await waitFor(async () => (await engine.boss.findJobs(QUEUES.mailSync, { key: w.accountId })).find((j) => j.state === 'active'), 'the first attempt running');
+    // As the supervisor does with a stalled worker's job (its heartbeat lapsed): failed, to be retried; its lease lapses too.
+    await engine.boss.fail(QUEUES.mailSync, active!.id, { message: 'heartbeat lapsed' });
+    await w.sql(`update sync_states set lease_owner = 'lapsed', lease_until = now() - interval '1 second' where account_id = ?`, [w.accountId]);
+    await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
+    await waitFor(async () => (await w.stored()).inbox.some((x) => x.startsWith(`${mail.id}:`)), 'the mail stored by the retry on the other worker');
+    const failedLine = () => w.app.logs.filter((l) => l.accountId === w.accountId && l.msg === 'mail sync failed');
+    assert.equal(failedLine().length, 0, 'the retry committed while the first attempt still hung');
+    await waitFor(() => failedLine().length === 1, 'the first attempt failing late');
+    await w.idle();
+    await waitFor(() => w.app.logs.some((l) => l.accountId === w.accountId && l.msg === 'a job attempt that had lost its claim failed; its job was handed on'), 'the stale failure said as such');
+    const [row] = await w.sql<{ code: string | null; since: Date | null }>('select last_error_code as code, failing_since as since from sync_states where account_id = ?', [w.accountId]);
+    assert.deepEqual(row, { code: null, since: null }, 'the account does not say its sync is failing: its job succeeded elsewhere');
+    assert.equal(w.app.logs.filter((l) => l.accountId === w.accountId && l.msg === 'mail sync job failed; retrying with backoff').length, 0);
+  });
+});

@@ -9,9 +9,11 @@
  * callsPerJob; production CALLS_PER_JOB = 4). Either the provider still has the history
  * since the checkpoint, or it has expired (before the night, at some point of it, or again
  * while the sweep's jobs run); the night may also begin in the middle of a listing. After
- * the service's own sweep (and the watch renewal, when the watch lapsed) the schedule
- * interleaves the jobs (pg-boss fetch, the real mail-sync worker's run, complete or fail)
- * with provider changes (new, deleted, read/unread, archived, back in the inbox), changes
+ * the service's own sweep (and the watch renewal, when the watch lapsed) the production worker
+ * loop runs the jobs (model-loop.ts: the real mail-sync worker on pg-boss `work`, one worker
+ * taking one job at a time, so another account's job waits for it) on virtual time
+ * (model-time.ts: a deferred job or a retry comes due only when the schedule moved that much
+ * time), while the schedule makes provider changes (new, deleted, read/unread, archived, back in the inbox), changes
  * between a page read and its commit, another account's job arriving (the running job makes
  * way after its calls), an instance shutting down mid-job, provider faults, a process dying
  * between a read and its commit (its lease held), a crashed lease holder, a lease lost to
@@ -27,7 +29,11 @@
  *    listing from the top is made only in a sync whose history read answered "expired" (or
  *    for an account never synced): valid history is never replaced by a listing, whatever the
  *    sweep's reason;
- *  - after every step the checkpoint never moves backwards;
+ *  - after every step the checkpoint never moves backwards, no job started before its deferral
+ *    or its retry's backoff had passed, no sync ended in an internal error (but the deaths the
+ *    schedule makes);
+ *  - whenever the loop is idle, and after the next sweep: both accounts' live events and sync
+ *    state agree with the model (model-state-oracle.ts; `current` at the end);
  *  - a quiet night with valid history (no listing under way, nothing expired): the sweep's
  *    jobs make no listing call and no profile call, and fetch only messages the night or the
  *    schedule touched — a cheap history sync from the checkpoint, not a re-walk;
@@ -42,22 +48,24 @@
  *    that stored their page token, and some nights were history syncs only.
  *
  * fast-check prints the seed and path of a failing schedule (and the shrunk schedule); replay
- * with MODEL_SEED=<seed> MODEL_PATH=<path>. MODEL_RUNS sets the number of schedules (default
+ * with MODEL_SEED=<seed> MODEL_PATH=<path> (the loop runs beside the schedule: a replay may
+ * interleave differently). MODEL_RUNS sets the number of schedules (default
  * 40); MODEL_DEBUG=1 logs the schedules' syncs to the app log and prints each schedule's cost.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import type { JobWithMetadata } from 'pg-boss';
 import { decodeCursor } from '../../../server/domain/mail/sync/listing-cursor.ts';
 import { createSyncService, type SyncOptions, type SyncService } from '../../../server/domain/mail/sync/sync.service.ts';
-import { QUEUES, type SyncRequest } from '../../../server/jobs/engine.ts';
-import { createMailSyncWorker } from '../../../server/jobs/mail-sync.job.ts';
+import { QUEUES } from '../../../server/jobs/engine.ts';
 import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { FaultEndpoint, GmailStandIn, RecordedRequest } from '../../../stand-ins/gmail.stand-in.ts';
+import { createModelLoop, forwarding, idleAll, loopTally, untilDue, type ModelLoop } from './model-loop.ts';
+import { assertResume, assertStates, stateTally, watchStream } from './model-state-oracle.ts';
+import { DeferralOracle, type ModelTime } from './model-time.ts';
 import { assertInboxMatches, checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 40);
@@ -165,6 +173,7 @@ const nightArb: fc.Arbitrary<Night> = fc
 let app: TestApp;
 let gmail: GmailStandIn;
 let realGmail: GmailFactory;
+let time: ModelTime;
 const world = (): ModelWorld => ({ app, gmail, tokenPrefix: TOKEN_PREFIX });
 const sql = <T = Record<string, unknown>>(q: string, params: unknown[] = []) => modelSql(app)<T>(q, params);
 
@@ -183,7 +192,11 @@ const apiCalls: ApiCall[] = [];
 /** Syncs that began with a listing under way: the job, and the order of the calls before them. */
 const resumes: { account: string; job: string; seq: number }[] = [];
 let seq = 0;
-let currentJob = 'setup';
+/** Who makes a provider call outside a job: the setup's syncs, or a competitor taking the lease over. */
+let caller = 'setup';
+/** The schedule's worker loop: a call made in a job is that job's. */
+let loop: ModelLoop | null = null;
+const jobOfCall = (account: string) => (caller === 'competitor' ? caller : (loop?.jobOf(account) ?? caller));
 /** Broken promises of the listing (checked after every step). */
 const violations: string[] = [];
 /** Fired once right after the next inbox page or history read of a sync of `hooked` (before its commit). */
@@ -215,13 +228,13 @@ const checkedGmail: GmailFactory = (auth, quota) => {
       [account],
     ).then((rows) => {
       // A sync that begins with a listing under way resumes it (from its stored cursor and ids).
-      if (rows[0]?.active && decodeCursor(rows[0].cursor)) resumes.push({ account, job: currentJob, seq });
+      if (rows[0]?.active && decodeCursor(rows[0].cursor)) resumes.push({ account, job: jobOfCall(account), seq });
       return rows[0];
     }));
   const record = async <T,>(method: string, fn: () => Promise<T>, extra: Partial<ApiCall> = {}, done?: (call: ApiCall) => void): Promise<T> => {
     await readLeased();
     const from = gmail.requests.length;
-    const call: ApiCall = { account, method, seq: ++seq, job: currentJob, requests: [], ...extra };
+    const call: ApiCall = { account, method, seq: ++seq, job: jobOfCall(account), requests: [], ...extra };
     apiCalls.push(call);
     try {
       return await fn();
@@ -248,7 +261,7 @@ const checkedGmail: GmailFactory = (auth, quota) => {
       const stored = cursor?.phase === phase ? cursor.pageToken : undefined;
       // The history the listing began at reported gone in this call: the listing starts again from the top.
       const allowed = new Set([stored, ...(lastListing?.phase === phase ? [lastListing.next] : []), ...(historyGone ? [undefined] : [])]);
-      const what = `listing call of ${account} (job ${currentJob})`;
+      const what = `listing call of ${account} (job ${jobOfCall(account)})`;
       if (cursor?.phase === 'gone' && !historyGone) violations.push(`${what}: a listing call while the listing checks what it did not name`);
       if (cursor?.listed && phase === 'inbox' && !historyGone) violations.push(`${what}: the inbox listed again after its last page`);
       if (!allowed.has(p.pageToken)) violations.push(`${what}: asked for ${p.pageToken ?? 'the first page'}, not the stored page token ${stored ?? '(none)'} or the previous page's`);
@@ -283,6 +296,7 @@ const checkedGmail: GmailFactory = (auth, quota) => {
 const quiet = createLogger({ level: 'silent' });
 let scheduleNo = 0;
 const stats = { schedules: 0, historyOnly: 0, listings: 0, resumedInLaterJob: 0, convergedUnaided: 0 };
+const deferrals = { deferrals: 0, deferredRuns: 0, retries: 0, broughtForward: 0, maxDeferralMs: 0, maxBackoffMs: 0 };
 const timings: { ms: number; n: Night }[] = [];
 
 async function runSchedule(n: Night): Promise<void> {
@@ -296,35 +310,17 @@ async function runSchedule(n: Night): Promise<void> {
   violations.length = 0;
   readHook = null;
   hooked = accountId;
-  currentJob = 'setup';
+  caller = 'setup';
+  const oracle = new DeferralOracle(time);
+  const ids = [accountId, neighbourId];
+  // One worker taking one job at a time: another account's job waits, so a running job makes way after its calls.
+  loop = createModelLoop({ app, gmail: checkedGmail, page: n.page, callsPerJob: n.calls, log, time, oracle, hook: { fn: null }, concurrency: { workers: 1, batch: 1 } });
+  const watches = new Map(ids.map((id) => [id, watchStream(app, id)]));
   try {
+    for (const w of watches.values()) await w.opened;
     const page = { maxMessages: n.page };
     const syncs: SyncService = createSyncService({ orm: app.container.orm, gmail: checkedGmail, credentials: app.container.credentials, log });
-    const workerDeps = {
-      orm: app.container.orm,
-      engine,
-      sync: { syncAccount: (id: string, opts?: SyncOptions) => syncs.syncAccount(id, { ...opts, ...page }) },
-      log,
-      callsPerJob: n.calls,
-    };
-    const worker = createMailSyncWorker(workerDeps);
-    /** Takes up to `count` ready jobs (deferred ones too when time has passed) and works them as pg-boss's work() would. */
-    const work = async (count: number, late: boolean, w = worker): Promise<number> => {
-      const jobs = (await engine.boss.fetch<SyncRequest>(QUEUES.mailSync, { batchSize: count, includeMetadata: true, ignoreStartAfter: late })) as JobWithMetadata<SyncRequest>[];
-      for (const job of jobs) {
-        currentJob = job.id;
-        try {
-          await w.run(job);
-          await engine.boss.complete(QUEUES.mailSync, job.id);
-        } catch (err) {
-          if (process.env.MODEL_DEBUG) process.stdout.write(`# job failed ${String((err as Error).stack)}\n`);
-          await engine.boss.fail(QUEUES.mailSync, job.id, { message: String((err as Error).message) });
-        } finally {
-          currentJob = 'idle';
-        }
-      }
-      return jobs.length;
-    };
+    const idle = (what: string) => idleAll([loop!], ids, what);
     const swallow = (p: Promise<unknown>) => p.catch(() => undefined);
 
     // Provider side: an inbox above what one job lists, a few messages outside it; a small neighbour.
@@ -397,7 +393,9 @@ async function runSchedule(n: Night): Promise<void> {
       [silence, silence, silence, lapsed, accountId],
     );
 
-    // The service's scheduled jobs, as their cron runs them.
+    // The service's scheduled jobs, as their cron runs them, and the production worker loop.
+    caller = 'night';
+    await loop.start();
     const mark = apiCalls.length;
     const resumeMark = resumes.length;
     const sweep = await app.container.liveInbox.scheduled['quiet-sweep']();
@@ -409,7 +407,7 @@ async function runSchedule(n: Night): Promise<void> {
       const [w] = await sql<{ until: Date }>('select watch_expires_at as until from sync_states where account_id = ?', [accountId]);
       assert.ok(new Date(w!.until).getTime() > Date.now() + 6 * 24 * 3600_000, 'the renewed watch is stored');
     }
-    await engine.enqueueSync({ accountId: neighbourId, reason: 'notification' }); // the neighbour is busy tonight
+    await forwarding(engine, oracle).enqueueSync({ accountId: neighbourId, reason: 'notification' }); // the neighbour is busy tonight
 
     let highest = await checkpoint(app, accountId);
     let expiredLater = false;
@@ -418,7 +416,11 @@ async function runSchedule(n: Night): Promise<void> {
       if (highest !== null) assert.ok(c !== null && c >= highest, `${what}: checkpoint moved backwards (${highest} -> ${c})`);
       if (c !== null) highest = c;
       assert.deepEqual(violations, [], what);
+      assert.deepEqual(oracle.violations, [], `${what}: no job started before its time`);
+      // A process that died before its commit (the `die` op) is the schedule's own doing.
+      assert.deepEqual(loop!.internalErrors.filter((e) => !e.includes('the process died before its commit')), [], `${what}: no internal error`);
     };
+    const states = (what: string, final = false) => assertStates(app, watches, ids.map((id) => ({ accountId: id, connected: true, final })), what);
     const crashLease = () =>
       sql(`update sync_states set lease_owner = 'crashed', lease_until = now() + interval '1 hour' where account_id = ?`, [accountId]);
     const recover = () => sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`, [accountId]);
@@ -428,7 +430,13 @@ async function runSchedule(n: Night): Promise<void> {
       step++;
       switch (op.kind) {
         case 'work':
-          await work(op.jobs, op.late);
+          // The loop runs what is ready; `late`: first, time passes until the next deferred job is due.
+          if (op.late) {
+            await idle(`step ${step}`);
+            await untilDue([loop], time, ids);
+          }
+          await idle(`step ${step}`);
+          await states(`step ${step} (work)`);
           break;
         case 'change':
           applyChange(op.change);
@@ -437,12 +445,23 @@ async function runSchedule(n: Night): Promise<void> {
           readHook = async () => applyChange(op.change);
           break;
         case 'neighbour':
-          await engine.enqueueSync({ accountId: neighbourId, reason: 'notification' });
+          await forwarding(engine, oracle).enqueueSync({ accountId: neighbourId, reason: 'notification' });
           break;
         case 'shutdown': {
-          const stopping = createMailSyncWorker(workerDeps);
-          stopping.stop();
-          await work(1, op.late, stopping);
+          // At the next read of a job's sync the instance starts shutting down: that call commits, the rest is queued;
+          // once its handler returned the loop stops, and starts again (the next instance up).
+          let fired = () => undefined as void;
+          const shutDown = new Promise<void>((resolve) => (fired = resolve));
+          const hook = async () => {
+            loop!.stopping();
+            fired();
+          };
+          readHook = hook;
+          if (op.late) await untilDue([loop], time, ids);
+          await Promise.race([shutDown, idle(`step ${step}`).catch(() => undefined)]);
+          if (readHook === hook) readHook = null;
+          await loop.stop();
+          await loop.start();
           break;
         }
         case 'fault':
@@ -463,10 +482,10 @@ async function runSchedule(n: Night): Promise<void> {
         case 'steal':
           readHook = async () => {
             await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ?`, [accountId]);
-            const was = currentJob;
-            currentJob = 'competitor';
+            const was = caller;
+            caller = 'competitor';
             await swallow(syncs.syncAccount(accountId, page));
-            currentJob = was;
+            caller = was;
           };
           break;
         case 'expire':
@@ -483,7 +502,13 @@ async function runSchedule(n: Night): Promise<void> {
     await recover();
     const settle = async (what: string) => {
       await sql('update mail_set_aside set retry_after = now() where account_id = ?', [accountId]);
-      for (let round = 0; round < 300; round++) if ((await work(5, true)) === 0) return;
+      for (let round = 0; round < 300; round++) {
+        const ran = loop!.syncsRun;
+        await idle(what);
+        const moved = await untilDue([loop!], time, ids);
+        await idle(what);
+        if (!moved && loop!.syncsRun === ran) return;
+      }
       assert.fail(`${what}: the jobs did not settle`);
     };
     await settle('after the night');
@@ -532,10 +557,16 @@ async function runSchedule(n: Night): Promise<void> {
     await afterStep('the next sweep');
     await assertInboxMatches(world(), accountId, email, 'after the next sweep');
     await assertInboxMatches(world(), neighbourId, neighbourEmail, 'the neighbour');
+    await states('the next sweep', true);
+    for (const w of watches.values()) await assertResume(app, w, `${w.accountId}: a stream resumed from the night's first event`);
     stats.schedules++;
   } finally {
     readHook = null;
-    currentJob = 'setup';
+    for (const w of watches.values()) await w.close();
+    await loop.stop();
+    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof deferrals, number][]) deferrals[k] = k.startsWith('max') ? Math.max(deferrals[k], v) : deferrals[k] + v;
+    loop = null;
+    caller = 'setup';
     gmail.clearFaults();
     await sql('delete from accounts where id in (?, ?)', [accountId, neighbourId]);
     await engine.boss.deleteAllJobs(QUEUES.mailSync);
@@ -550,7 +581,7 @@ async function runSchedule(n: Night): Promise<void> {
 describe('quiet nights on inboxes above the listing cap', () => {
   let close: () => Promise<void>;
   before(async () => {
-    ({ app, gmail, realGmail, close } = await startModelApp(TOKEN_PREFIX, 11));
+    ({ app, gmail, realGmail, time, close } = await startModelApp(TOKEN_PREFIX, 11));
   });
 
   after(() => close());
@@ -567,7 +598,7 @@ describe('quiet nights on inboxes above the listing cap', () => {
       }),
       { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 },
     );
-    process.stdout.write(`# live-quiet-night: ${scheduleNo} schedules in ${Date.now() - started} ms; ${JSON.stringify(stats)}\n`);
+    process.stdout.write(`# live-quiet-night: ${scheduleNo} schedules in ${Date.now() - started} ms; ${JSON.stringify({ ...stats, ...deferrals, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`);
     if (process.env.MODEL_DEBUG) for (const x of timings.sort((a, b) => b.ms - a.ms).slice(0, 5)) process.stdout.write(`# slow ${x.ms} ms ${JSON.stringify(x.n)}\n`);
     if (!PATH && RUNS >= 20) {
       assert.ok(stats.historyOnly > 0, 'some nights were history syncs only');

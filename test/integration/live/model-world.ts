@@ -5,7 +5,7 @@
  * that the stored inbox equals the provider's exactly; and the world they run in.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Account, SyncState } from '../../../db/entities/index.ts';
 import { listThreads } from '../../../server/domain/mail/threads/thread.service.ts';
 import { MAIL_SCOPE } from '../../../server/providers/oauth.ts';
@@ -13,6 +13,7 @@ import { createGmailFactory, type GmailFactory } from '../../../server/providers
 import { startGmailStandIn, type GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { buildTestApp, type TestApp } from '../../helpers/app.ts';
 import { startProviders } from '../../helpers/providers.ts';
+import { ModelTime } from './model-time.ts';
 
 export interface ModelWorld {
   app: TestApp;
@@ -23,21 +24,33 @@ export interface ModelWorld {
 
 /**
  * The model tests' world: the identity and AI stand-ins, a Gmail stand-in whose tokens are
- * `${tokenPrefix}${email}`, the app with no workers and no PUBSUB_SUBSCRIPTION (the schedule
- * drives its own intakes and takes the jobs itself; the scheduled jobs' handlers are the
- * app's own), and a Gmail client factory on the stand-in. `close` stops them, last first.
+ * `${tokenPrefix}${email}`, the app with no workers of its own and no PUBSUB_SUBSCRIPTION (the
+ * schedule drives its own intakes and starts the production worker loop itself, model-loop.ts;
+ * the scheduled jobs' handlers are the app's own), its job engine on the world's virtual time
+ * (model-time.ts), and a Gmail client factory on the stand-in. `instance()` starts another
+ * instance of the service on the same database and clock (its own job engine). `close` stops
+ * them, last first.
  */
-export async function startModelApp(tokenPrefix: string, seed: number): Promise<{ app: TestApp; gmail: GmailStandIn; realGmail: GmailFactory; close(): Promise<void> }> {
+export async function startModelApp(
+  tokenPrefix: string,
+  seed: number,
+): Promise<{ app: TestApp; gmail: GmailStandIn; realGmail: GmailFactory; time: ModelTime; instance(): Promise<TestApp>; close(): Promise<void> }> {
   const cleanups: (() => unknown)[] = [];
   const ctx = { after: (fn: () => unknown) => void cleanups.push(fn) };
   const providers = await startProviders(ctx);
   const gmail = await startGmailStandIn({ authorize: (token) => (token.startsWith(tokenPrefix) ? token.slice(tokenPrefix.length) : null), seed });
   cleanups.push(() => gmail.close());
-  const app = await buildTestApp(ctx, { env: { ...providers.env, GMAIL_API_URL: gmail.url }, overrides: { liveInbox: { work: false } } });
+  const time = new ModelTime();
+  // Shared by every instance: each reads the others' sessions and stored tokens.
+  const env = { ...providers.env, GMAIL_API_URL: gmail.url, JOB_SUPERVISE_SECONDS: '600', SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const overrides = { liveInbox: { work: false, clock: time.clock } };
+  const app = await buildTestApp(ctx, { env, overrides });
   return {
     app,
     gmail,
     realGmail: createGmailFactory({ rootUrl: gmail.url }),
+    time,
+    instance: () => buildTestApp(ctx, { databaseUrl: app.databaseUrl, env, overrides }),
     async close() {
       for (const fn of cleanups.reverse()) await fn();
     },
