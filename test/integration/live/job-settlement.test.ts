@@ -74,6 +74,34 @@ describe('sync jobs: settlement and backoff', () => {
     assert.equal(ran!.retry_count, 1, 'the retry ran (its count kept), not a new job');
   });
 
+  it('a job made while the last one ran, which then failed, runs as that retry instead of beside it', async (t) => {
+    // The retry's backoff is long: its run well before then proves it was brought forward.
+    const w = await startLiveWorld(t, { intake: false, retry: { limit: 2, delaySeconds: 600 } });
+    await w.idle();
+    const { engine } = w.app.container.liveInbox;
+    // The first attempt runs a while (its history read answers late), then fails: all three new messages fail, as in an outage.
+    w.gmail.injectFault({ endpoint: 'history.list', status: 200, delayMs: 1_500, times: 1 });
+    w.gmail.injectFault({ endpoint: 'messages.get', status: 500, times: Infinity });
+    for (let i = 0; i < 3; i++) w.gmail.addMessage(ALICE, { subject: `Failing ${i}` });
+    assert.equal(await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' }), true);
+    const jobs = (state: string) =>
+      w.sql<{ retry_count: number; output: { outcome?: string } | null }>(`select retry_count, output from pgboss.job where name = ? and singleton_key = ? and state = ? order by created_on`, [
+        QUEUES.mailSync,
+        w.accountId,
+        state,
+      ]);
+    await waitFor(async () => (await jobs('active')).length === 1, 'the first attempt running');
+    const before = (await jobs('completed')).length; // the sign-in's backfill
+    assert.equal(await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' }), true, 'a job made beside the running one');
+    await waitFor(async () => (await jobs('completed')).some((j) => j.retry_count === 1), 'the retry run long before its backoff ends');
+    await w.idle();
+    const done = (await jobs('completed')).slice(before).map((j) => [j.retry_count, j.output?.outcome ?? null]);
+    assert.deepEqual(done.sort(), [[0, 'merged'], [1, 'caught-up']], 'the new job merged into the retry, which ran');
+    const dead = w.app.logs.filter((l) => l.accountId === w.accountId && typeof l.msg === 'string' && /dead-lettered/.test(l.msg));
+    assert.deepEqual(dead, [], 'nothing dead-lettered');
+    w.gmail.clearFaults();
+  });
+
   it('dead-letters a job only past its real retry limit, however many notifications come meanwhile, and says so', async (t) => {
     const w = await startLiveWorld(t, { intake: false, retry: { limit: 2, delaySeconds: 1 } });
     await w.idle();
