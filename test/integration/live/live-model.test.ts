@@ -389,8 +389,9 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
   }
 }
 
-const report = (name: string, started: number) =>
-  process.stdout.write(`# live-model: ${name}: ${scheduleNo} schedules in ${Date.now() - started} ms; ${JSON.stringify({ ...tally, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`);
+/** The run's figures so far (the tallies add up over the tests; `schedules`: this test's). */
+const report = (name: string, started: number, from: number) =>
+  process.stdout.write(`# live-model: ${name}: ${scheduleNo - from} schedules in ${Date.now() - started} ms; so far ${JSON.stringify({ ...tally, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`);
 const seedOf = () => SEED ?? (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
 
 describe('live inbox model, two instances on the production worker loop', () => {
@@ -405,10 +406,11 @@ describe('live inbox model, two instances on the production worker loop', () => 
 
   it(`random schedules converge: stored inbox == provider inbox, events and sync state agree (${RUNS} schedules)`, async () => {
     const started = Date.now();
+    const from = scheduleNo;
     const seed = seedOf();
     process.stdout.write(`# live-model: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`);
     await fc.assert(fc.asyncProperty(scheduleArb, async (s) => void (await runSchedule(s))), { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 });
-    report('small', started);
+    report('small', started, from);
     if (!PATH && RUNS >= 50) {
       assert.ok(tally.deferredRuns > 0, 'some deferred jobs ran (busy, quota, history lag), each not before its time');
       assert.ok(tally.takeovers > 0, 'some jobs were handed to another worker while their sync wrote');
@@ -471,6 +473,7 @@ describe('live inbox model, two instances on the production worker loop', () => 
 
   it(`a big inbox: over two listing pages, its event log past its trim (${BIG_RUNS} schedules)`, async () => {
     const started = Date.now();
+    const from = scheduleNo;
     const seed = seedOf();
     process.stdout.write(`# live-model big: seed ${seed} (replay with MODEL_SEED=${seed} MODEL_BIG_PATH=<the path of a failure>)\n`);
     await fc.assert(
@@ -480,7 +483,7 @@ describe('live inbox model, two instances on the production worker loop', () => 
       }),
       { numRuns: BIG_RUNS, seed, ...(BIG_PATH ? { path: BIG_PATH } : {}), verbose: 1 },
     );
-    report('big', started);
+    report('big', started, from);
     if (BIG_RUNS > 0 && !BIG_PATH) assert.ok(stateTally.resumedAfterTrim > 0, 'a stream resumed from a trimmed id got a reset (the log passed its trim)');
   });
 });

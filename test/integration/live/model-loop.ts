@@ -146,8 +146,8 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
     async enqueueSync(request, opts) {
       const at = time.floor();
       const seq = oracle.mark();
-      if (BRINGS_FORWARD.has(request.reason)) oracle.broughtForward(request.accountId);
-      const stored = await engine.enqueueSync(request, opts);
+      const done = BRINGS_FORWARD.has(request.reason) ? oracle.broughtForward(request.accountId) : () => undefined;
+      const stored = await engine.enqueueSync(request, opts).finally(done);
       if (stored && opts?.startAfterSeconds) {
         const waiting = (await engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { key: request.accountId })).filter((j) => j.state === 'created');
         for (const j of waiting) oracle.deferred(j.id, request.reason, opts.startAfterSeconds, at, seq);
@@ -247,14 +247,20 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
 }
 
 /**
- * The engine as the intake and sign-in use it, telling the oracle first that a notification or
- * a sign-in may bring the account's waiting job forward (before: the job may start at once).
+ * The engine as the intake and sign-in use it, telling the oracle that a notification or a
+ * sign-in may bring the account's waiting job forward, from before the request (the job may
+ * start at once) until it returned (its upsert may land on a job inserted meanwhile).
  */
 export function forwarding(engine: JobEngine, oracle: DeferralOracle): Pick<JobEngine, 'enqueueSync'> {
   return {
-    enqueueSync(request, opts) {
-      if (BRINGS_FORWARD.has(request.reason)) oracle.broughtForward(request.accountId);
-      return engine.enqueueSync(request, opts);
+    async enqueueSync(request, opts) {
+      if (!BRINGS_FORWARD.has(request.reason)) return engine.enqueueSync(request, opts);
+      const done = oracle.broughtForward(request.accountId);
+      try {
+        return await engine.enqueueSync(request, opts);
+      } finally {
+        done();
+      }
     },
   };
 }

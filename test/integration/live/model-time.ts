@@ -115,8 +115,12 @@ export class DeferralOracle {
   /** Each job's last attempt: the virtual time it started at (a lower bound) and its place among the events. */
   private readonly attempts = new Map<string, { at: number; seq: number }>();
   private readonly due = new Map<string, { at: number; due: number; reason: string; seq: number }>();
-  /** The last bring-forward per account, by its place among the events (virtual time may not move in between). */
-  private readonly forwardSeq = new Map<string, number>();
+  /**
+   * Per account, bring-forwards by their place among the events (virtual time may not move in
+   * between): how many are in flight, and where the last one ended (its upsert may land on a
+   * job inserted after it began, so it counts until it ended).
+   */
+  private readonly forwards = new Map<string, { inFlight: number; endSeq: number }>();
   private seq = 0;
 
   private readonly time: ModelTime;
@@ -125,9 +129,21 @@ export class DeferralOracle {
     this.time = time;
   }
 
-  /** A notification or a sign-in asked for the account's sync: its waiting job may start at once. */
-  broughtForward(accountId: string): void {
-    this.forwardSeq.set(accountId, ++this.seq);
+  /** A notification or a sign-in asks for the account's sync: its waiting job may start at once. Call the answer once the request returned. */
+  broughtForward(accountId: string): () => void {
+    const f = this.forwards.get(accountId) ?? { inFlight: 0, endSeq: -1 };
+    this.forwards.set(accountId, f);
+    f.inFlight++;
+    return () => {
+      f.inFlight--;
+      f.endSeq = ++this.seq;
+    };
+  }
+
+  /** Whether a bring-forward of the account may have moved a job deferred (or attempted) at event `seq`. */
+  private forwardedSince(accountId: string, seq: number): boolean {
+    const f = this.forwards.get(accountId);
+    return !!f && (f.inFlight > 0 || f.endSeq > seq);
   }
 
   /** A place among the events, taken before a request whose outcome is recorded later (`deferred`). */
@@ -147,17 +163,17 @@ export class DeferralOracle {
   /** A job attempt is handed to a handler: it must not be early. */
   started(job: JobWithMetadata<SyncRequest>, instance: number): void {
     const now = this.time.now();
-    const forward = this.forwardSeq.get(job.data.accountId) ?? -1;
+    const forwarded = (seq: number) => this.forwardedSince(job.data.accountId, seq);
     const what = `job ${job.id} of ${job.data.accountId} (${job.data.reason}, attempt ${job.retryCount + 1}) on instance ${instance}`;
     const previous = this.attempts.get(job.id);
-    if (job.retryCount > 0 && previous && forward < previous.seq) {
+    if (job.retryCount > 0 && previous && !forwarded(previous.seq)) {
       const wait = minimumBackoffMs(job);
       this.tally.retries++;
       this.tally.maxBackoffMs = Math.max(this.tally.maxBackoffMs, wait);
       if (now < previous.at + wait) this.violations.push(`${what} started ${now - previous.at} ms of virtual time after its previous attempt, before its backoff of ${wait} ms`);
     } else if (job.retryCount > 0 && previous) this.tally.broughtForward++;
     const d = this.due.get(job.id);
-    if (job.retryCount === 0 && d && forward < d.seq) {
+    if (job.retryCount === 0 && d && !forwarded(d.seq)) {
       this.tally.deferredRuns++;
       if (now < d.due) this.violations.push(`${what} started ${now - d.at} ms of virtual time after it was deferred by ${d.due - d.at} ms (${d.reason})`);
     }

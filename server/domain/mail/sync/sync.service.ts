@@ -164,9 +164,11 @@ export function createSyncService(deps: {
         // A listing call keeps its ids and marks in mail_listing with the commit: always a transaction.
         if (p.mode !== 'listing' && !upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
-          if (!(await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
-          // Where the account stands changed only when it was catching up, a listing began or ended, or it never synced.
-          if (lease.behind || p.next.fullSyncActive !== lease.fullSyncActive || !lease.lastSyncedAt) await announceSync(em, accountId);
+          const committed = await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }, lease.dbNow);
+          if (!committed) throw lost();
+          // Where the account stands changed only when it was catching up (when the lease was taken, or notified
+          // since: the stream heard `catching_up`), a listing began or ended, or it never synced.
+          if (lease.behind || committed.notifiedSinceLease || p.next.fullSyncActive !== lease.fullSyncActive || !lease.lastSyncedAt) await announceSync(em, accountId);
         } else {
           await em.transactional(async (tx) => {
             if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();

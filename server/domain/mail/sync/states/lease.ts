@@ -68,22 +68,24 @@ export async function acquireLease(em: Sql, accountId: string, owner: string, se
 }
 
 /**
- * Moves the checkpoint and releases the lease; false when the lease was lost or the account
- * is gone (the caller must roll back). The account row is locked first (key share, which
- * only a deletion waits for): the one lock order of every transaction writing an account's
- * rows, so a deletion's cascade and a sync's commit queue up instead of deadlocking.
+ * Moves the checkpoint and releases the lease; null when the lease was lost or the account
+ * is gone (the caller must roll back), else whether a notification was noted since `leasedAt`
+ * (the lease's database time: the sync may have read the provider before it, and its commit
+ * may end the account's catching up all the same). The account row is locked first (key
+ * share, which only a deletion waits for): the one lock order of every transaction writing an
+ * account's rows, so a deletion's cascade and a sync's commit queue up instead of deadlocking.
  */
-export async function commitCheckpoint(em: Sql, accountId: string, owner: string, c: Checkpoint): Promise<boolean> {
-  const rows = await select<{ account_id: string }>(
+export async function commitCheckpoint(em: Sql, accountId: string, owner: string, c: Checkpoint, leasedAt?: string): Promise<{ notifiedSinceLease: boolean } | null> {
+  const rows = await select<{ notified: boolean }>(
     em,
     `with a as (select id from accounts where id = ? for key share)
      update sync_states s set history_id = ?::bigint, full_sync_page_token = ?, full_sync_active = ?, last_synced_at = ?::timestamptz,
        mailbox_address = coalesce(?, s.mailbox_address), inbox_estimate = case when ?::boolean then ?::int else s.inbox_estimate end,
        lease_owner = null, lease_until = null, updated_at = now()
-     from a where s.account_id = a.id and s.lease_owner = ? returning s.account_id`,
-    [accountId, c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, c.inboxEstimate !== undefined, c.inboxEstimate ?? null, owner],
+     from a where s.account_id = a.id and s.lease_owner = ? returning coalesce(s.last_notification_at >= ?::timestamptz, false) as notified`,
+    [accountId, c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, c.inboxEstimate !== undefined, c.inboxEstimate ?? null, owner, leasedAt ?? null],
   );
-  return rows.length === 1;
+  return rows.length === 1 ? { notifiedSinceLease: rows[0]!.notified } : null;
 }
 
 /** Extends the lease while its owner holds it; false when it was lost (the commit will refuse). */
