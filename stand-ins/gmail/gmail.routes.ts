@@ -73,6 +73,7 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   // hold several tokens for one user, the provider counts them as one); an unknown token counts alone.
   const email = state.userOf(req);
   const quotaUser = email?.toLowerCase() ?? bearerToken(req) ?? req.headers.authorization ?? '';
+  state.hold(quotaUser, r.endpoint, res);
   const verdict = state.quota.charge(quotaUser, state.quota.cost(r.endpoint), arrived, r.endpoint);
   if (state.latencyMs > 0) await sleep(state.latencyMs);
   if (!verdict.charged) {
