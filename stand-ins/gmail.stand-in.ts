@@ -144,6 +144,7 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     quotaSpent: (user) => state.quota.spent(user),
     quotaUnitsByEndpoint: () => state.quota.unitsByEndpoint(),
     inFlightPeak: (user, endpoint) => state.heldPeak(user.toLowerCase(), endpoint),
+    keepThreadAnswers: (on) => void (state.threadAnswers = on ? (state.threadAnswers ?? new Map()) : null),
     calls: state.calls,
     requests: state.requests,
     resetCounters: () => state.resetCounters(),

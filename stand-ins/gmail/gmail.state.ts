@@ -35,6 +35,8 @@ export class GmailState {
   readonly quota = new QuotaLedger();
   /** History label records carry only the change (no `labelIds` snapshot of the message), as Gmail's may. */
   deltaOnlyLabels = false;
+  /** threads.get answers kept (keepThreadAnswers), by mailbox, thread, format and metadata headers, with the mailbox's history id they were made at; null: none kept. */
+  threadAnswers: Map<string, { historyId: number; bytes: Buffer }> | null = null;
   /** Requests held now and at most since resetCounters, by user and by user and endpoint (`hold`). */
   private readonly held = new Map<string, { now: number; peak: number }>();
 

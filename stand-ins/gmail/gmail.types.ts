@@ -125,6 +125,13 @@ export interface GmailStandIn {
   quotaUnitsByEndpoint(): Record<string, number>;
 
   /**
+   * On: each threads.get answer's bytes are kept (per mailbox, thread, format and metadata headers)
+   * and sent again while the mailbox's history id has not moved; off: none kept, those kept
+   * forgotten. For benchmarks: making a thread answer of 27 MB takes the stand-in ~200 ms of the
+   * event loop it shares with the bench, each time it is asked for.
+   */
+  keepThreadAnswers(on: boolean): void;
+  /**
    * The most requests of `user` (a mailbox address, or an unknown token; of one endpoint key such as
    * 'threads.get' when given) the stand-in held at once since resetCounters: each from its arrival
    * until its answer was handed to the connection, or the connection closed (its latency included).
