@@ -14,7 +14,13 @@
  * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
  * holds its answer, up to MAX_ANSWER_BYTES), answers still being read past the inline size
  * included; one more is SERVICE_UNAVAILABLE with a Retry-After at once, before the rest of its
- * answer is read, rather than a wait behind everyone else's. A worker's heap is capped
+ * answer is read, rather than a wait behind everyone else's. And by bytes: the answers it holds
+ * (read past the inline size, waiting, or being parsed) stay within `maxQueueBytes`. Counted by
+ * number alone, eight answers of 27 MB waited behind a parse of seconds: 4 accounts opening 10
+ * such threads each put the process at 650 MiB (bench item 13's heavy opens, bench/results/HISTORY.md).
+ * A big answer is taken only while what is held leaves room for one at the cap, so once taken it
+ * is refused later only when others taken at the same moment grew with it: the one whose bytes
+ * would pass the budget is refused there, as it is read. A worker's heap is capped
  * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
  * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
  * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
@@ -44,6 +50,8 @@ export interface BodyParser {
   readonly offloaded: number;
   /** Worker threads alive now (for tests and measurements). */
   readonly workers: number;
+  /** Bytes of the answers held now, read past the inline size, waiting or being parsed (for tests and measurements). */
+  readonly heldBytes: number;
   close(): Promise<void>;
 }
 
@@ -58,6 +66,13 @@ export interface BodyParserOptions {
   maxThreads?: number;
   /** Parses waiting for a worker at most (default 8); past it an open is SERVICE_UNAVAILABLE. */
   maxQueue?: number;
+  /**
+   * Bytes of the answers held at most: read past the inline size, waiting for a worker or being
+   * parsed (default twice `maxAnswerBytes`: one parsed while the next is read). A big answer is
+   * taken only while the bytes held leave room for one at `maxAnswerBytes`; past the budget, an
+   * answer is SERVICE_UNAVAILABLE where it is.
+   */
+  maxQueueBytes?: number;
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
   /**
@@ -84,16 +99,19 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxAnswerBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const maxQueue = opts.maxQueue ?? 8;
+  const maxQueueBytes = opts.maxQueueBytes ?? 2 * maxAnswerBytes;
   let pool: Piscina | undefined;
   let offloaded = 0;
   /** Parses handed to the pool that no worker has started yet. */
   let waiting = 0;
   /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
   let reserved = 0;
+  /** Bytes of the answers past the inline size, from there until their parse has ended. */
+  let held = 0;
+  const busy = (why: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(why) });
   /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
   const refuseIfFull = () => {
-    if (waiting + reserved < maxQueue) return;
-    throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`) });
+    if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
   };
   const workers = () => pool ?? startPool();
   const startPool = () => {
@@ -148,6 +166,9 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     get workers() {
       return pool?.threads.length ?? 0;
     },
+    get heldBytes() {
+      return held;
+    },
     async parseThread(body) {
       const sink = collectMessages();
       return sink.answer(await this.parseThreadInto(body, sink.each));
@@ -156,27 +177,38 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       // A big answer's place is taken once it passes the inline size, before the rest (up to 32 MiB) is read: a full queue
       // refuses it then, and a retry costs the provider's first bytes, not the whole download.
       let holds = false;
+      let bytes = 0;
       const reserve = () => {
         refuseIfFull();
+        if (held > 0 && held + maxAnswerBytes > maxQueueBytes) throw busy(`${held} bytes of answers held: no room for one of ${maxAnswerBytes}`);
         reserved++;
         holds = true;
       };
-      let answer: Uint8Array;
+      const grow = (more: number) => {
+        if (held + more > maxQueueBytes) throw busy(`${held} bytes of answers held, ${maxQueueBytes} at most: refused at ${bytes + more}`);
+        held += more;
+        bytes += more;
+      };
       try {
-        answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve });
+        let answer: Uint8Array;
+        try {
+          answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve, grow });
+        } finally {
+          if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
+        }
+        if (answer.byteLength <= inlineBytes) return await forEachThreadMessage(answer, {}, each);
+        offloaded++;
+        try {
+          return await run({ answer }, each);
+        } catch (err) {
+          if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
+          // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
+          return await run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
+            Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
+          );
+        }
       } finally {
-        if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
-      }
-      if (answer.byteLength <= inlineBytes) return forEachThreadMessage(answer, {}, each);
-      offloaded++;
-      try {
-        return await run({ answer }, each);
-      } catch (err) {
-        if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
-        // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
-        return run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
-          Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
-        );
+        held -= bytes; // its parse has ended (or it was refused): its bytes are no longer held here
       }
     },
     async close() {

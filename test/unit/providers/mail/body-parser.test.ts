@@ -1,8 +1,8 @@
 /**
  * The body worker pool is shared by every user (issue 31): its queue is bounded (one more
- * parse is SERVICE_UNAVAILABLE with a Retry-After, at once), a worker's heap is capped, and a
- * parse's time counts from when a worker starts it, not while it waits its turn. Small pools
- * and bounds are passed in.
+ * parse is SERVICE_UNAVAILABLE with a Retry-After, at once), and so are the bytes of the answers
+ * it holds (issue 44), a worker's heap is capped, and a parse's time counts from when a worker
+ * starts it, not while it waits its turn. Small pools and bounds are passed in.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,5 +107,49 @@ describe('body worker pool', () => {
     assert.ok(read < answer.byteLength && read <= 2048, `read ${read} of ${answer.byteLength} bytes`);
     release();
     assert.ok(Array.isArray(await first));
+  });
+
+  it('holds answers by bytes too: a big one is taken only with room for one at the cap, and one that grows past the budget is refused as it is read', async (t) => {
+    // Answers of ~59 KB; room for one at the cap (64 KiB) while at most 36 KiB are held.
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxAnswerBytes: 64 * 1024, maxQueueBytes: 100 * 1024 });
+    t.after(() => parser.close());
+    const html = `<p>${'row '.repeat(11_000)}</p>`;
+    /** The answer in stages, each let go by `next()`; `read`: its bytes handed out so far. */
+    const staged = (bytes: Uint8Array, ...cuts: number[]) => {
+      const gates = cuts.map(() => Promise.withResolvers<void>());
+      let i = 0;
+      const s = { read: 0, next: () => gates[i++]!.resolve(), body: (async function* () {
+        let at = 0;
+        for (const [k, cut] of [...cuts, bytes.byteLength].entries()) {
+          if (k) await gates[k - 1]!.promise;
+          s.read = cut;
+          yield bytes.subarray(at, cut);
+          at = cut;
+        }
+      })() };
+      return s;
+    };
+    const tick = () => new Promise((r) => setImmediate(r));
+    const a = staged(answerOf('a', html), 2048, answerOf('a', html).byteLength - 100);
+    const b = staged(answerOf('b', html), 2048);
+    assert.ok(answerOf('a', html).byteLength > 55_000 && answerOf('a', html).byteLength < 64 * 1024);
+    const first = parser.parseThread(a.body);
+    const second = parser.parseThread(b.body);
+    await tick();
+    assert.equal(parser.heldBytes, 4096, 'both taken with their first 2 KB');
+    a.next();
+    await tick();
+    assert.ok(parser.heldBytes > 55_000, `the first grew to all but its last bytes: ${parser.heldBytes}`);
+
+    const c = staged(answerOf('c', html), 2048);
+    await assert.rejects(parser.parseThread(c.body), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
+    assert.equal(c.read, 2048, 'no room for one at the cap: refused where it passed the inline size, the rest never read');
+    b.next();
+    await assert.rejects(second, { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS }, 'the second grew past the budget with the first: refused as it was read');
+    a.next();
+    assert.ok(Array.isArray(await first) && (await first as { bodyHtml: string }[])[0]!.bodyHtml.startsWith('<p>row'));
+    assert.equal(parser.heldBytes, 0, 'each answer\'s bytes are let go once its parse has ended or it was refused');
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('d', html)))), 'and the next is taken');
+    assert.equal(parser.heldBytes, 0);
   });
 });
