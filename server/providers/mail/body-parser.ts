@@ -15,12 +15,9 @@
  * holds its answer, up to MAX_ANSWER_BYTES), answers still being read past the inline size
  * included; one more is SERVICE_UNAVAILABLE with a Retry-After at once, before the rest of its
  * answer is read, rather than a wait behind everyone else's. And by bytes: the answers it holds
- * (read past the inline size, waiting, or being parsed) stay within `maxQueueBytes`. Counted by
- * number alone, eight answers of 27 MB waited behind a parse of seconds: 4 accounts opening 10
- * such threads each put the process at 650 MiB (bench item 13's heavy opens, bench/results/HISTORY.md).
- * A big answer is taken only while what is held leaves room for one at the cap, so once taken it
- * is refused later only when others taken at the same moment grew with it: the one whose bytes
- * would pass the budget is refused there, as it is read. A worker's heap is capped
+ * (read past the inline size, waiting, or being parsed) stay within `maxQueueBytes`, an answer
+ * still being read counted at the cap (answer-room.ts); one without room waits for it up to
+ * `roomWaitMs`, the rest of it unread, then is refused the same way. A worker's heap is capped
  * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
  * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
  * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
@@ -30,6 +27,7 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
+import { createAnswerRoom } from './answer-room.ts';
 import type { WorkerPost } from './body-worker.ts';
 import { collectMessages, forEachThreadMessage, MAX_ANSWER_BYTES, readAnswer, UnusableAnswerError, type MessageSink, type ThreadAnswer } from './thread-answer.ts';
 
@@ -67,12 +65,13 @@ export interface BodyParserOptions {
   /** Parses waiting for a worker at most (default 8); past it an open is SERVICE_UNAVAILABLE. */
   maxQueue?: number;
   /**
-   * Bytes of the answers held at most: read past the inline size, waiting for a worker or being
-   * parsed (default twice `maxAnswerBytes`: one parsed while the next is read). A big answer is
-   * taken only while the bytes held leave room for one at `maxAnswerBytes`; past the budget, an
-   * answer is SERVICE_UNAVAILABLE where it is.
+   * Bytes of the answers held at most: read past the inline size (counted at `maxAnswerBytes`
+   * until read), waiting for a worker or being parsed (default twice `maxAnswerBytes`: one parsed
+   * while the next is read). An answer without room waits its turn for it, then is SERVICE_UNAVAILABLE.
    */
   maxQueueBytes?: number;
+  /** How long an answer waits for room in `maxQueueBytes`, its rest unread (default 2 s: BUSY_RETRY_AFTER_SECONDS). */
+  roomWaitMs?: number;
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
   /**
@@ -99,16 +98,20 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const maxAnswerBytes = opts.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const maxQueue = opts.maxQueue ?? 8;
-  const maxQueueBytes = opts.maxQueueBytes ?? 2 * maxAnswerBytes;
   let pool: Piscina | undefined;
   let offloaded = 0;
   /** Parses handed to the pool that no worker has started yet. */
   let waiting = 0;
   /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
   let reserved = 0;
-  /** Bytes of the answers past the inline size, from there until their parse has ended. */
-  let held = 0;
   const busy = (why: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(why) });
+  /** The answers past the inline size, by bytes, from there until their parse has ended. */
+  const room = createAnswerRoom({
+    maxBytes: opts.maxQueueBytes ?? 2 * maxAnswerBytes,
+    capBytes: maxAnswerBytes,
+    waitMs: opts.roomWaitMs ?? BUSY_RETRY_AFTER_SECONDS * 1000,
+    refused: (held) => busy(`${held} bytes of answers held: no room for one more`),
+  });
   /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
   const refuseIfFull = () => {
     if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
@@ -167,7 +170,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       return pool?.threads.length ?? 0;
     },
     get heldBytes() {
-      return held;
+      return room.held;
     },
     async parseThread(body) {
       const sink = collectMessages();
@@ -177,24 +180,25 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       // A big answer's place is taken once it passes the inline size, before the rest (up to 32 MiB) is read: a full queue
       // refuses it then, and a retry costs the provider's first bytes, not the whole download.
       let holds = false;
+      /** The room this answer holds: the cap while it is read, then its size. */
       let bytes = 0;
-      const reserve = () => {
+      const reserve = async () => {
         refuseIfFull();
-        if (held > 0 && held + maxAnswerBytes > maxQueueBytes) throw busy(`${held} bytes of answers held: no room for one of ${maxAnswerBytes}`);
         reserved++;
         holds = true;
-      };
-      const grow = (more: number) => {
-        if (held + more > maxQueueBytes) throw busy(`${held} bytes of answers held, ${maxQueueBytes} at most: refused at ${bytes + more}`);
-        held += more;
-        bytes += more;
+        await room.take();
+        bytes = maxAnswerBytes;
       };
       try {
         let answer: Uint8Array;
         try {
-          answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve, grow });
+          answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve });
         } finally {
           if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
+        }
+        if (bytes) {
+          room.release(bytes - answer.byteLength);
+          bytes = answer.byteLength;
         }
         if (answer.byteLength <= inlineBytes) return await forEachThreadMessage(answer, {}, each);
         offloaded++;
@@ -208,7 +212,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
           );
         }
       } finally {
-        held -= bytes; // its parse has ended (or it was refused): its bytes are no longer held here
+        room.release(bytes); // its parse has ended (or it was refused)
       }
     },
     async close() {

@@ -61,18 +61,15 @@ export class AnswerTooLargeError extends UnusableAnswerError {
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
  * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
  */
-export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES, big?: { bytes: number; reserve(): void; grow?(bytes: number): void }): Promise<Uint8Array> {
+export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES, big?: { bytes: number; reserve(): void | Promise<void> }): Promise<Uint8Array> {
   const shared = new SharedArrayBuffer(0, { maxByteLength: max });
   let length = 0;
   for await (const chunk of body) {
     const end = length + chunk.byteLength;
     if (end > max) throw new AnswerTooLargeError(max);
-    // Past `big.bytes` the answer will need a worker: `reserve` takes its place, then `grow` is told of every byte it
-    // holds from there (those read so far first); either may throw, which stops the read (the stream is destroyed).
-    if (big && end > big.bytes) {
-      if (length <= big.bytes) big.reserve();
-      big.grow?.(length <= big.bytes ? end : chunk.byteLength);
-    }
+    // Past `big.bytes` the answer will need a worker: `reserve` takes its place (the rest is not read while it waits for
+    // one) or throws, which stops the read (the stream is destroyed).
+    if (big && length <= big.bytes && end > big.bytes) await big.reserve();
     if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
     new Uint8Array(shared, length, chunk.byteLength).set(chunk);
     length = end;

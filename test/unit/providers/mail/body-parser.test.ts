@@ -109,47 +109,57 @@ describe('body worker pool', () => {
     assert.ok(Array.isArray(await first));
   });
 
-  it('holds answers by bytes too: a big one is taken only with room for one at the cap, and one that grows past the budget is refused as it is read', async (t) => {
-    // Answers of ~59 KB; room for one at the cap (64 KiB) while at most 36 KiB are held.
-    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxAnswerBytes: 64 * 1024, maxQueueBytes: 100 * 1024 });
+  it('holds answers by bytes too, one still being read at the cap: one without room waits for it, its rest unread, and is refused after its wait', async (t) => {
+    // Answers of ~59 KB, counted at the cap (64 KiB) while read: room for two being read at once.
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxAnswerBytes: 64 * 1024, maxQueueBytes: 128 * 1024, roomWaitMs: 1_000 });
     t.after(() => parser.close());
     const html = `<p>${'row '.repeat(11_000)}</p>`;
-    /** The answer in stages, each let go by `next()`; `read`: its bytes handed out so far. */
-    const staged = (bytes: Uint8Array, ...cuts: number[]) => {
+    const size = answerOf('a', html).byteLength;
+    assert.ok(size > 55_000 && size < 64 * 1024);
+    /** An answer in stages, each let go by `next()`; `read`: its bytes handed out so far. */
+    const staged = (id: string, ...cuts: number[]) => {
+      const bytes = answerOf(id, html);
       const gates = cuts.map(() => Promise.withResolvers<void>());
       let i = 0;
-      const s = { read: 0, next: () => gates[i++]!.resolve(), body: (async function* () {
+      const stages = { read: 0, next: () => gates[i++]!.resolve() };
+      async function* body() {
         let at = 0;
         for (const [k, cut] of [...cuts, bytes.byteLength].entries()) {
           if (k) await gates[k - 1]!.promise;
-          s.read = cut;
+          stages.read = cut;
           yield bytes.subarray(at, cut);
           at = cut;
         }
-      })() };
-      return s;
+      }
+      return { next: stages.next, body: body(), get read() { return stages.read; } };
     };
-    const tick = () => new Promise((r) => setImmediate(r));
-    const a = staged(answerOf('a', html), 2048, answerOf('a', html).byteLength - 100);
-    const b = staged(answerOf('b', html), 2048);
-    assert.ok(answerOf('a', html).byteLength > 55_000 && answerOf('a', html).byteLength < 64 * 1024);
+    const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true, () => true), new Promise((r) => setTimeout(() => r(false), 50))]);
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('w', html)))), 'a worker started');
+
+    const a = staged('a', 2048, size - 100);
+    const b = staged('b', 2048);
     const first = parser.parseThread(a.body);
     const second = parser.parseThread(b.body);
-    await tick();
-    assert.equal(parser.heldBytes, 4096, 'both taken with their first 2 KB');
-    a.next();
-    await tick();
-    assert.ok(parser.heldBytes > 55_000, `the first grew to all but its last bytes: ${parser.heldBytes}`);
-
-    const c = staged(answerOf('c', html), 2048);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(parser.heldBytes, 128 * 1024, 'two being read: each counted at the cap');
+    const c = staged('c');
+    const t0 = performance.now();
     await assert.rejects(parser.parseThread(c.body), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
-    assert.equal(c.read, 2048, 'no room for one at the cap: refused where it passed the inline size, the rest never read');
-    b.next();
-    await assert.rejects(second, { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS }, 'the second grew past the budget with the first: refused as it was read');
+    assert.ok(performance.now() - t0 >= 990, 'refused once it had waited its time for room');
+    assert.equal(c.read, size, 'handed out whole, as a provider sends it');
+
+    const d = staged('d', 2048);
+    const fourth = parser.parseThread(d.body);
     a.next();
-    assert.ok(Array.isArray(await first) && (await first as { bodyHtml: string }[])[0]!.bodyHtml.startsWith('<p>row'));
-    assert.equal(parser.heldBytes, 0, 'each answer\'s bytes are let go once its parse has ended or it was refused');
-    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('d', html)))), 'and the next is taken');
-    assert.equal(parser.heldBytes, 0);
+    assert.equal(await settled(fourth), false, 'no room yet: it waits');
+    assert.equal(d.read, 2048, 'and its rest is not read meanwhile');
+    d.next();
+    a.next();
+    assert.ok(Array.isArray(await first), 'the first read and parsed');
+    assert.ok(Array.isArray(await fourth), 'its room went to the one waiting');
+    assert.ok(parser.heldBytes <= 128 * 1024);
+    b.next();
+    assert.ok(Array.isArray(await second), 'one taken is never refused as it is read');
+    assert.equal(parser.heldBytes, 0, 'each answer gives its room back once parsed or refused');
   });
 });
