@@ -1,5 +1,5 @@
-/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread), 15 (analysis on arrival) and of issue 28's backfill and resync rows. */
-import type { AutoTriageResult, BackfillResult, Latency, BurstFloorResult, HeavyThreadResult, ResyncScaleResult, StoreCheck, SyncCpuResult } from './scenarios.ts';
+/** The Markdown of bench items 11-13 (sync CPU next to its floor, the burst next to its floor, the heavy thread and the heavy opens), 15 (analysis on arrival) and of issue 28's backfill and resync rows. */
+import type { AutoTriageResult, BackfillResult, Latency, BurstFloorResult, HeavyOpensResult, HeavyThreadResult, ResyncScaleResult, StoreCheck, SyncCpuResult } from './scenarios.ts';
 
 const f2 = (n: number | null | undefined) => (n == null || Number.isNaN(n) ? 'n/a' : n.toFixed(2));
 const ok = (b: boolean) => (b ? 'yes' : '**no**');
@@ -90,6 +90,33 @@ export function renderHeavyThread(r: HeavyThreadResult): string[] {
   const floorMax = Math.max(...heavy.map((w) => w.idleProcessLoop.maxMs));
   const rssMax = Math.max(...heavy.map((w) => w.rssPeakMiB ?? Infinity));
   out.push(`Goals (issue 31), heavy windows: loop max < 50 ms: ${loopMax} ms ${ok(loopMax < 50)} (an idle process beside it: ${floorMax} ms); RSS < 400 MiB: ${rssMax} MiB ${ok(rssMax < 400)}; normal user's p99 within 2× of idle: ${r.normalP99Ratio == null ? 'n/a' : `${r.normalP99Ratio.toFixed(2)}×`} ${ok(r.normalP99Ratio != null && r.normalP99Ratio <= 2)}. The normal user lists the inbox and opens one of its threads in turn, one request at a time; the heavy clients each open the heavy thread in a loop (own client address, one session).`);
+  out.push('');
+  return out;
+}
+
+/** Issue 44: accounts each opening heavy threads never opened before, all at once, beside a normal user. */
+export function renderHeavyOpens(r: HeavyOpensResult): string[] {
+  const t = r.thread;
+  const size = r.answerBytes === null ? 'n/a' : `${(r.answerBytes / 1e6).toFixed(1)} MB`;
+  const out = [`## 13. Heavy opens — ${r.accounts} accounts × ${r.opensPerAccount} concurrent opens of ${t.messages}-message threads never opened before (${size} each as the provider answers it) beside a normal user`, ''];
+  out.push('| window | seconds | loop delay p99 / max | an idle process beside it: p99 / max | RSS peak | normal user: requests, p50 / p99 / max | heavy opens: served / refused / failed | answers by status | served open: p50 / max | threads.get at the provider | most in flight, per account | sets (s) |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const w of r.windows) {
+    const h = w.heavy;
+    const o = (k: string) => h?.outcomes[k] ?? 0;
+    const heavy = h
+      ? `${h.opens}: ${o('served')} / ${o('refused')} / ${o('failed')} | ${Object.entries(h.byStatus).map(([s, n]) => `${n}× ${s === '0' ? 'failed' : s}`).join(', ')} | ${h.servedP50Ms ?? 'n/a'} / ${h.servedMaxMs ?? 'n/a'} ms | ${h.providerFetches} | ${h.inFlightPeak.join(' / ')} | ${h.sets.join(' / ')}`
+      : '– | – | – | – | – | –';
+    out.push(`| ${w.kind} | ${w.seconds} | ${w.loop.p99Ms} / ${w.loop.maxMs} ms | ${w.idleProcessLoop.p99Ms} / ${w.idleProcessLoop.maxMs} ms | ${w.rssPeakMiB ?? 'n/a'} MiB | ${w.normal.requests}, ${w.normal.p50Ms} / ${w.normal.p99Ms} / ${w.normal.maxMs} ms${w.normal.non200 ? ` (${w.normal.non200} not 200)` : ''} | ${heavy} |`);
+  }
+  out.push('');
+  const heavy = r.windows.flatMap((w) => (w.heavy ? [{ ...w, heavy: w.heavy }] : []));
+  const rssMax = Math.max(...heavy.map((w) => w.rssPeakMiB ?? Infinity));
+  const inFlight = Math.max(...heavy.flatMap((w) => w.heavy.inFlightPeak));
+  const bare = heavy.reduce((n, w) => n + w.heavy.refusalsWithoutRetryAfter, 0);
+  const loopMax = Math.max(...heavy.map((w) => w.loop.maxMs));
+  out.push(`Goals (issue 44), heavy windows: RSS ≤ 400 MiB: ${rssMax} MiB ${ok(rssMax <= 400)}; the normal user's p99 ≤ 2× idle: ${r.normalP99Ratio == null ? 'n/a' : `${r.normalP99Ratio.toFixed(2)}×`} ${ok(r.normalP99Ratio != null && r.normalP99Ratio <= 2)}; at most 2 provider fetches in flight per account: ${inFlight} ${ok(inFlight <= 2)}; every 503 with a Retry-After: ${bare ? `${bare} without` : 'yes'}; loop max ${loopMax} ms (item 13's goal < 50 ms: ${ok(loopMax < 50)}).`);
+  out.push(`Each account opens ${r.opensPerAccount} of its threads at once (each open a threads.get of ${t.messages} messages of ${t.textKiB} KiB text + ${t.htmlKiB} KiB nested HTML + ${t.attachments} attachments, as none is stored yet), a new set once every open of the last has ended (up to ${r.setsPerWindow} a window); an open answered 503 with a Retry-After is tried again after it while the window lasts, then it counts as refused; at the window's end the opens in progress are awaited, so a heavy window lasts until the server has answered them. Answers by status: every try. In flight: from the stand-in's arrival of a threads.get to its answer handed to the connection, the most at once for each account. The normal user lists the inbox and opens one of its threads in turn, one request at a time; both clients run in processes of their own (the Gmail stand-in makes each heavy answer on the bench's event loop).`);
   out.push('');
   return out;
 }

@@ -1,7 +1,7 @@
 /** The benchmark's result as data (written as JSON) and as the Markdown table (printed and written). */
-import { renderLiveEvents, renderTracing, type AutoTriageResult, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type ResyncScaleResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
+import { renderLiveEvents, renderTracing, type AutoTriageResult, type LiveEventsResult, type BackfillResult, type BurstFloorResult, type CorpusResult, type Explained, type FreshnessResult, type HeavyOpensResult, type HeavyThreadResult, type LoadResult, type NotificationBurstResult, type ResyncScaleResult, type SyncCpuResult, type SyncRun, type TracingResult, type TwoInstancesResult } from './scenarios.ts';
 import { renderStorage, type StorageReading } from './storage.ts';
-import { renderAutoTriage, renderBackfill, renderBurstFloor, renderResyncScale, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
+import { renderAutoTriage, renderBackfill, renderBurstFloor, renderResyncScale, renderHeavyOpens, renderHeavyThread, renderSyncCpu } from './report-issue-rows.ts';
 
 export interface BenchReport {
   startedAt: string;
@@ -24,6 +24,7 @@ export interface BenchReport {
   syncCpu?: SyncCpuResult | null;
   burst?: BurstFloorResult | null;
   heavyThread?: HeavyThreadResult | null;
+  heavyOpens?: HeavyOpensResult | null;
   liveEvents?: LiveEventsResult | null;
   autoTriage?: AutoTriageResult | null;
   storage?: StorageReading | null;
@@ -193,6 +194,7 @@ export function renderMarkdown(r: BenchReport): string {
   if (r.syncCpu) out.push(...renderSyncCpu(r.syncCpu));
   if (r.burst) out.push(...renderBurstFloor(r.burst));
   if (r.heavyThread) out.push(...renderHeavyThread(r.heavyThread));
+  if (r.heavyOpens) out.push(...renderHeavyOpens(r.heavyOpens));
   if (r.liveEvents) out.push(...renderLiveEvents(r.liveEvents));
   if (r.autoTriage) out.push(...renderAutoTriage(r.autoTriage));
   if (r.list.length > 1 || new Set(r.sync.map((x) => x.threads)).size > 1) {

@@ -28,7 +28,9 @@
  *      floor making the same provider calls and writes with undici + pg; a CPU profile of it.
  *  12. The 2,000-change burst drained by the service and by the floor, interleaved.
  *  13. A heavy 100-message thread opened by 10 clients beside a normal user: event-loop delay,
- *      RSS, the normal user's latency next to idle.
+ *      RSS, the normal user's latency next to idle; and (`heavyopens`) 4 accounts each opening 10
+ *      such threads never opened before at once: RSS, the normal user's p99, the answers (200 or
+ *      503 with Retry-After), the provider fetches one account had in flight.
  *  14. Live events: memory per idle open stream; provider change -> `threads` event on the
  *      account's open stream, p50/p99 at a fixed rate; CPU per event delivered.
  *  15. Analysis on arrival: 500 new messages over 50 accounts with autoTriage on; every eligible
@@ -40,7 +42,7 @@
  *   npm run bench                         full run (a few minutes)
  *   npm run bench -- --label after        name the result files …-after
  *   npm run bench -- --smoke              tiny sizes, a few seconds (used by the smoke test)
- *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,resync,corpus,heavy,two,tracing,events,triage
+ *   options: --out <dir> --database-url <postgres url> --only list,sync,synccpu,notifications,freshness,burst,backfill,resync,corpus,heavy,heavyopens,two,tracing,events,triage
  *            --connections <n> --duration <s> --profile (V8 CPU profiles of the servers)
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -59,6 +61,7 @@ import { measureNotificationBurst, measureSync } from './run/sync-notifications.
 import { measureSyncCpu } from './run/sync-cpu.phase.ts';
 import { measureBurst } from './run/burst.phase.ts';
 import { measureHeavyThread } from './run/heavy.phase.ts';
+import { measureHeavyOpens } from './run/heavy-opens.phase.ts';
 import { measureLiveEvents } from './run/events.phase.ts';
 import { measureAutoTriage } from './run/auto-triage.phase.ts';
 import { readStorage } from './storage.ts';
@@ -135,6 +138,7 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   if (only.has('resync')) await measureResync(world, report);
   if (only.has('corpus')) await measureCorpus(world, report);
   if (only.has('heavy')) await measureHeavyThread(world, report);
+  if (only.has('heavyopens')) await measureHeavyOpens(world, report);
   if (only.has('two')) await measureTwoInstances(world, report);
   if (only.has('events')) await measureLiveEvents(world, report, work);
   if (only.has('triage')) await measureAutoTriage(world, report);

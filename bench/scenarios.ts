@@ -15,5 +15,6 @@ export * from './scenarios/tracing.scenario.ts';
 export * from './scenarios/sync-cpu.scenario.ts';
 export * from './scenarios/burst-floor.scenario.ts';
 export * from './scenarios/heavy-thread.scenario.ts';
+export * from './scenarios/heavy-opens.scenario.ts';
 export * from './scenarios/live-events.scenario.ts';
 export * from './scenarios/auto-triage.scenario.ts';

@@ -143,6 +143,8 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
     quotaPeak: (user) => state.quota.peak(user),
     quotaSpent: (user) => state.quota.spent(user),
     quotaUnitsByEndpoint: () => state.quota.unitsByEndpoint(),
+    inFlightPeak: (user, endpoint) => state.heldPeak(user.toLowerCase(), endpoint),
+    keepThreadAnswers: (on) => void (state.threadAnswers = on ? (state.threadAnswers ?? new Map()) : null),
     calls: state.calls,
     requests: state.requests,
     resetCounters: () => state.resetCounters(),

@@ -134,6 +134,19 @@ export const settings = {
   heavySeconds: smoke ? 2 : 20,
   heavyRounds: smoke ? 1 : 2,
   /**
+   * Item 13's second variant (issue 44, `heavyopens`): accounts, each opening this many of its heavy
+   * threads (item 13's shape) at once, never opened before; sets of them a heavy window may open one
+   * after the other (a set begins once the last has ended; at full size one set of 40 outlasts the
+   * window, each parse taking seconds, so each round opens a set of its own); seconds of opens and
+   * retries per heavy window (the opens in progress then awaited); an open's time out. Its rounds
+   * and idle windows are item 13's.
+   */
+  heavyOpensAccounts: smoke ? 2 : 4,
+  heavyOpensPerAccount: smoke ? 3 : 10,
+  heavyOpensSets: smoke ? 2 : 1,
+  heavyOpensSeconds: smoke ? 2 : 30,
+  heavyOpensTimeoutMs: 300_000,
+  /**
    * Item 15 (issue 45): analysis on arrival. Accounts with autoTriage on and new messages each (of
    * every 10: 7 eligible), the list's fixed rate and idle windows beside the burst, the OpenAI
    * stand-in's latency and fixed usage per call; the small-budget run's accounts and the analyses

@@ -51,16 +51,20 @@ export function heavyHtml(kib: number, seed: number): string {
   return parts.join('');
 }
 
-/** Adds the heavy thread to `email`'s mailbox; its provider thread id. */
+/** The bodies of heavy threads, made once: many heavy threads (the heavy opens' row) share one copy of each in the stand-in. */
+const bodies = new Map<string, string>();
+const made = (key: string, make: () => string) => bodies.get(key) ?? bodies.set(key, make()).get(key)!;
+
+/** Adds a heavy thread to `email`'s mailbox; its provider thread id. */
 export function seedHeavyThread(gmail: GmailStandIn, email: string, opts: { messages: number; htmlKiB: number; textKiB: number; attachments: number }): string {
   let threadId: string | undefined;
-  const text = 'All work and no play makes a long message. '.repeat(Math.ceil((opts.textKiB * 1024) / 44)).slice(0, opts.textKiB * 1024);
+  const text = made(`text ${opts.textKiB}`, () => 'All work and no play makes a long message. '.repeat(Math.ceil((opts.textKiB * 1024) / 44)).slice(0, opts.textKiB * 1024));
   for (let i = 0; i < opts.messages; i++) {
     const m = gmail.addMessage(email, {
       ...(threadId ? { threadId } : {}),
       subject: 'Heavy thread',
       bodyText: text,
-      bodyHtml: heavyHtml(opts.htmlKiB, i),
+      bodyHtml: made(`html ${opts.htmlKiB} ${i}`, () => heavyHtml(opts.htmlKiB, i)),
       attachments: Array.from({ length: opts.attachments }, (_, k) => ({ filename: `file-${i}-${k}.pdf`, mimeType: 'application/pdf', size: 1_000_000 + k })),
     });
     threadId ??= m.threadId;
@@ -68,7 +72,8 @@ export function seedHeavyThread(gmail: GmailStandIn, email: string, opts: { mess
   return threadId!;
 }
 
-const quantile = (xs: number[], q: number) => {
+/** The nearest-rank quantile (null of none). */
+export const rankQuantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! : null;
 };
@@ -76,13 +81,14 @@ const quantile = (xs: number[], q: number) => {
 /** How a client sends a request to the server: the path, and the headers and signal to send with it. */
 export type Send = (path: string, init: RequestInit) => Promise<Response>;
 
-/** One request, read to its end and timed (status 0: it failed or timed out). The heavy clients' process uses it too. */
-export async function timed(send: Send, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number }> {
+/** One request, read to its end and timed (status 0: it failed or timed out; a Retry-After as given). The heavy clients' processes use it too. */
+export async function timed(send: Send, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number; retryAfter?: number }> {
   const t0 = performance.now();
   try {
     const res = await send(path, { headers: { 'X-Forwarded-For': ip }, signal: AbortSignal.timeout(timeoutMs) });
     const bytes = (await res.arrayBuffer()).byteLength;
-    return { ms: performance.now() - t0, status: res.status, bytes };
+    const retryAfter = res.headers.get('retry-after');
+    return { ms: performance.now() - t0, status: res.status, bytes, ...(retryAfter === null ? {} : { retryAfter: Number(retryAfter) }) };
   } catch {
     return { ms: performance.now() - t0, status: 0, bytes: 0 };
   }
@@ -132,9 +138,9 @@ export async function heavyWindow(opts: {
     loop,
     idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
-    normal: { requests: normal.length, p50Ms: round1(quantile(ms, 0.5)), p99Ms: round1(quantile(ms, 0.99)), maxMs: round1(quantile(ms, 1)), non200: normal.filter((n) => n.status !== 200).length },
+    normal: { requests: normal.length, p50Ms: round1(rankQuantile(ms, 0.5)), p99Ms: round1(rankQuantile(ms, 0.99)), maxMs: round1(rankQuantile(ms, 1)), non200: normal.filter((n) => n.status !== 200).length },
     ...(opts.kind === 'heavy'
-      ? { heavy: { opens: heavy.length, byStatus, p50Ms: round1(quantile(heavy.map((h) => h.ms), 0.5)), maxMs: round1(quantile(heavy.map((h) => h.ms), 1)), bytesMedian: quantile(heavy.map((h) => h.bytes), 0.5) } }
+      ? { heavy: { opens: heavy.length, byStatus, p50Ms: round1(rankQuantile(heavy.map((h) => h.ms), 0.5)), maxMs: round1(rankQuantile(heavy.map((h) => h.ms), 1)), bytesMedian: rankQuantile(heavy.map((h) => h.bytes), 0.5) } }
       : {}),
   };
 }
@@ -144,7 +150,7 @@ export async function heavyWindow(opts: {
  * its exit, 0, and parses the JSON it printed (after its "ready" line, if it printed one); `end`
  * closes its stdin, which a helper that runs until told stops on.
  */
-function benchChild<T>(script: string, env: Record<string, string> = {}) {
+export function benchChild<T>(script: string, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, [path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
@@ -167,7 +173,7 @@ function benchChild<T>(script: string, env: Record<string, string> = {}) {
 }
 
 /** bench/load/loop-canary.ts, started (it has said "ready"); `stop` ends it and returns what it measured. */
-async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
+export async function startCanary(): Promise<{ stop(): Promise<{ p99Ms: number; maxMs: number }> }> {
   // It ends when its stdin does: also when this process ends first (a window that threw).
   const canary = benchChild<{ p99Ms: number; maxMs: number }>('bench/load/loop-canary.ts');
   await canary.ready();

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerToken, type GmailState } from './gmail.state.ts';
 import type { FaultEndpoint } from './gmail.types.ts';
-import { googleError, HttpError, send } from './google-error.wire.ts';
+import { googleError, HttpError, jsonBytes, send, sendBytes } from './google-error.wire.ts';
 import { checkFormat, listHistory, listMessages } from './list.endpoints.ts';
 import type { Json, WatchRecord } from './mailbox.types.ts';
 import { attachmentBytes, b64url, renderMessage } from './message.wire.ts';
@@ -73,6 +73,7 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   // hold several tokens for one user, the provider counts them as one); an unknown token counts alone.
   const email = state.userOf(req);
   const quotaUser = email?.toLowerCase() ?? bearerToken(req) ?? req.headers.authorization ?? '';
+  state.hold(quotaUser, r.endpoint, res);
   const verdict = state.quota.charge(quotaUser, state.quota.cost(r.endpoint), arrived, r.endpoint);
   if (state.latencyMs > 0) await sleep(state.latencyMs);
   if (!verdict.charged) {
@@ -143,12 +144,17 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
         const msgs = mb.threadMessages(r.id!);
         if (msgs.length === 0) throw new HttpError(404);
         const f = checkFormat(format);
-        return send(res, 200, {
+        const key = `${mb.email} ${r.id} ${f} ${sp.getAll('metadataHeaders').join(',')}`;
+        const kept = state.threadAnswers?.get(key);
+        if (kept?.historyId === mb.historyId) return sendBytes(res, 200, kept.bytes);
+        const bytes = jsonBytes({
           id: r.id!,
           snippet: renderMessage(msgs[msgs.length - 1]!, 'minimal').snippet,
           historyId: String(Math.max(...msgs.map((m) => m.historyId))),
           messages: msgs.map((m) => renderMessage(m, f, sp.getAll('metadataHeaders'))),
         });
+        state.threadAnswers?.set(key, { historyId: mb.historyId, bytes });
+        return sendBytes(res, 200, bytes);
       }
       case 'history.list':
         return send(res, 200, listHistory(mb, sp, state.deltaOnlyLabels));

@@ -35,6 +35,10 @@ export class GmailState {
   readonly quota = new QuotaLedger();
   /** History label records carry only the change (no `labelIds` snapshot of the message), as Gmail's may. */
   deltaOnlyLabels = false;
+  /** threads.get answers kept (keepThreadAnswers), by mailbox, thread, format and metadata headers, with the mailbox's history id they were made at; null: none kept. */
+  threadAnswers: Map<string, { historyId: number; bytes: Buffer }> | null = null;
+  /** Requests held now and at most since resetCounters, by user and by user and endpoint (`hold`). */
+  private readonly held = new Map<string, { now: number; peak: number }>();
 
   private readonly opts: GmailStandInOptions;
 
@@ -50,6 +54,27 @@ export class GmailState {
     for (const k of KNOWN_COUNTERS) this.calls[k] = 0;
     this.requests.length = 0;
     this.quota.resetObservations();
+    for (const [key, h] of this.held) if (h.now === 0) this.held.delete(key);
+    else h.peak = h.now;
+  }
+
+  /** Counts a request of `user` as held from now until its answer has been handed to the connection (or the connection closed). */
+  hold(user: string, endpoint: string, res: ServerResponse): void {
+    const keys = [user, `${user} ${endpoint}`];
+    for (const key of keys) {
+      let h = this.held.get(key);
+      if (!h) this.held.set(key, (h = { now: 0, peak: 0 }));
+      h.now++;
+      h.peak = Math.max(h.peak, h.now);
+    }
+    res.once('close', () => {
+      for (const key of keys) this.held.get(key)!.now--;
+    });
+  }
+
+  /** The most requests of `user` (of one endpoint, when given) held at once since resetCounters. */
+  heldPeak(user: string, endpoint?: string): number {
+    return this.held.get(endpoint ? `${user} ${endpoint}` : user)?.peak ?? 0;
   }
 
   bump(key: string): number {

@@ -124,10 +124,23 @@ export interface GmailStandIn {
   /** The units charged per endpoint key (e.g. 'messages.get'), all users, since resetCounters. A copy. */
   quotaUnitsByEndpoint(): Record<string, number>;
 
+  /**
+   * On: each threads.get answer's bytes are kept (per mailbox, thread, format and metadata headers)
+   * and sent again while the mailbox's history id has not moved; off: none kept, those kept
+   * forgotten. For benchmarks: making a thread answer of 27 MB takes the stand-in ~200 ms of the
+   * event loop it shares with the bench, each time it is asked for.
+   */
+  keepThreadAnswers(on: boolean): void;
+  /**
+   * The most requests of `user` (a mailbox address, or an unknown token; of one endpoint key such as
+   * 'threads.get' when given) the stand-in held at once since resetCounters: each from its arrival
+   * until its answer was handed to the connection, or the connection closed (its latency included).
+   */
+  inFlightPeak(user: string, endpoint?: string): number;
   /** Per-endpoint call counters (faulted and 401 calls count too). Known keys start at 0. */
   readonly calls: Record<string, number>;
   readonly requests: RecordedRequest[];
-  /** Clears calls, requests and the quota observations (not the quota's window: the provider still counts what it holds). */
+  /** Clears calls, requests, the in-flight peaks (to what is held now) and the quota observations (not the quota's window: the provider still counts what it holds). */
   resetCounters(): void;
 
   watches(email: string): WatchRecord[];

@@ -59,3 +59,12 @@ export function send(res: ServerResponse, status: number, body: Json | null, hea
   const text = JSON.stringify(body, null, 2);
   res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
 }
+
+/** A JSON answer's bytes as `send` writes them. */
+export const jsonBytes = (body: Json): Buffer => Buffer.from(JSON.stringify(body, null, 2));
+
+/** Sends JSON bytes made by `jsonBytes` (threads.get's answers, kept when asked: gmail.state.ts). */
+export function sendBytes(res: ServerResponse, status: number, bytes: Buffer): void {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': bytes.byteLength }).end(bytes);
+}

@@ -19,7 +19,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 /** The scenario groups, one smoke file each. */
 export const SMOKE_GROUPS = {
   list: ['list', 'tracing', 'triage'],
-  sync: ['sync', 'synccpu', 'notifications', 'heavy'],
+  sync: ['sync', 'synccpu', 'notifications', 'heavy', 'heavyopens'],
   live: ['freshness', 'burst', 'two', 'events'],
   mail: ['backfill', 'resync', 'corpus'],
 } as const;

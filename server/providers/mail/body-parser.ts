@@ -14,7 +14,10 @@
  * The pool is shared by every user, so it is bounded: at most `maxQueue` parses wait (each
  * holds its answer, up to MAX_ANSWER_BYTES), answers still being read past the inline size
  * included; one more is SERVICE_UNAVAILABLE with a Retry-After at once, before the rest of its
- * answer is read, rather than a wait behind everyone else's. A worker's heap is capped
+ * answer is read, rather than a wait behind everyone else's. And by bytes: the answers it holds
+ * (read past the inline size, waiting, or being parsed) stay within `maxQueueBytes`, an answer
+ * still being read counted at the cap (answer-room.ts); one without room waits for it up to
+ * `roomWaitMs`, the rest of it unread, then is refused the same way. A worker's heap is capped
  * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
  * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
  * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
@@ -24,6 +27,7 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
+import { createAnswerRoom } from './answer-room.ts';
 import type { WorkerPost } from './body-worker.ts';
 import { collectMessages, forEachThreadMessage, MAX_ANSWER_BYTES, readAnswer, UnusableAnswerError, type MessageSink, type ThreadAnswer } from './thread-answer.ts';
 
@@ -44,6 +48,8 @@ export interface BodyParser {
   readonly offloaded: number;
   /** Worker threads alive now (for tests and measurements). */
   readonly workers: number;
+  /** Bytes of the answers held now, read past the inline size, waiting or being parsed (for tests and measurements). */
+  readonly heldBytes: number;
   close(): Promise<void>;
 }
 
@@ -58,6 +64,14 @@ export interface BodyParserOptions {
   maxThreads?: number;
   /** Parses waiting for a worker at most (default 8); past it an open is SERVICE_UNAVAILABLE. */
   maxQueue?: number;
+  /**
+   * Bytes of the answers held at most: read past the inline size (counted at `maxAnswerBytes`
+   * until read), waiting for a worker or being parsed (default twice `maxAnswerBytes`: one parsed
+   * while the next is read). An answer without room waits its turn for it, then is SERVICE_UNAVAILABLE.
+   */
+  maxQueueBytes?: number;
+  /** How long an answer waits for room in `maxQueueBytes`, its rest unread (default 2 s: BUSY_RETRY_AFTER_SECONDS). */
+  roomWaitMs?: number;
   /** A worker's old-generation heap (default 256 MB: a 32 MiB answer's parse needs about 100). */
   maxOldGenerationSizeMb?: number;
   /**
@@ -90,10 +104,17 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   let waiting = 0;
   /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
   let reserved = 0;
+  const busy = (why: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(why) });
+  /** The answers past the inline size, by bytes, from there until their parse has ended. */
+  const room = createAnswerRoom({
+    maxBytes: opts.maxQueueBytes ?? 2 * maxAnswerBytes,
+    capBytes: maxAnswerBytes,
+    waitMs: opts.roomWaitMs ?? BUSY_RETRY_AFTER_SECONDS * 1000,
+    refused: (held) => busy(`${held} bytes of answers held: no room for one more`),
+  });
   /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
   const refuseIfFull = () => {
-    if (waiting + reserved < maxQueue) return;
-    throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`) });
+    if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
   };
   const workers = () => pool ?? startPool();
   const startPool = () => {
@@ -148,6 +169,9 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     get workers() {
       return pool?.threads.length ?? 0;
     },
+    get heldBytes() {
+      return room.held;
+    },
     async parseThread(body) {
       const sink = collectMessages();
       return sink.answer(await this.parseThreadInto(body, sink.each));
@@ -156,27 +180,39 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       // A big answer's place is taken once it passes the inline size, before the rest (up to 32 MiB) is read: a full queue
       // refuses it then, and a retry costs the provider's first bytes, not the whole download.
       let holds = false;
-      const reserve = () => {
+      /** The room this answer holds: the cap while it is read, then its size. */
+      let bytes = 0;
+      const reserve = async () => {
         refuseIfFull();
         reserved++;
         holds = true;
+        await room.take();
+        bytes = maxAnswerBytes;
       };
-      let answer: Uint8Array;
       try {
-        answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve });
+        let answer: Uint8Array;
+        try {
+          answer = await readAnswer(body, maxAnswerBytes, { bytes: inlineBytes, reserve });
+        } finally {
+          if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
+        }
+        if (bytes) {
+          room.release(bytes - answer.byteLength);
+          bytes = answer.byteLength;
+        }
+        if (answer.byteLength <= inlineBytes) return await forEachThreadMessage(answer, {}, each);
+        offloaded++;
+        try {
+          return await run({ answer }, each);
+        } catch (err) {
+          if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
+          // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
+          return await run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
+            Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
+          );
+        }
       } finally {
-        if (holds) reserved--; // handed to run() below, which counts it as waiting from here (no await between)
-      }
-      if (answer.byteLength <= inlineBytes) return forEachThreadMessage(answer, {}, each);
-      offloaded++;
-      try {
-        return await run({ answer }, each);
-      } catch (err) {
-        if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
-        // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
-        return run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
-          Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
-        );
+        room.release(bytes); // its parse has ended (or it was refused)
       }
     },
     async close() {

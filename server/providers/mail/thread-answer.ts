@@ -61,14 +61,15 @@ export class AnswerTooLargeError extends UnusableAnswerError {
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
  * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
  */
-export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES, big?: { bytes: number; reserve(): void }): Promise<Uint8Array> {
+export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES, big?: { bytes: number; reserve(): void | Promise<void> }): Promise<Uint8Array> {
   const shared = new SharedArrayBuffer(0, { maxByteLength: max });
   let length = 0;
   for await (const chunk of body) {
     const end = length + chunk.byteLength;
     if (end > max) throw new AnswerTooLargeError(max);
-    // Past `big.bytes` the answer will need a worker: `reserve` takes its place or throws, which stops the read (the stream is destroyed).
-    if (big && length <= big.bytes && end > big.bytes) big.reserve();
+    // Past `big.bytes` the answer will need a worker: `reserve` takes its place (the rest is not read while it waits for
+    // one) or throws, which stops the read (the stream is destroyed).
+    if (big && length <= big.bytes && end > big.bytes) await big.reserve();
     if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
     new Uint8Array(shared, length, chunk.byteLength).set(chunk);
     length = end;

@@ -1,8 +1,8 @@
 /**
  * The body worker pool is shared by every user (issue 31): its queue is bounded (one more
- * parse is SERVICE_UNAVAILABLE with a Retry-After, at once), a worker's heap is capped, and a
- * parse's time counts from when a worker starts it, not while it waits its turn. Small pools
- * and bounds are passed in.
+ * parse is SERVICE_UNAVAILABLE with a Retry-After, at once), and so are the bytes of the answers
+ * it holds (issue 44), a worker's heap is capped, and a parse's time counts from when a worker
+ * starts it, not while it waits its turn. Small pools and bounds are passed in.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -107,5 +107,59 @@ describe('body worker pool', () => {
     assert.ok(read < answer.byteLength && read <= 2048, `read ${read} of ${answer.byteLength} bytes`);
     release();
     assert.ok(Array.isArray(await first));
+  });
+
+  it('holds answers by bytes too, one still being read at the cap: one without room waits for it, its rest unread, and is refused after its wait', async (t) => {
+    // Answers of ~59 KB, counted at the cap (64 KiB) while read: room for two being read at once.
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxAnswerBytes: 64 * 1024, maxQueueBytes: 128 * 1024, roomWaitMs: 1_000 });
+    t.after(() => parser.close());
+    const html = `<p>${'row '.repeat(11_000)}</p>`;
+    const size = answerOf('a', html).byteLength;
+    assert.ok(size > 55_000 && size < 64 * 1024);
+    /** An answer in stages, each let go by `next()`; `read`: its bytes handed out so far. */
+    const staged = (id: string, ...cuts: number[]) => {
+      const bytes = answerOf(id, html);
+      const gates = cuts.map(() => Promise.withResolvers<void>());
+      let i = 0;
+      const stages = { read: 0, next: () => gates[i++]!.resolve() };
+      async function* body() {
+        let at = 0;
+        for (const [k, cut] of [...cuts, bytes.byteLength].entries()) {
+          if (k) await gates[k - 1]!.promise;
+          stages.read = cut;
+          yield bytes.subarray(at, cut);
+          at = cut;
+        }
+      }
+      return { next: stages.next, body: body(), get read() { return stages.read; } };
+    };
+    const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true, () => true), new Promise((r) => setTimeout(() => r(false), 50))]);
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('w', html)))), 'a worker started');
+
+    const a = staged('a', 2048, size - 100);
+    const b = staged('b', 2048);
+    const first = parser.parseThread(a.body);
+    const second = parser.parseThread(b.body);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(parser.heldBytes, 128 * 1024, 'two being read: each counted at the cap');
+    const c = staged('c');
+    const t0 = performance.now();
+    await assert.rejects(parser.parseThread(c.body), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
+    assert.ok(performance.now() - t0 >= 990, 'refused once it had waited its time for room');
+    assert.equal(c.read, size, 'handed out whole, as a provider sends it');
+
+    const d = staged('d', 2048);
+    const fourth = parser.parseThread(d.body);
+    a.next();
+    assert.equal(await settled(fourth), false, 'no room yet: it waits');
+    assert.equal(d.read, 2048, 'and its rest is not read meanwhile');
+    d.next();
+    a.next();
+    assert.ok(Array.isArray(await first), 'the first read and parsed');
+    assert.ok(Array.isArray(await fourth), 'its room went to the one waiting');
+    assert.ok(parser.heldBytes <= 128 * 1024);
+    b.next();
+    assert.ok(Array.isArray(await second), 'one taken is never refused as it is read');
+    assert.equal(parser.heldBytes, 0, 'each answer gives its room back once parsed or refused');
   });
 });
