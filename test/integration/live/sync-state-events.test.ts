@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { noteNotification } from '../../../server/domain/mail/sync-states/index.ts';
-import { createSyncService } from '../../../server/domain/mail/sync.service.ts';
+import { noteNotification } from '../../../server/domain/mail/sync/states/index.ts';
+import { createSyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { GmailFactory } from '../../../server/providers/gmail.ts';
 import type { GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
