@@ -24,7 +24,12 @@ declare module 'autocannon' {
     timeout?: number;
     headers?: Record<string, string>;
     method?: string;
-    requests?: { method?: string; path?: string; headers?: Record<string, string>; setupRequest?: (req: { headers?: Record<string, string> }, context: object) => object }[];
+    requests?: {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      setupRequest?: (req: { headers?: Record<string, string> }, context: object) => object;
+    }[];
   }
   export interface Result {
     duration: number;

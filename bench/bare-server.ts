@@ -10,7 +10,12 @@
 import { createServer } from 'node:http';
 import Koa from 'koa';
 import pg from 'pg';
-import { LIST_THREADS, listThreadsParams, toThreadList, type ThreadListRow } from '../server/domain/mail/threads/thread.service.ts';
+import {
+  LIST_THREADS,
+  listThreadsParams,
+  toThreadList,
+  type ThreadListRow,
+} from '../server/domain/mail/threads/thread.service.ts';
 import { ormOptions } from '../db/mikro-orm.config.ts';
 import { serveUntilStopped } from './infra/serve.infra.ts';
 
@@ -31,7 +36,10 @@ app.use(async (ctx) => {
     return;
   }
   const page = { limit: Number(ctx.query.limit ?? 20), offset: Number(ctx.query.offset ?? 0) };
-  const { rows } = await pool.query<ThreadListRow>({ ...LIST_THREADS, values: listThreadsParams(String(ctx.query.account), page) });
+  const { rows } = await pool.query<ThreadListRow>({
+    ...LIST_THREADS,
+    values: listThreadsParams(String(ctx.query.account), page),
+  });
   ctx.body = toThreadList(rows, page);
 });
 

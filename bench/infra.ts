@@ -53,10 +53,19 @@ export async function signIn(
   const callback = consent.headers.get('location');
   if (!callback) throw new Error(`consent answered ${consent.status}`);
   await (await browser.fetch(callback, { headers })).arrayBuffer();
-  const session = (await (await browser.fetch('/auth/session', { headers })).json()) as { authenticated: boolean; csrfToken: string };
+  const session = (await (await browser.fetch('/auth/session', { headers })).json()) as {
+    authenticated: boolean;
+    csrfToken: string;
+  };
   if (!session.authenticated) throw new Error(`sign-in of ${user.email} did not authenticate`);
   const { rows } = await pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [user.sub]);
-  const signedIn: SignedIn = { email: user.email, accountId: rows[0]!.id, cookie: browser.cookieHeader(), csrfToken: session.csrfToken, browser };
+  const signedIn: SignedIn = {
+    email: user.email,
+    accountId: rows[0]!.id,
+    cookie: browser.cookieHeader(),
+    csrfToken: session.csrfToken,
+    browser,
+  };
   whileSyncing?.(signedIn);
   await backgroundSyncDone(pool, signedIn.accountId, syncTimeoutMs);
   return signedIn;
@@ -93,7 +102,13 @@ export async function backgroundSyncDone(pool: pg.Pool, accountId: string, timeo
  * `limit`: a measured call then meets no pacing wait left by the calls before it. A server
  * without the ledger (an older --server-root) has nothing to wait for.
  */
-export async function quotaRoom(pool: pg.Pool, accountId: string, units: number, quota: { unitsPerWindow: number; windowMs: number }, timeoutMs = 60_000): Promise<void> {
+export async function quotaRoom(
+  pool: pg.Pool,
+  accountId: string,
+  units: number,
+  quota: { unitsPerWindow: number; windowMs: number },
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let used: number;

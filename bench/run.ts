@@ -70,7 +70,8 @@ import { seedOtherAccounts, seedThreads, vacuumAnalyze } from './seed.ts';
 async function main() {
   const cleanups: (() => Promise<unknown>)[] = [];
   const cleanup = async () => {
-    for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => step(`cleanup failed: ${(err as Error).message}`));
+    for (const fn of cleanups.reverse())
+      await fn().catch((err: unknown) => step(`cleanup failed: ${(err as Error).message}`));
     cleanups.length = 0;
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
@@ -89,31 +90,63 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
 
   const world = await startWorld(work, cleanups);
   const { db, identity, server, serverRoot } = world;
-  const memory: BenchReport['memory'] = { afterStartMiB: server.rss(), idleMiB: null, loadPeakMiB: null, loadMeanMiB: null, afterLoadMiB: null };
+  const memory: BenchReport['memory'] = {
+    afterStartMiB: server.rss(),
+    idleMiB: null,
+    loadPeakMiB: null,
+    loadMeanMiB: null,
+    afterLoadMiB: null,
+  };
 
   // Accounts of the list and sync measurements, signed in for real.
   const listAccounts = new Map<number, SignedIn>();
   for (const size of settings.sizes) {
-    listAccounts.set(size, await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-list-${size}`, email: `list${size}@bench.example` }, db.pool));
+    listAccounts.set(
+      size,
+      await signIn(
+        server.url,
+        WEB_ORIGIN,
+        identity,
+        { sub: `bench-list-${size}`, email: `list${size}@bench.example` },
+        db.pool,
+      ),
+    );
   }
-  step(`seeding ${settings.otherAccounts} other accounts x ${settings.otherThreadsEach} threads and ${settings.sizes.join(' / ')} threads`);
+  step(
+    `seeding ${settings.otherAccounts} other accounts x ${settings.otherThreadsEach} threads and ${settings.sizes.join(' / ')} threads`,
+  );
   const seedStart = performance.now();
   await seedOtherAccounts(db.pool, settings.otherAccounts, settings.otherThreadsEach);
   for (const [size, account] of listAccounts) await seedThreads(db.pool, account.accountId, size, `t${size}-`);
   await vacuumAnalyze(db.pool);
   const seedMs = performance.now() - seedStart;
-  const totals = (await db.pool.query<{ threads: string; messages: string; accounts: string }>(
-    '/*bench*/ select (select count(*) from mail_threads) as threads, (select count(*) from mail_messages) as messages, (select count(*) from accounts) as accounts',
-  )).rows[0]!;
-  step(`seeded in ${Math.round(seedMs)} ms: ${totals.threads} threads, ${totals.messages} messages, ${totals.accounts} accounts`);
+  const totals = (
+    await db.pool.query<{ threads: string; messages: string; accounts: string }>(
+      '/*bench*/ select (select count(*) from mail_threads) as threads, (select count(*) from mail_messages) as messages, (select count(*) from accounts) as accounts',
+    )
+  ).rows[0]!;
+  step(
+    `seeded in ${Math.round(seedMs)} ms: ${totals.threads} threads, ${totals.messages} messages, ${totals.accounts} accounts`,
+  );
 
   const report: BenchReport = {
     startedAt: startedAt.toISOString(),
     label: args.label ?? null,
     serverRoot: args['server-root'] ? serverRoot : null,
-    machine: { ...machine(), postgres: db.version, pgStatStatements: db.statements, loadAverageAtStart: loadAtStart, loadAverageAtEnd: null },
+    machine: {
+      ...machine(),
+      postgres: db.version,
+      pgStatStatements: db.statements,
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: null,
+    },
     settings,
-    data: { threads: Number(totals.threads), messages: Number(totals.messages), accounts: Number(totals.accounts), seedMs },
+    data: {
+      threads: Number(totals.threads),
+      messages: Number(totals.messages),
+      accounts: Number(totals.accounts),
+      seedMs,
+    },
     list: [],
     explain: [],
     sync: [],
@@ -150,7 +183,14 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
   const outDir = path.resolve(args.out ?? path.join(ROOT, 'bench', 'results'));
   mkdirSync(outDir, { recursive: true });
   const stamp = startedAt.toISOString().slice(0, 10);
-  const name = [stamp, report.machine.commit + (report.machine.dirty ? '-dirty' : ''), settings.mode === 'smoke' ? 'smoke' : undefined, args.label].filter(Boolean).join('-');
+  const name = [
+    stamp,
+    report.machine.commit + (report.machine.dirty ? '-dirty' : ''),
+    settings.mode === 'smoke' ? 'smoke' : undefined,
+    args.label,
+  ]
+    .filter(Boolean)
+    .join('-');
   writeFileSync(path.join(outDir, `${name}.md`), `${markdown}\n`);
   writeFileSync(path.join(outDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
   step(`written ${path.join(outDir, name)}.md and .json`);
@@ -159,7 +199,9 @@ async function run(cleanups: (() => Promise<unknown>)[]) {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${err instanceof Error && err.cause ? `\ncause: ${String((err.cause as Error).stack ?? err.cause)}` : ""}\n`);
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}${err instanceof Error && err.cause ? `\ncause: ${String((err.cause as Error).stack ?? err.cause)}` : ''}\n`,
+    );
     process.exit(1);
   },
 );

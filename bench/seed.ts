@@ -56,7 +56,15 @@ export async function seedOtherAccounts(pool: pg.Pool, accounts: number, threads
 
 /** Statistics and the visibility map, as autovacuum would leave them after a bulk load. */
 export async function vacuumAnalyze(pool: pg.Pool): Promise<void> {
-  for (const table of ['accounts', 'mail_threads', 'mail_messages', 'sessions', 'credentials', 'sync_states', 'rate_limits']) {
+  for (const table of [
+    'accounts',
+    'mail_threads',
+    'mail_messages',
+    'sessions',
+    'credentials',
+    'sync_states',
+    'rate_limits',
+  ]) {
     await pool.query(`/*bench*/ vacuum (analyze) ${table}`);
   }
 }

@@ -14,7 +14,16 @@ export function ormOptions(clientUrl: string, extra: Partial<Options> = {}): Opt
     clientUrl,
     entities: allEntities,
     extensions: [Migrator],
-    migrations: { path: migrationsPath, pathTs: migrationsPath, glob: '!(*.d).{js,ts}', transactional: true, snapshot: true, snapshotOnMigrate: false, silent: true, snapshotName: '.snapshot' },
+    migrations: {
+      path: migrationsPath,
+      pathTs: migrationsPath,
+      glob: '!(*.d).{js,ts}',
+      transactional: true,
+      snapshot: true,
+      snapshotOnMigrate: false,
+      silent: true,
+      snapshotName: '.snapshot',
+    },
     // A DB that is down must fail a request fast (503), not hang it.
     pool: { min: 0, max: 10, idleTimeoutMillis: 30_000 },
     // plan_cache_mode: the ORM sends its statements with the values written in (no
@@ -23,7 +32,12 @@ export function ormOptions(clientUrl: string, extra: Partial<Options> = {}): Opt
     // every account. Planned once per connection instead of on each call, as PostgreSQL
     // would otherwise keep doing for the list (the LIMIT parameter makes its generic
     // estimate look dear).
-    driverOptions: { connectionTimeoutMillis: 3_000, statement_timeout: 10_000, query_timeout: 12_000, options: '-c plan_cache_mode=force_generic_plan' },
+    driverOptions: {
+      connectionTimeoutMillis: 3_000,
+      statement_timeout: 10_000,
+      query_timeout: 12_000,
+      options: '-c plan_cache_mode=force_generic_plan',
+    },
     debug: false,
     allowGlobalContext: false,
     ...extra,

@@ -13,8 +13,16 @@ export interface DraftOptionsData {
   language?: string;
   ownerPreferredTone?: string;
 }
-interface Msg { from?: string; subject?: string; body?: string }
-export interface ThreadData { subject?: string; earlierMessages?: Msg[]; latestMessage?: Msg }
+interface Msg {
+  from?: string;
+  subject?: string;
+  body?: string;
+}
+export interface ThreadData {
+  subject?: string;
+  earlierMessages?: Msg[];
+  latestMessage?: Msg;
+}
 
 export type Language = 'English' | 'German' | 'French' | 'Spanish';
 type Tone = 'friendly' | 'professional' | 'default';
@@ -35,7 +43,11 @@ interface Phrases {
 const P: Record<Language, Phrases> = {
   English: {
     greet: { friendly: 'Hi {name},', professional: 'Dear {name},', default: 'Hello {name},' },
-    thanks: { friendly: 'Thanks so much for your message about “{subject}”!', professional: 'Thank you for your message regarding “{subject}”.', default: 'Thanks for your message about “{subject}”.' },
+    thanks: {
+      friendly: 'Thanks so much for your message about “{subject}”!',
+      professional: 'Thank you for your message regarding “{subject}”.',
+      default: 'Thanks for your message about “{subject}”.',
+    },
     urgent: 'I understand this is urgent: I am looking into it right now and will send you an update by [time].',
     question: 'To answer your question: [your answer].',
     request: 'I will take a look and get back to you by [date].',
@@ -59,8 +71,13 @@ const P: Record<Language, Phrases> = {
   },
   German: {
     greet: { friendly: 'Hallo {name},', professional: 'Guten Tag {name},', default: 'Hallo {name},' },
-    thanks: { friendly: 'Vielen Dank für deine Nachricht zu „{subject}“!', professional: 'Vielen Dank für Ihre Nachricht zu „{subject}“.', default: 'Danke für die Nachricht zu „{subject}“.' },
-    urgent: 'Ich verstehe, dass es dringend ist: Ich kümmere mich sofort darum und melde mich bis [Uhrzeit] mit einem Zwischenstand.',
+    thanks: {
+      friendly: 'Vielen Dank für deine Nachricht zu „{subject}“!',
+      professional: 'Vielen Dank für Ihre Nachricht zu „{subject}“.',
+      default: 'Danke für die Nachricht zu „{subject}“.',
+    },
+    urgent:
+      'Ich verstehe, dass es dringend ist: Ich kümmere mich sofort darum und melde mich bis [Uhrzeit] mit einem Zwischenstand.',
     question: 'Zu deiner Frage: [deine Antwort].',
     request: 'Ich sehe es mir an und melde mich bis [Datum].',
     info: 'Gut zu wissen, danke für die Information.',
@@ -84,8 +101,13 @@ const P: Record<Language, Phrases> = {
   },
   French: {
     greet: { friendly: 'Salut {name},', professional: 'Bonjour {name},', default: 'Bonjour {name},' },
-    thanks: { friendly: 'Merci beaucoup pour ton message au sujet de « {subject} » !', professional: 'Je vous remercie pour votre message concernant « {subject} ».', default: 'Merci pour votre message au sujet de « {subject} ».' },
-    urgent: 'Je comprends que c’est urgent : je m’en occupe tout de suite et je vous envoie un point d’étape avant [heure].',
+    thanks: {
+      friendly: 'Merci beaucoup pour ton message au sujet de « {subject} » !',
+      professional: 'Je vous remercie pour votre message concernant « {subject} ».',
+      default: 'Merci pour votre message au sujet de « {subject} ».',
+    },
+    urgent:
+      'Je comprends que c’est urgent : je m’en occupe tout de suite et je vous envoie un point d’étape avant [heure].',
     question: 'Pour répondre à votre question : [votre réponse].',
     request: 'Je regarde cela et je reviens vers vous d’ici [date].',
     info: 'Bon à savoir, merci de me tenir au courant.',
@@ -109,7 +131,11 @@ const P: Record<Language, Phrases> = {
   },
   Spanish: {
     greet: { friendly: '¡Hola, {name}!', professional: 'Estimado/a {name}:', default: 'Hola, {name}:' },
-    thanks: { friendly: '¡Muchas gracias por tu mensaje sobre «{subject}»!', professional: 'Le agradezco su mensaje sobre «{subject}».', default: 'Gracias por tu mensaje sobre «{subject}».' },
+    thanks: {
+      friendly: '¡Muchas gracias por tu mensaje sobre «{subject}»!',
+      professional: 'Le agradezco su mensaje sobre «{subject}».',
+      default: 'Gracias por tu mensaje sobre «{subject}».',
+    },
     urgent: 'Entiendo que es urgente: me ocupo de ello ahora mismo y te envío una actualización antes de [hora].',
     question: 'Respecto a tu pregunta: [tu respuesta].',
     request: 'Lo reviso y te respondo antes del [fecha].',
@@ -159,18 +185,35 @@ export function pickLanguage(asked: string | undefined, text: string): Language 
 }
 
 export const wordCount = (s: string) => s.split(/\s+/).filter(Boolean).length;
-const LIMITS: Record<Length, { min: number; max: number }> = { short: { min: 0, max: 80 }, medium: { min: 90, max: 170 }, long: { min: 190, max: 340 } };
+const LIMITS: Record<Length, { min: number; max: number }> = {
+  short: { min: 0, max: 80 },
+  medium: { min: 90, max: 170 },
+  long: { min: 190, max: 340 },
+};
 
 export function composeDraft(thread: ThreadData | undefined, options: DraftOptionsData | undefined) {
   const latest = thread?.latestMessage ?? {};
   const subject = (thread?.subject || latest.subject || '').replace(/^(re|aw|sv):\s*/i, '').trim() || 'your message';
   const body = latest.body ?? '';
-  const tone: Tone = /friendly|warm/i.test(`${options?.tone} ${options?.ownerPreferredTone ?? ''}`) ? 'friendly' : /professional|formal/i.test(`${options?.tone} ${options?.ownerPreferredTone ?? ''}`) ? 'professional' : 'default';
-  const length: Length = /at most 80/i.test(options?.length ?? '') ? 'short' : /180 to 350/i.test(options?.length ?? '') ? 'long' : 'medium';
+  const tone: Tone = /friendly|warm/i.test(`${options?.tone} ${options?.ownerPreferredTone ?? ''}`)
+    ? 'friendly'
+    : /professional|formal/i.test(`${options?.tone} ${options?.ownerPreferredTone ?? ''}`)
+      ? 'professional'
+      : 'default';
+  const length: Length = /at most 80/i.test(options?.length ?? '')
+    ? 'short'
+    : /180 to 350/i.test(options?.length ?? '')
+      ? 'long'
+      : 'medium';
   const language = pickLanguage(options?.language, `${body} ${latest.subject ?? ''}`);
   const p = P[language];
   const fromOwner = latest.from === 'the mailbox owner';
-  const name = fromOwner ? (thread?.earlierMessages ?? []).map((m) => m.from).reverse().find((f) => f && f !== 'the mailbox owner') : latest.from;
+  const name = fromOwner
+    ? (thread?.earlierMessages ?? [])
+        .map((m) => m.from)
+        .reverse()
+        .find((f) => f && f !== 'the mailbox owner')
+    : latest.from;
   const first = name && name !== 'the sender' ? name.split(/\s+/)[0]! : '';
   const greeting = first ? p.greet[tone].replace('{name}', first) : p.greet[tone].replace(/ ?,? ?\{name\}/, '');
   const text = `${subject}\n${body}`;
@@ -178,7 +221,13 @@ export function composeDraft(thread: ThreadData | undefined, options: DraftOptio
     ? [p.followUp]
     : [
         p.thanks[tone].replace('{subject}', subject),
-        /\burgent\b|\basap\b|\boutage\b|\bdeadline\b|\bimmediately\b|dringend|urgente?\b/i.test(text) ? p.urgent : /\?/.test(body) ? p.question : /\b(review|check|send|confirm|prüf|vérifi|revis)/i.test(body) ? p.request : p.info,
+        /\burgent\b|\basap\b|\boutage\b|\bdeadline\b|\bimmediately\b|dringend|urgente?\b/i.test(text)
+          ? p.urgent
+          : /\?/.test(body)
+            ? p.question
+            : /\b(review|check|send|confirm|prüf|vérifi|revis)/i.test(body)
+              ? p.request
+              : p.info,
       ];
   const sentences = [...core];
   const { min, max } = LIMITS[length];
@@ -189,7 +238,8 @@ export function composeDraft(thread: ThreadData | undefined, options: DraftOptio
   }
   // Paragraphs of two or three sentences read like a person wrote them.
   const paragraphs: string[] = [];
-  for (let i = 0; i < sentences.length; i += length === 'short' ? 3 : 2) paragraphs.push(sentences.slice(i, i + (length === 'short' ? 3 : 2)).join(' '));
+  for (let i = 0; i < sentences.length; i += length === 'short' ? 3 : 2)
+    paragraphs.push(sentences.slice(i, i + (length === 'short' ? 3 : 2)).join(' '));
   return {
     subject: `Re: ${subject}`,
     body: [greeting, ...paragraphs, p.close[tone]].join('\n\n'),

@@ -9,17 +9,20 @@ const LIVE: NewMessage[] = [
   {
     from: { name: 'Priya Raman', address: 'priya@northwind.io' },
     subject: 'Quick question about the invoice',
-    bodyText: 'Hi Alice,\n\nInvoice #4471 lists 12 seats but we only have 10. Could you check which number is right before Friday?\n\nThanks,\nPriya',
+    bodyText:
+      'Hi Alice,\n\nInvoice #4471 lists 12 seats but we only have 10. Could you check which number is right before Friday?\n\nThanks,\nPriya',
   },
   {
     from: { name: 'Ops Pager', address: 'oncall@contoso.com' },
     subject: 'URGENT: production outage in eu-west',
-    bodyText: 'Alice,\n\nThe checkout API is down since 09:40 and customers cannot pay. We need your go-ahead to roll back the release immediately. Please reply ASAP.\n\nMarcus',
+    bodyText:
+      'Alice,\n\nThe checkout API is down since 09:40 and customers cannot pay. We need your go-ahead to roll back the release immediately. Please reply ASAP.\n\nMarcus',
   },
   {
     from: { name: 'The Weekly Byte', address: 'newsletter@weeklybyte.news' },
     subject: 'Weekly digest — 7 things worth reading',
-    bodyText: 'This week: faster builds, a new SQL planner and a story about tabs versus spaces.\n\nYou get this newsletter because you subscribed. Unsubscribe anytime.',
+    bodyText:
+      'This week: faster builds, a new SQL planner and a story about tabs versus spaces.\n\nYou get this newsletter because you subscribed. Unsubscribe anytime.',
   },
   {
     from: { name: 'Kenji Watanabe', address: 'kenji@tailspin.dev' },
@@ -29,7 +32,8 @@ const LIVE: NewMessage[] = [
   {
     from: { name: 'Sofia Alvarez', address: 'sofia@fabrikam.net' },
     subject: 'Can you review my draft?',
-    bodyText: 'Hi Alice,\n\nThe proposal draft is in the shared folder. Can you review the pricing section and send comments by Thursday? The deadline for the client is Monday.\n\nBest,\nSofia',
+    bodyText:
+      'Hi Alice,\n\nThe proposal draft is in the shared folder. Can you review the pricing section and send comments by Thursday? The deadline for the client is Monday.\n\nBest,\nSofia',
   },
 ];
 

@@ -63,7 +63,10 @@ function readJournal(file: string): { seed: MailboxSeed; live: LiveMessage[] } |
 }
 
 /** Opens the journal in `dataDir`, creating it with `initial` (plus `now`) when there is none. */
-export function openMailboxJournal(dataDir: string, initial: Omit<MailboxSeed, 'version' | 'now'> & { now?: number }): MailboxJournal {
+export function openMailboxJournal(
+  dataDir: string,
+  initial: Omit<MailboxSeed, 'version' | 'now'> & { now?: number },
+): MailboxJournal {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, JOURNAL_FILE);
   const found = readJournal(file);

@@ -12,7 +12,8 @@ import { DEMO_USER, startDemo } from './start-demo.ts';
 const port = (value: string | undefined, name: string) => {
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new Error(`${name} must be a port number (0-65535), got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535)
+    throw new Error(`${name} must be a port number (0-65535), got ${JSON.stringify(value)}`);
   return n;
 };
 

@@ -48,7 +48,8 @@ const EMBEDDED_DIR = 'demo-postgres';
 
 /** The host name a browser uses to reach a server bound to `host`. */
 export function browserHost(host: string): string {
-  if (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === '::1' || host === 'localhost') return 'localhost';
+  if (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === '::1' || host === 'localhost')
+    return 'localhost';
   return host.includes(':') ? `[${host}]` : host;
 }
 
@@ -68,19 +69,29 @@ export async function startDemo(opts: DemoOptions) {
   const host = opts.host ?? '127.0.0.1';
   const log = (line: string) => opts.quiet || console.log(line);
   const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL;
-  const journal = openMailboxJournal(opts.dataDir, { email: USER.email, seed: 1, count: opts.seedMessages ?? 300, spanDays: 45 });
+  const journal = openMailboxJournal(opts.dataDir, {
+    email: USER.email,
+    seed: 1,
+    count: opts.seedMessages ?? 300,
+    spanDays: 45,
+  });
   const embeddedDir = path.join(opts.dataDir, EMBEDDED_DIR);
   const aside = journal.fresh && !databaseUrl ? setAsideDatabase(embeddedDir) : null;
   if (aside) log(`demo: the mailbox is new, so the demo database that was there is now ${aside}`);
 
   const identity = await startIdentityStandIn({ users: [USER] });
-  const gmail = await startGmailStandIn({ seed: journal.seed.seed, authorize: (token) => identity.accessTokenOwner(token)?.email ?? null });
+  const gmail = await startGmailStandIn({
+    seed: journal.seed.seed,
+    authorize: (token) => identity.accessTokenOwner(token)?.email ?? null,
+  });
   gmail.seed(USER.email, journal.seed.count, { spanDays: journal.seed.spanDays, now: journal.seed.now });
   for (const m of journal.live) gmail.addMessage(USER.email, m);
   const pubsub = await startPubSubStandIn({ projectId: 'demo-project' });
   pubsub.createTopic('mail');
   pubsub.createSubscription('mail', 'mail-sync', { ackDeadlineSeconds: 30 });
-  gmail.onNotification((n) => pubsub.publish(n.topicName, { emailAddress: n.emailAddress, historyId: String(n.historyId) }));
+  gmail.onNotification((n) =>
+    pubsub.publish(n.topicName, { emailAddress: n.emailAddress, historyId: String(n.historyId) }),
+  );
   const openai = await startOpenAIStandIn({ latencyMs: 400 });
   openai.setResponder(demoResponder);
 
@@ -111,7 +122,13 @@ export async function startDemo(opts: DemoOptions) {
     opts.dataDir,
   );
   const defaults = demoAccountDefaults(USER.sub, log);
-  const service = await startService({ config, embeddedDataDir: embeddedDir, embeddedDatabase: 'mia_demo', stopGraceMs: 2_000, overrides: { mailWatch: defaults.mailWatch } });
+  const service = await startService({
+    config,
+    embeddedDataDir: embeddedDir,
+    embeddedDatabase: 'mia_demo',
+    stopGraceMs: 2_000,
+    overrides: { mailWatch: defaults.mailWatch },
+  });
   // Before the web client starts: every sign-in passes its consent relay, so none comes earlier.
   await defaults.attach(service.container).catch(async (err: unknown) => {
     await service.stop();

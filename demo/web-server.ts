@@ -28,14 +28,21 @@ export async function startWebClient(opts: { port: number; host?: string; apiBas
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const send = (type: string, body: string) => {
-      res.writeHead(200, { 'Content-Type': type, 'Cache-Control': 'no-store', 'Content-Security-Policy': `default-src 'self'; connect-src 'self' ${opts.apiBase}; style-src 'self'` });
+      res.writeHead(200, {
+        'Content-Type': type,
+        'Cache-Control': 'no-store',
+        'Content-Security-Policy': `default-src 'self'; connect-src 'self' ${opts.apiBase}; style-src 'self'`,
+      });
       res.end(body);
     };
     if (url.pathname === CONSENT_PATH && opts.consentUrl) {
       // The stand-in consents at once and answers with a redirect back to the service's callback.
       fetch(`${opts.consentUrl}${url.search}`, { redirect: 'manual' })
         .then((answer) => {
-          res.writeHead(answer.status, { 'Cache-Control': 'no-store', ...(answer.headers.get('location') ? { Location: answer.headers.get('location')! } : {}) });
+          res.writeHead(answer.status, {
+            'Cache-Control': 'no-store',
+            ...(answer.headers.get('location') ? { Location: answer.headers.get('location')! } : {}),
+          });
           res.end();
         })
         .catch(() => {
@@ -52,5 +59,11 @@ export async function startWebClient(opts: { port: number; host?: string; apiBas
     server.once('error', reject);
     server.listen(opts.port, opts.host ?? '127.0.0.1', resolve);
   });
-  return { close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+  return {
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

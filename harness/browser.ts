@@ -15,7 +15,8 @@ export class Browser {
   async fetch(pathOrUrl: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : `${this.baseUrl}${pathOrUrl}`;
     const headers = new Headers(init.headers);
-    if (this.cookies.size && new URL(url).origin === new URL(this.baseUrl).origin) headers.set('Cookie', this.cookieHeader());
+    if (this.cookies.size && new URL(url).origin === new URL(this.baseUrl).origin)
+      headers.set('Cookie', this.cookieHeader());
     if (this.origin && !headers.has('Origin')) headers.set('Origin', this.origin);
     let body = init.body;
     if (init.json !== undefined) {

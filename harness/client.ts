@@ -16,7 +16,8 @@ export async function signIn(browser: Browser, init: RequestInit = {}): Promise<
   const callback = consent.headers.get('location');
   if (!callback) throw new Error(`consent answered ${consent.status}`);
   const done = await browser.fetch(callback, init);
-  if (!/connected=1/.test(done.headers.get('location') ?? '')) throw new Error(`callback redirected to ${done.headers.get('location')}`);
+  if (!/connected=1/.test(done.headers.get('location') ?? ''))
+    throw new Error(`callback redirected to ${done.headers.get('location')}`);
   const session = await (await browser.fetch('/auth/session', init)).json();
   if (!session.authenticated) throw new Error('sign-in did not authenticate');
   return { csrfToken: session.csrfToken, email: session.email };
@@ -28,16 +29,20 @@ export function csrf(csrfToken: string, extra: Record<string, string> = {}): Rec
 
 /** Waits (bounded) until no background sync of the account runs or waits: no pg-boss job, no lease. */
 export async function waitSyncIdle(databaseUrl: string, email: string, timeoutMs = 30_000): Promise<void> {
-  const idle = await eventually(async () => {
-    const [row] = await sql<{ jobs: number; leased: boolean }>(
-      databaseUrl,
-      `select (select count(*)::int from pgboss.job j where j.name = 'mail-sync' and j.state in ('created', 'retry', 'active') and j.singleton_key = a.id::text) as jobs,
+  const idle = await eventually(
+    async () => {
+      const [row] = await sql<{ jobs: number; leased: boolean }>(
+        databaseUrl,
+        `select (select count(*)::int from pgboss.job j where j.name = 'mail-sync' and j.state in ('created', 'retry', 'active') and j.singleton_key = a.id::text) as jobs,
               coalesce((select s.lease_owner is not null from sync_states s where s.account_id = a.id), false) as leased
          from accounts a where a.email = $1`,
-      [email],
-    );
-    return row !== undefined && row.jobs === 0 && !row.leased;
-  }, timeoutMs, 100);
+        [email],
+      );
+      return row !== undefined && row.jobs === 0 && !row.leased;
+    },
+    timeoutMs,
+    100,
+  );
   if (!idle) throw new Error(`the background sync of ${email} did not finish`);
 }
 
@@ -52,7 +57,8 @@ export async function syncToEnd(browser: Browser, csrfToken: string, idle: () =>
     const body = await res.json();
     if (res.status === 200 && !body.hasMore) return;
     if (res.status === 200) continue;
-    if (res.status === 429 && body.error?.code === 'RATE_LIMITED' && res.headers.get('ratelimit-remaining') !== '0') await idle();
+    if (res.status === 429 && body.error?.code === 'RATE_LIMITED' && res.headers.get('ratelimit-remaining') !== '0')
+      await idle();
     else throw new Error(`sync answered ${res.status} ${JSON.stringify(body)}`);
   }
   throw new Error('the sync did not finish in 20 calls');

@@ -75,7 +75,11 @@ export async function startCluster(opts: { durable?: boolean } = {}): Promise<Cl
 }
 
 /** A one-off SQL session (its own connection, closed at once). */
-export async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+export async function sql<T = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {

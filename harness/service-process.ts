@@ -163,7 +163,11 @@ export async function startServiceProcess(
       };
       const timer = setTimeout(() => {
         waiters.delete(w);
-        reject(new Error(`${name}: no matching log line within ${timeoutMs} ms (alive: ${alive}; stderr: ${stderr.slice(-5).join(' | ')})`));
+        reject(
+          new Error(
+            `${name}: no matching log line within ${timeoutMs} ms (alive: ${alive}; stderr: ${stderr.slice(-5).join(' | ')})`,
+          ),
+        );
       }, timeoutMs);
       waiters.add(w);
       void exited.then(() => {
@@ -215,6 +219,9 @@ export async function startServiceProcess(
     },
   };
   t?.after(() => proc.kill());
-  await waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('listening on '), opts.startTimeoutMs ?? 60_000);
+  await waitForLog(
+    (l) => typeof l.msg === 'string' && l.msg.startsWith('listening on '),
+    opts.startTimeoutMs ?? 60_000,
+  );
   return proc;
 }

@@ -22,7 +22,9 @@ export interface StandIns {
   close(): Promise<void>;
 }
 
-export async function startStandIns(opts: { users?: StandInUser[]; ackDeadlineSeconds?: number; openaiLatencyMs?: number } = {}): Promise<StandIns> {
+export async function startStandIns(
+  opts: { users?: StandInUser[]; ackDeadlineSeconds?: number; openaiLatencyMs?: number } = {},
+): Promise<StandIns> {
   const identity = await startIdentityStandIn({ users: opts.users });
   const gmail = await startGmailStandIn({ authorize: (token) => identity.accessTokenOwner(token)?.email ?? null });
   const openai = await startOpenAIStandIn({ latencyMs: opts.openaiLatencyMs });
@@ -63,4 +65,8 @@ export async function startStandIns(opts: { users?: StandInUser[]; ackDeadlineSe
   };
 }
 
-export const user = (n: number | string): StandInUser => ({ sub: `user-${n}`, email: `user${n}@example.com`, email_verified: true });
+export const user = (n: number | string): StandInUser => ({
+  sub: `user-${n}`,
+  email: `user${n}@example.com`,
+  email_verified: true,
+});

@@ -16,7 +16,11 @@ import { createCredentialsService, type CredentialsService } from './domain/auth
 import { createTokenCrypto, type TokenCrypto } from './domain/auth/token-crypto.ts';
 import { createHealthService } from './domain/health/health.service.ts';
 import { createSyncService } from './domain/mail/sync/sync.service.ts';
-import { createThreadBodies, type ThreadBodies, type ThreadBodiesOptions } from './domain/mail/threads/thread-bodies.service.ts';
+import {
+  createThreadBodies,
+  type ThreadBodies,
+  type ThreadBodiesOptions,
+} from './domain/mail/threads/thread-bodies.service.ts';
 import { createThreadReads } from './domain/mail/threads/thread.service.ts';
 import type { OpenGateOptions } from './domain/mail/threads/open-gate.ts';
 import { preparedRunner, type RunPrepared } from './domain/prepared-sql.ts';
@@ -82,7 +86,12 @@ export interface ContainerOverrides {
   /** Open event streams allowed per session and per account (tests lower them). */
   streamLimits?: StreamLimits;
   /** Opened threads' bodies: the parser's bounds (small ones in tests). */
-  mailBodies?: { parser?: BodyParserOptions; opens?: ThreadBodiesOptions; threadBodyBudget?: number; gate?: OpenGateOptions };
+  mailBodies?: {
+    parser?: BodyParserOptions;
+    opens?: ThreadBodiesOptions;
+    threadBodyBudget?: number;
+    gate?: OpenGateOptions;
+  };
   /** The mail quota's timing: a shorter provider window, a faster flush, the clock of its UTC day (tests). */
   mailQuota?: Pick<QuotaOptions, 'windowMs' | 'flushMs' | 'now'>;
   /** Analysis on arrival's workers and threads per job (tests). */
@@ -101,7 +110,9 @@ export interface ContainerOptions {
 export function defaultProbes(config: Readonly<Config>): { mail: Probe; ai: Probe } {
   const aiBase = (config.openai.baseUrl ?? 'https://api.openai.com/v1').replace(/\/+$/, '');
   return {
-    mail: config.oauth.configured ? cachedProbe(httpProbe(`${config.gmailApiUrl}$discovery/rest?version=v1`)) : notConfigured,
+    mail: config.oauth.configured
+      ? cachedProbe(httpProbe(`${config.gmailApiUrl}$discovery/rest?version=v1`))
+      : notConfigured,
     ai: config.openai.configured
       ? cachedProbe(httpProbe(`${aiBase}/models`, { headers: { Authorization: `Bearer ${config.openai.apiKey}` } }))
       : notConfigured,
@@ -116,7 +127,12 @@ export function defaultAiProvider(config: Readonly<Config>, log: Logger, timeout
 
 /** The rate limiter's pool. A connection PostgreSQL drops (restart, 57P01) must never crash the process. */
 function rateLimitPool(databaseUrl: string, log: Logger): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 5, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: 5,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 30_000,
+  });
   const warn = (err: Error) => log.warn(errorSummary(err), 'rate-limit pool client error');
   // The pool hears errors of idle clients only; a checked-out client raises 'error' on itself.
   pool.on('error', warn);
@@ -155,9 +171,13 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
     ...overrides.mailQuota,
     now: quotaNow,
     onSpend: metrics.gmailUnits,
-    onFlushError: (err) => log.warn(errorSummary(err), 'flushing the mail quota day ledger failed; retrying with the next flush'),
+    onFlushError: (err) =>
+      log.warn(errorSummary(err), 'flushing the mail quota day ledger failed; retrying with the next flush'),
   });
-  metrics.readMailQuota({ budget: config.gmailQuota.dailyUnitBudget, today: () => unitsOfDay(orm.em.fork(), quotaNow().toISOString().slice(0, 10)) });
+  metrics.readMailQuota({
+    budget: config.gmailQuota.dailyUnitBudget,
+    today: () => unitsOfDay(orm.em.fork(), quotaNow().toISOString().slice(0, 10)),
+  });
   const gmail = createGmailFactory({ rootUrl: config.gmailApiUrl, bodies, timeoutMs: config.timeoutsMs.mail, pacer });
   const aiProvider = overrides.ai?.provider ?? defaultAiProvider(config, log, overrides.ai?.timeoutMs);
 
@@ -166,36 +186,108 @@ export async function buildContainer(opts: ContainerOptions): Promise<Container>
   let triage: AutoTriageWorker | undefined;
   // Never the caller's failure (a sync's commit, a settings change): a lost nudge waits for the next stored mail.
   const nudgeTriage = async (accountId: string, reason?: 'arrival' | 'setting') =>
-    triage?.nudge(accountId, reason).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'asking for analysis on arrival failed'));
-  const sync = createSyncService({ orm, gmail, credentials, log, leaseSeconds: config.syncLeaseSeconds, onStored: nudgeTriage });
+    triage
+      ?.nudge(accountId, reason)
+      .catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'asking for analysis on arrival failed'));
+  const sync = createSyncService({
+    orm,
+    gmail,
+    credentials,
+    log,
+    leaseSeconds: config.syncLeaseSeconds,
+    onStored: nudgeTriage,
+  });
   const threadBodies = createThreadBodies({ gmail, credentials, ...overrides.mailBodies?.opens });
-  const liveInbox = await createLiveInbox({ config, orm, databaseUrl: opts.databaseUrl, credentials, gmail, sync, log, metrics, options: overrides.liveInbox });
+  const liveInbox = await createLiveInbox({
+    config,
+    orm,
+    databaseUrl: opts.databaseUrl,
+    credentials,
+    gmail,
+    sync,
+    log,
+    metrics,
+    options: overrides.liveInbox,
+  });
   metrics.readCluster(liveInboxReadings(orm, liveInbox.engine));
   const liveEvents = createEventHub({ databaseUrl: opts.databaseUrl, log });
 
-  const ai = createAiFeature({ provider: aiProvider, limits: config.aiBudget, orm, log, metrics, ensureBodies: threadBodies.ensure, now: overrides.ai?.now });
+  const ai = createAiFeature({
+    provider: aiProvider,
+    limits: config.aiBudget,
+    orm,
+    log,
+    metrics,
+    ensureBodies: threadBodies.ensure,
+    now: overrides.ai?.now,
+  });
   triage = createAutoTriageWorker({
-    orm, engine: liveInbox.engine, log, metrics, concurrency: overrides.autoTriage,
-    triage: createAutoTriage({ orm, analysis: ai.analysis, share: config.aiBudget.autoShare, aiConfigured: () => ai.provider.configured, log, retryFirstMs: overrides.autoTriage?.retryFirstMs }),
+    orm,
+    engine: liveInbox.engine,
+    log,
+    metrics,
+    concurrency: overrides.autoTriage,
+    triage: createAutoTriage({
+      orm,
+      analysis: ai.analysis,
+      share: config.aiBudget.autoShare,
+      aiConfigured: () => ai.provider.configured,
+      log,
+      retryFirstMs: overrides.autoTriage?.retryFirstMs,
+    }),
   });
   const services: Services = Object.freeze({
-    auth: createAuthService({ oauth, credentials, log, stateTtlSeconds: config.oauth.stateTtlSeconds, watch: overrides.mailWatch ?? liveInbox.watch,
+    auth: createAuthService({
+      oauth,
+      credentials,
+      log,
+      stateTtlSeconds: config.oauth.stateTtlSeconds,
+      watch: overrides.mailWatch ?? liveInbox.watch,
       startSync: (accountId) => liveInbox.engine.enqueueSync({ accountId, reason: 'sign-in' }),
     }),
     sync,
-    threads: createThreadReads({ prepared, bodies: threadBodies, bodyBudget: overrides.mailBodies?.threadBodyBudget, gate: overrides.mailBodies?.gate }),
-    events: createMailEventsService({ orm, hub: liveEvents, limits: { ...DEFAULT_STREAM_LIMITS, maxStreamMs: SESSION_IDLE_MS, perInstance: config.eventStreamsPerInstance, ...overrides.streamLimits } }),
+    threads: createThreadReads({
+      prepared,
+      bodies: threadBodies,
+      bodyBudget: overrides.mailBodies?.threadBodyBudget,
+      gate: overrides.mailBodies?.gate,
+    }),
+    events: createMailEventsService({
+      orm,
+      hub: liveEvents,
+      limits: {
+        ...DEFAULT_STREAM_LIMITS,
+        maxStreamMs: SESSION_IDLE_MS,
+        perInstance: config.eventStreamsPerInstance,
+        ...overrides.streamLimits,
+      },
+    }),
     ai,
-    settings: createSettingsService({ now: overrides.ai?.now, onAutoTriage: (accountId) => nudgeTriage(accountId, 'setting') }),
-    analytics: createAnalyticsService({ prepared, anonymousPerMinute: config.rateLimit.analyticsAnonymousPerMinute, now: overrides.analytics?.now, onDrop: metrics.analyticsDropped }),
+    settings: createSettingsService({
+      now: overrides.ai?.now,
+      onAutoTriage: (accountId) => nudgeTriage(accountId, 'setting'),
+    }),
+    analytics: createAnalyticsService({
+      prepared,
+      anonymousPerMinute: config.rateLimit.analyticsAnonymousPerMinute,
+      now: overrides.analytics?.now,
+      onDrop: metrics.analyticsDropped,
+    }),
     incidents: createIncidentService({ log }),
     statusAdmin: createStatusAdmin(config.statusAdminToken),
     health: createHealthService({ pingDatabase, mail: probes.mail, ai: probes.ai }),
   });
 
   // The event hub listens from start-up and, last in the list, stops first.
-  const triageWorkers = (overrides.liveInbox?.work ?? config.backgroundWorkers) ? [{ start: () => triage!.start(), stop: async () => undefined }] : [];
-  const workers = Object.freeze([...liveInbox.workers, ...triageWorkers, { start: () => liveEvents.start(), stop: () => liveEvents.stop() }]);
+  const triageWorkers =
+    (overrides.liveInbox?.work ?? config.backgroundWorkers)
+      ? [{ start: () => triage!.start(), stop: async () => undefined }]
+      : [];
+  const workers = Object.freeze([
+    ...liveInbox.workers,
+    ...triageWorkers,
+    { start: () => liveEvents.start(), stop: () => liveEvents.stop() },
+  ]);
   return Object.freeze({
     config,
     log,

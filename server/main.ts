@@ -34,7 +34,9 @@ async function main() {
   let started = false;
   // Said at once, so that a Ctrl-C during a slow first start (initdb) is seen to be taken.
   void stopSignal.then((signal) => started || log.info({ signal }, 'stopping once started'));
-  const tracing = config.tracing.enabled ? await (await import('./infra/tracing.ts')).startTracing(process.env, config.tracing) : undefined;
+  const tracing = config.tracing.enabled
+    ? await (await import('./infra/tracing.ts')).startTracing(process.env, config.tracing)
+    : undefined;
   if (tracing) log.info({ exporter: tracing.exporter }, 'tracing on');
   const { startService } = await import('./start-service.ts');
   const service = await startService({ config, overrides: { log }, embeddedDataDir: path.join(DATA_DIR, 'postgres') });

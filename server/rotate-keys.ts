@@ -21,14 +21,18 @@ const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
 async function main(): Promise<number> {
   const config = await withDevSecrets(loadConfig(process.env), DATA_DIR);
   const log = createLogger({ level: config.logLevel });
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres') });
+  const embedded = config.databaseUrl
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, 'postgres') });
   const orm = await openDatabase(config.databaseUrl ?? embedded!.url);
   try {
     const crypto = createTokenCrypto(config.tokenKeys!, { acceptV1: true });
     const credentials = createCredentialsService({ orm, crypto, oauth: createOAuthProvider(config), log });
     const counts = await credentials.rotateAll(orm.em.fork());
     log.info({ ...counts, keyId: crypto.keyId }, 'provider tokens re-encrypted under the newest key');
-    process.stdout.write(`rotated ${counts.rotated}, already current ${counts.current}, unreadable ${counts.unreadable} (newest key ${crypto.keyId})\n`);
+    process.stdout.write(
+      `rotated ${counts.rotated}, already current ${counts.current}, unreadable ${counts.unreadable} (newest key ${crypto.keyId})\n`,
+    );
     return counts.unreadable ? 1 : 0;
   } finally {
     await orm.close(true);
@@ -39,7 +43,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : `rotate-keys failed: ${err instanceof Error ? err.message : String(err)}`}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : `rotate-keys failed: ${err instanceof Error ? err.message : String(err)}`}\n`,
+    );
     process.exit(1);
   },
 );

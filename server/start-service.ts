@@ -51,12 +51,25 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   if (!databaseUrl) {
     if (!opts.embeddedDataDir) throw new Error('DATABASE_URL is unset and no embedded data directory was given');
     log.info({ dataDir: opts.embeddedDataDir }, 'starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dataDir: opts.embeddedDataDir, database: opts.embeddedDatabase, log: (line) => log.debug({ postgres: line }) });
+    embedded = await startEmbeddedPostgres({
+      dataDir: opts.embeddedDataDir,
+      database: opts.embeddedDatabase,
+      log: (line) => log.debug({ postgres: line }),
+    });
     databaseUrl = embedded.url;
   }
-  const orm = await openDatabase(databaseUrl, (names) => names.length && log.info({ migrations: names }, 'migrations applied'));
+  const orm = await openDatabase(
+    databaseUrl,
+    (names) => names.length && log.info({ migrations: names }, 'migrations applied'),
+  );
   const container = await buildContainer({ config, orm, databaseUrl, overrides: { ...opts.overrides, log } });
-  const server = await listen(buildApp(container, { routes: opts.routes, observe: opts.observe }), config.port, config.host, opts.listenOn, config.eventStreamsPerInstance + CONNECTIONS_BEYOND_STREAMS);
+  const server = await listen(
+    buildApp(container, { routes: opts.routes, observe: opts.observe }),
+    config.port,
+    config.host,
+    opts.listenOn,
+    config.eventStreamsPerInstance + CONNECTIONS_BEYOND_STREAMS,
+  );
   const url = `http://${config.host}:${(server.address() as AddressInfo).port}`;
   log.info({ url }, `listening on ${url}`);
   for (const w of container.workers) await w.start();
@@ -70,7 +83,9 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
         await server.stop(opts.stopGraceMs);
         await container.close();
       } finally {
-        await embedded?.stop().catch((err: unknown) => log.error(errorSummary(err), 'stopping the embedded PostgreSQL failed'));
+        await embedded
+          ?.stop()
+          .catch((err: unknown) => log.error(errorSummary(err), 'stopping the embedded PostgreSQL failed'));
       }
     })());
   return { url, databaseUrl, container, server, stop };

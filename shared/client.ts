@@ -6,7 +6,15 @@
  * sign-in), and sent as X-CSRF-Token. Errors surface as ApiError carrying the spec's code,
  * or as its NetworkError (code NETWORK_ERROR) when no answer came back at all.
  */
-import { createTRPCClient, httpLink, httpSubscriptionLink, splitLink, TRPCClientError, type TRPCClient, type TRPCLink } from '@trpc/client';
+import {
+  createTRPCClient,
+  httpLink,
+  httpSubscriptionLink,
+  splitLink,
+  TRPCClientError,
+  type TRPCClient,
+  type TRPCLink,
+} from '@trpc/client';
 import { observable } from '@trpc/server/observable';
 import { isErrorCode, type ErrorCode, type ValidationIssue } from './errors.ts';
 import type { AppRouter } from './router.ts';
@@ -21,7 +29,13 @@ export class ApiError extends Error {
   readonly requestId: string;
   readonly httpStatus: number;
   readonly issues: ValidationIssue[];
-  constructor(code: ClientErrorCode, message: string, requestId: string, httpStatus: number, issues: ValidationIssue[] = []) {
+  constructor(
+    code: ClientErrorCode,
+    message: string,
+    requestId: string,
+    httpStatus: number,
+    issues: ValidationIssue[] = [],
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
@@ -44,7 +58,10 @@ export class NetworkError extends ApiError {
   }
 }
 
-export function isApiError<C extends ClientErrorCode = ClientErrorCode>(err: unknown, code?: C): err is ApiError & { readonly code: C } {
+export function isApiError<C extends ClientErrorCode = ClientErrorCode>(
+  err: unknown,
+  code?: C,
+): err is ApiError & { readonly code: C } {
   return err instanceof ApiError && (code === undefined || err.code === code);
 }
 
@@ -74,7 +91,13 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof TRPCClientError) {
     const data = (err.data ?? {}) as ErrorData;
     const code = isErrorCode(data.appCode) ? data.appCode : 'INTERNAL_ERROR';
-    return new ApiError(code, err.message, String(data.requestId ?? ''), Number(data.httpStatus ?? 500), Array.isArray(data.issues) ? (data.issues as ValidationIssue[]) : []);
+    return new ApiError(
+      code,
+      err.message,
+      String(data.requestId ?? ''),
+      Number(data.httpStatus ?? 500),
+      Array.isArray(data.issues) ? (data.issues as ValidationIssue[]) : [],
+    );
   }
   if (isFetchFailure(err)) return new NetworkError(undefined, { cause: err });
   return new ApiError('SERVICE_UNAVAILABLE', 'The service could not be reached.', '', 0);
@@ -110,27 +133,34 @@ export function createClient(opts: ClientOptions): ApiClient {
   };
 
   /** Errors become ApiError; a mutation refused for CSRF is retried once with a fresh token. */
-  const errorLink: TRPCLink<AppRouter> = () => ({ op, next }) =>
-    observable((observer) => {
-      let retried = false;
-      const run = (): { unsubscribe(): void } =>
-        next(op).subscribe({
-          next: (v) => observer.next(v),
-          complete: () => observer.complete(),
-          error: (err) => {
-            const apiError = toApiError(err);
-            if (op.type === 'mutation' && apiError.code === 'CSRF_FAILED' && !retried) {
-              retried = true;
-              csrfToken = undefined;
-              loadCsrfToken().then(() => { sub = run(); }, () => observer.error(apiError as never));
-              return;
-            }
-            observer.error(apiError as never);
-          },
-        });
-      let sub = run();
-      return () => sub.unsubscribe();
-    });
+  const errorLink: TRPCLink<AppRouter> =
+    () =>
+    ({ op, next }) =>
+      observable((observer) => {
+        let retried = false;
+        const run = (): { unsubscribe(): void } =>
+          next(op).subscribe({
+            next: (v) => observer.next(v),
+            complete: () => observer.complete(),
+            error: (err) => {
+              const apiError = toApiError(err);
+              if (op.type === 'mutation' && apiError.code === 'CSRF_FAILED' && !retried) {
+                retried = true;
+                csrfToken = undefined;
+                loadCsrfToken().then(
+                  () => {
+                    sub = run();
+                  },
+                  () => observer.error(apiError as never),
+                );
+                return;
+              }
+              observer.error(apiError as never);
+            },
+          });
+        let sub = run();
+        return () => sub.unsubscribe();
+      });
 
   // Subscriptions (mail.events) go over Server-Sent Events, with the session cookie; the rest over fetch.
   const subscriptions = httpSubscriptionLink<AppRouter, typeof EventSource>({
@@ -141,18 +171,22 @@ export function createClient(opts: ClientOptions): ApiClient {
   const client = createTRPCClient<AppRouter>({
     links: [
       errorLink,
-      splitLink({ condition: (op) => op.type === 'subscription', true: subscriptions, false: httpLink({
-        url: `${base}/trpc`,
-        fetch: doFetch,
-        headers: async ({ op }) => {
-          const headers: Record<string, string> = { ...opts.headers };
-          if (op.type === 'mutation' && op.path !== 'auth.logout' && op.path !== 'analytics.event') {
-            const token = csrfToken ?? (await loadCsrfToken());
-            if (token) headers['X-CSRF-Token'] = token;
-          }
-          return headers;
-        },
-      }) }),
+      splitLink({
+        condition: (op) => op.type === 'subscription',
+        true: subscriptions,
+        false: httpLink({
+          url: `${base}/trpc`,
+          fetch: doFetch,
+          headers: async ({ op }) => {
+            const headers: Record<string, string> = { ...opts.headers };
+            if (op.type === 'mutation' && op.path !== 'auth.logout' && op.path !== 'analytics.event') {
+              const token = csrfToken ?? (await loadCsrfToken());
+              if (token) headers['X-CSRF-Token'] = token;
+            }
+            return headers;
+          },
+        }),
+      }),
     ],
   });
   return withApiErrors(client);
@@ -164,12 +198,14 @@ function withApiErrors<T extends object>(target: T): T {
     get(obj, key) {
       const value = Reflect.get(obj, key) as unknown;
       if (key === 'query' || key === 'mutate') {
-        return (...args: unknown[]) => (value as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
-          throw toApiError(err);
-        });
+        return (...args: unknown[]) =>
+          (value as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: unknown) => {
+            throw toApiError(err);
+          });
       }
-      return (typeof value === 'object' || typeof value === 'function') && value !== null ? withApiErrors(value as object) : value;
+      return (typeof value === 'object' || typeof value === 'function') && value !== null
+        ? withApiErrors(value as object)
+        : value;
     },
   });
 }
-

@@ -5,20 +5,44 @@
  * by code).
  */
 /** tRPC's error codes that the table uses (spelled as @trpc/server names them; no import here). */
-type TrpcCode = 'BAD_REQUEST' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_FOUND' | 'TOO_MANY_REQUESTS' | 'BAD_GATEWAY' | 'SERVICE_UNAVAILABLE' | 'INTERNAL_SERVER_ERROR';
+type TrpcCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'TOO_MANY_REQUESTS'
+  | 'BAD_GATEWAY'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_SERVER_ERROR';
 
 export const ERROR_TABLE = {
   AUTH_REQUIRED: { status: 401, message: 'Authentication is required.', trpc: 'UNAUTHORIZED' },
   FORBIDDEN: { status: 403, message: 'You are not allowed to do this.', trpc: 'FORBIDDEN' },
   CSRF_FAILED: { status: 403, message: 'The request failed the cross-site request forgery check.', trpc: 'FORBIDDEN' },
   OAUTH_FAILED: { status: 400, message: 'Sign-in with the identity provider failed.', trpc: 'BAD_REQUEST' },
-  TOKEN_EXPIRED: { status: 401, message: 'Access to the mailbox expired or was revoked; please reconnect.', trpc: 'UNAUTHORIZED' },
+  TOKEN_EXPIRED: {
+    status: 401,
+    message: 'Access to the mailbox expired or was revoked; please reconnect.',
+    trpc: 'UNAUTHORIZED',
+  },
   VALIDATION_FAILED: { status: 400, message: 'The request is not valid.', trpc: 'BAD_REQUEST' },
   NOT_FOUND: { status: 404, message: 'The requested resource was not found.', trpc: 'NOT_FOUND' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; please retry later.', trpc: 'TOO_MANY_REQUESTS' },
-  MAIL_RATE_LIMITED: { status: 429, message: 'The mail provider is rate limiting this account; please retry later.', trpc: 'TOO_MANY_REQUESTS' },
-  AI_RATE_LIMITED: { status: 429, message: 'The AI provider is rate limiting requests; please retry later.', trpc: 'TOO_MANY_REQUESTS' },
-  AI_BUDGET_EXCEEDED: { status: 429, message: 'The AI token budget of this account is used up.', trpc: 'TOO_MANY_REQUESTS' },
+  MAIL_RATE_LIMITED: {
+    status: 429,
+    message: 'The mail provider is rate limiting this account; please retry later.',
+    trpc: 'TOO_MANY_REQUESTS',
+  },
+  AI_RATE_LIMITED: {
+    status: 429,
+    message: 'The AI provider is rate limiting requests; please retry later.',
+    trpc: 'TOO_MANY_REQUESTS',
+  },
+  AI_BUDGET_EXCEEDED: {
+    status: 429,
+    message: 'The AI token budget of this account is used up.',
+    trpc: 'TOO_MANY_REQUESTS',
+  },
   AI_REQUEST_FAILED: { status: 502, message: 'The AI provider request failed.', trpc: 'BAD_GATEWAY' },
   SYNC_FAILED: { status: 502, message: 'The mail provider request failed.', trpc: 'BAD_GATEWAY' },
   SERVICE_UNAVAILABLE: { status: 503, message: 'The service is temporarily unavailable.', trpc: 'SERVICE_UNAVAILABLE' },

@@ -59,7 +59,16 @@ export {
   type RecordedRequest,
 } from './gmail/gmail.types.ts';
 export { googleError } from './gmail/google-error.wire.ts';
-export { QUOTA_COSTS, QUOTA_COSTS_2026, QUOTA_COSTS_LEGACY, type QuotaCosts, type QuotaEndpoint, type QuotaProfile, type QuotaSetting, type QuotaSpec } from './gmail/quota.model.ts';
+export {
+  QUOTA_COSTS,
+  QUOTA_COSTS_2026,
+  QUOTA_COSTS_LEGACY,
+  type QuotaCosts,
+  type QuotaEndpoint,
+  type QuotaProfile,
+  type QuotaSetting,
+  type QuotaSpec,
+} from './gmail/quota.model.ts';
 
 export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise<GmailStandIn> {
   const state = new GmailState(opts);
@@ -110,7 +119,8 @@ export async function startGmailStandIn(opts: GmailStandInOptions = {}): Promise
       );
     },
     deleteMessage: (email, id) => mailbox(email).delete(id),
-    setRead: (email, id, read) => void (read ? mailbox(email).modify(id, [], ['UNREAD']) : mailbox(email).modify(id, ['UNREAD'])),
+    setRead: (email, id, read) =>
+      void (read ? mailbox(email).modify(id, [], ['UNREAD']) : mailbox(email).modify(id, ['UNREAD'])),
     archive: (email, id) => void mailbox(email).modify(id, [], ['INBOX']),
     moveToInbox: (email, id) => void mailbox(email).modify(id, ['INBOX']),
     modifyLabels: (email, id, change) => void mailbox(email).modify(id, change.add, change.remove),

@@ -199,7 +199,9 @@ function makeDistinct(
   if (typeof previous === 'string') {
     const max = isObj(r) && typeof r.maxLength === 'number' ? r.maxLength : Infinity;
     const suffix = ` ${index + attempt + 1}`;
-    return (previous.length + suffix.length <= max ? previous : previous.slice(0, Math.max(0, max - suffix.length))) + suffix;
+    return (
+      (previous.length + suffix.length <= max ? previous : previous.slice(0, Math.max(0, max - suffix.length))) + suffix
+    );
   }
   return gen(itemSchema, ctx, name, depth + 1);
 }

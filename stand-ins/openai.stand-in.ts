@@ -112,7 +112,9 @@ export async function startOpenAIStandIn(opts: StartOptions = {}): Promise<OpenA
       state.responder = fn;
     },
     setUsage(usage) {
-      state.fixedUsage = usage ? { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } : null;
+      state.fixedUsage = usage
+        ? { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens }
+        : null;
     },
     injectFault(fault) {
       state.faults.push(queuedFault(fault));

@@ -29,7 +29,11 @@ export async function startOtlpStandIn(): Promise<OtlpStandIn> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim();
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || (type !== 'application/json' && type !== 'application/x-protobuf')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        (type !== 'application/json' && type !== 'application/x-protobuf')
+      ) {
         res.writeHead(404).end();
         return;
       }
@@ -40,7 +44,9 @@ export async function startOtlpStandIn(): Promise<OtlpStandIn> {
         received = type === 'application/json' ? spansFromJson(body.toString('utf8')) : spansFromProtobuf(body);
         bodies.push(body.toString('utf8'));
       } catch (err) {
-        res.writeHead(400, { 'content-type': 'text/plain' }).end(`undecodable export request: ${(err as Error).message}`);
+        res
+          .writeHead(400, { 'content-type': 'text/plain' })
+          .end(`undecodable export request: ${(err as Error).message}`);
         return;
       }
       requests.set(type, (requests.get(type) ?? 0) + 1);
@@ -75,7 +81,11 @@ export async function startOtlpStandIn(): Promise<OtlpStandIn> {
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`the OTLP stand-in did not receive what was waited for within ${timeoutMs} ms (${spans.length} spans so far)`));
+          reject(
+            new Error(
+              `the OTLP stand-in did not receive what was waited for within ${timeoutMs} ms (${spans.length} spans so far)`,
+            ),
+          );
         }, timeoutMs);
         const done = () => {
           clearTimeout(timer);

@@ -40,7 +40,13 @@ import { loadServices } from './pubsub/proto.loader.ts';
 import { publisherImpl, subscriberImpl } from './pubsub/pubsub.rpc.ts';
 import type { PubSubMethod, PubSubStandIn, PubSubStandInOptions } from './pubsub/pubsub.types.ts';
 
-export type { InjectedFault, PubSubMethod, PubSubStandIn, PubSubStandInOptions, SubscriptionStats } from './pubsub/pubsub.types.ts';
+export type {
+  InjectedFault,
+  PubSubMethod,
+  PubSubStandIn,
+  PubSubStandInOptions,
+  SubscriptionStats,
+} from './pubsub/pubsub.types.ts';
 
 export async function startPubSubStandIn(opts: PubSubStandInOptions = {}): Promise<PubSubStandIn> {
   const projectId = opts.projectId ?? 'test-project';
@@ -55,7 +61,9 @@ export async function startPubSubStandIn(opts: PubSubStandInOptions = {}): Promi
   server.addService(defs.publisher, publisherImpl(b));
   server.addService(defs.subscriber, subscriberImpl(b));
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    );
   });
 
   function asError(e: unknown): Error {
@@ -95,14 +103,18 @@ export async function startPubSubStandIn(opts: PubSubStandInOptions = {}): Promi
     },
     stats(subscription) {
       const sub = b.subs.get(subName(subscription));
-      if (!sub) throw Object.assign(new Error(`Subscription does not exist: ${subName(subscription)}`), { code: grpc.status.NOT_FOUND });
+      if (!sub)
+        throw Object.assign(new Error(`Subscription does not exist: ${subName(subscription)}`), {
+          code: grpc.status.NOT_FOUND,
+        });
       sweep(sub);
       let leased = 0;
       for (const e of sub.entries) if (e.lease) leased += 1;
       return { available: sub.entries.size - leased, leased, acked: sub.acked, deliveries: sub.deliveries };
     },
     injectFault({ method, code, times = 1, details }) {
-      if (!Number.isInteger(code) || code <= 0 || code > 16) throw new Error(`injectFault: not a gRPC error status: ${code}`);
+      if (!Number.isInteger(code) || code <= 0 || code > 16)
+        throw new Error(`injectFault: not a gRPC error status: ${code}`);
       const q = b.faults.get(method) ?? [];
       q.push({ code, details: details ?? `injected fault: ${method} -> ${code}`, remaining: Math.max(1, times) });
       b.faults.set(method, q);
@@ -130,7 +142,8 @@ export async function startPubSubStandIn(opts: PubSubStandInOptions = {}): Promi
         for (const w of sub.waiters) w.done([]);
         sub.waiters.clear();
       }
-      for (const st of [...b.allStreams]) endStream(b, st, new RpcError(grpc.status.UNAVAILABLE, 'Pub/Sub stand-in shutting down'));
+      for (const st of [...b.allStreams])
+        endStream(b, st, new RpcError(grpc.status.UNAVAILABLE, 'Pub/Sub stand-in shutting down'));
       server.forceShutdown();
     },
   };

@@ -36,7 +36,11 @@ function readTimes(file: string): Record<string, number> {
 }
 
 /** The files dealt to `count` shards, longest first, each to the shard with the least so far. */
-export function planShards(all: readonly string[], times: Record<string, number>, n: number): { files: string[]; seconds: number }[] {
+export function planShards(
+  all: readonly string[],
+  times: Record<string, number>,
+  n: number,
+): { files: string[]; seconds: number }[] {
   const known = Object.values(times).sort((a, b) => a - b);
   const fallback = known.length ? known[Math.floor(known.length / 2)]! : 1;
   const weight = (f: string) => times[f] ?? fallback;
@@ -52,20 +56,29 @@ export function planShards(all: readonly string[], times: Record<string, number>
 /** Shard `index` of `count`: its files in one `node --test` process, its lines prefixed; its exit code. */
 function runShard(index: number, count: number, shardFiles: string[], options: string[]): Promise<number> {
   const argv = [
-    '--import', './server/require-node.mjs',
+    '--import',
+    './server/require-node.mjs',
     '--test-isolation=none',
     '--test-timeout=600000',
     '--test-force-exit',
     '--test-global-setup=test/helpers/global-setup.ts',
-    '--test-reporter=spec', '--test-reporter-destination=stdout',
-    '--test-reporter=./test/helpers/file-times.reporter.ts', `--test-reporter-destination=${OUT}/${index}.json`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./test/helpers/file-times.reporter.ts',
+    `--test-reporter-destination=${OUT}/${index}.json`,
     ...options,
     '--test',
     ...shardFiles,
   ];
-  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MIA_TEST_SHARDED: '1' } });
+  const child = spawn(process.execPath, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, MIA_TEST_SHARDED: '1' },
+  });
   const prefix = count > 1 ? `[${index}/${count}] ` : '';
-  for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]] as const) {
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ] as const) {
     createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${prefix}${line}\n`));
   }
   return new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
@@ -85,7 +98,11 @@ if (import.meta.main) {
   const plan = planShards(files, readTimes(TIMES), count);
   const started = performance.now();
   const ended: number[] = [];
-  const codes = await Promise.all(plan.map((s, i) => runShard(i + 1, count, s.files, options).then((code) => ((ended[i] = performance.now() - started), code))));
+  const codes = await Promise.all(
+    plan.map((s, i) =>
+      runShard(i + 1, count, s.files, options).then((code) => ((ended[i] = performance.now() - started), code)),
+    ),
+  );
   const measured = Object.assign({}, ...plan.map((_, i) => readTimes(path.join(OUT, `${i + 1}.json`))));
   writeFileSync(`${OUT}.json`, `${JSON.stringify(measured, Object.keys(measured).sort(), 2)}\n`);
   const conformance = summariseTally(readTally());

@@ -22,7 +22,8 @@ if (!url || !gmailUrl) throw new Error('DATABASE_URL and GMAIL_API_URL are requi
 const orm = ormOptions(url);
 const pool = new pg.Pool({ ...(orm.driverOptions as pg.PoolConfig), connectionString: url, max: orm.pool?.max ?? 10 });
 const users = new URL('gmail/v1/users/me/', gmailUrl);
-const META = 'format=metadata&metadataHeaders=From&metadataHeaders=Subject&metadataHeaders=Date&fields=id%2CthreadId%2ClabelIds%2Csnippet%2CinternalDate%2Cpayload%2Fheaders';
+const META =
+  'format=metadata&metadataHeaders=From&metadataHeaders=Subject&metadataHeaders=Date&fields=id%2CthreadId%2ClabelIds%2Csnippet%2CinternalDate%2Cpayload%2Fheaders';
 
 /** Bytes of the provider's answers so far (bodies as received), reported with each /sync. */
 let providerBytes = 0;
@@ -55,17 +56,29 @@ interface History {
 
 /** One incremental sync of one account; the number of messages stored. */
 async function syncAccount(accountId: string, token: string): Promise<number> {
-  const { rows } = await pool.query<{ history_id: string | null }>('select history_id from sync_states where account_id = $1', [accountId]);
+  const { rows } = await pool.query<{ history_id: string | null }>(
+    'select history_id from sync_states where account_id = $1',
+    [accountId],
+  );
   const from = rows[0]?.history_id;
   if (!from) throw new Error(`account ${accountId} has no checkpoint`);
   const history = await get<History>(`history?startHistoryId=${from}&maxResults=500`, token);
-  const ids = [...new Set((history.history ?? []).flatMap((h) => (h.messagesAdded ?? []).filter((a) => a.message.labelIds?.includes('INBOX')).map((a) => a.message.id)))];
+  const ids = [
+    ...new Set(
+      (history.history ?? []).flatMap((h) =>
+        (h.messagesAdded ?? []).filter((a) => a.message.labelIds?.includes('INBOX')).map((a) => a.message.id),
+      ),
+    ),
+  ];
   const metas = await mapLimit(ids, 25, (id) => get<WireMeta>(`messages/${id}?${META}`, token));
   const client = await pool.connect();
   try {
     await client.query('begin');
     if (metas.length) {
-      const touched = await client.query<{ thread_id: string }>(UPSERT_SQL, [JSON.stringify(metas.map(toRow)), accountId]);
+      const touched = await client.query<{ thread_id: string }>(UPSERT_SQL, [
+        JSON.stringify(metas.map(toRow)),
+        accountId,
+      ]);
       await client.query(REFRESH_SQL, [[...new Set(touched.rows.map((r) => r.thread_id))]]);
     }
     await client.query(CHECKPOINT_SQL, [accountId, history.historyId]);
@@ -85,10 +98,20 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as { accounts: { accountId: string; token: string }[]; concurrency?: number };
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+      accounts: { accountId: string; token: string }[];
+      concurrency?: number;
+    };
     const bytesBefore = providerBytes;
     mapLimit(body.accounts, body.concurrency ?? 1, (a) => syncAccount(a.accountId, a.token)).then(
-      (stored) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ syncs: stored.length, stored: stored.reduce((x, y) => x + y, 0), providerBytes: providerBytes - bytesBefore })),
+      (stored) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            syncs: stored.length,
+            stored: stored.reduce((x, y) => x + y, 0),
+            providerBytes: providerBytes - bytesBefore,
+          }),
+        ),
       (err: unknown) => res.writeHead(500).end(String(err)),
     );
   });

@@ -15,7 +15,8 @@ export interface WireMeta {
   payload?: { headers?: { name: string; value: string }[] };
 }
 
-const header = (m: WireMeta, name: string) => m.payload?.headers?.find((h) => h.name.toLowerCase() === name)?.value ?? '';
+const header = (m: WireMeta, name: string) =>
+  m.payload?.headers?.find((h) => h.name.toLowerCase() === name)?.value ?? '';
 
 /** The least normalisation a row needs: `Name <address>` split, the date from internalDate. */
 export function toRow(m: WireMeta) {

@@ -97,7 +97,10 @@ export async function statementSnapshot(db: BenchDatabase): Promise<StatementSna
 }
 
 /** Statements run between two snapshots, the bench's own queries (pg_stat_statements, seeding) left out. */
-export function statementDelta(before: StatementSnapshot | null, after: StatementSnapshot | null): { query: string; calls: number }[] | null {
+export function statementDelta(
+  before: StatementSnapshot | null,
+  after: StatementSnapshot | null,
+): { query: string; calls: number }[] | null {
   if (!before || !after) return null;
   const out: { query: string; calls: number }[] = [];
   for (const [query, calls] of after.byQuery) {

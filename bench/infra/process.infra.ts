@@ -49,7 +49,11 @@ export function startScript(cwd: string): { env: Record<string, string>; command
  * environment such as `MALLOC_ARENA_MAX=2`, values in `env` winning; under tsx where an
  * older checkout's script says so); the bench's own scripts by Node's type stripping too.
  */
-function launch(script: string, cwd: string, env: Record<string, string>): { args: string[]; env: Record<string, string> } {
+function launch(
+  script: string,
+  cwd: string,
+  env: Record<string, string>,
+): { args: string[]; env: Record<string, string> } {
   if (script !== 'server/main.ts') return { args: [], env };
   const start = startScript(cwd);
   if (start.command.some((w) => w.includes('tsx'))) return { args: ['--import', 'tsx'], env };
@@ -62,7 +66,16 @@ function launch(script: string, cwd: string, env: Record<string, string>): { arg
  * Spawns `node <launch options> [nodeArgs] <script>` with `env` (stdout and stderr to `logFile`), and
  * waits until `readyPath` answers over HTTP.
  */
-export async function spawnNode(opts: { script: string; env: Record<string, string>; port: number; logFile: string; readyPath: string; timeoutMs?: number; nodeArgs?: string[]; cwd?: string }): Promise<NodeProcess> {
+export async function spawnNode(opts: {
+  script: string;
+  env: Record<string, string>;
+  port: number;
+  logFile: string;
+  readyPath: string;
+  timeoutMs?: number;
+  nodeArgs?: string[];
+  cwd?: string;
+}): Promise<NodeProcess> {
   const fd = openSync(opts.logFile, 'a');
   const cwd = opts.cwd ?? ROOT;
   const how = launch(opts.script, cwd, opts.env);
@@ -129,7 +142,11 @@ export function postgresCpu(database: string, postmasterPid: number | null = nul
     try {
       const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       if (!title.startsWith('postgres: ') || !title.split(/[\s\0]+/).includes(database)) continue;
-      if (postmasterPid !== null && !new RegExp(`^PPid:\\s+${postmasterPid}$`, 'm').test(readFileSync(`/proc/${entry}/status`, 'utf8'))) continue;
+      if (
+        postmasterPid !== null &&
+        !new RegExp(`^PPid:\\s+${postmasterPid}$`, 'm').test(readFileSync(`/proc/${entry}/status`, 'utf8'))
+      )
+        continue;
       const ms = cpuMs(Number(entry));
       if (ms !== null) out.set(Number(entry), ms);
     } catch {

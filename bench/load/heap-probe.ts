@@ -11,6 +11,8 @@ if (gc) {
   setInterval(() => {
     gc();
     const m = process.memoryUsage();
-    process.stdout.write(`heap-probe ${JSON.stringify({ heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), rssMb: mb(m.rss) })}\n`);
+    process.stdout.write(
+      `heap-probe ${JSON.stringify({ heapUsedMb: mb(m.heapUsed), heapTotalMb: mb(m.heapTotal), externalMb: mb(m.external), rssMb: mb(m.rss) })}\n`,
+    );
   }, 10_000).unref();
 }

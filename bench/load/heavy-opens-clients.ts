@@ -33,11 +33,13 @@ const job = JSON.parse(process.env.HEAVY_OPENS ?? '{}') as HeavyOpensJob;
 const out: HeavyOpensOutput = { attempts: [], opens: [], sets: [] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const sender = (cookie: string): Send => (path, init) => {
-  const headers = new Headers(init.headers);
-  headers.set('Cookie', cookie);
-  return fetch(`${job.url}${path}`, { ...init, headers });
-};
+const sender =
+  (cookie: string): Send =>
+  (path, init) => {
+    const headers = new Headers(init.headers);
+    headers.set('Cookie', cookie);
+    return fetch(`${job.url}${path}`, { ...init, headers });
+  };
 
 /** One open: tried until served, or refused past the window's end. */
 async function open(account: number, set: number, client: number, path: string): Promise<void> {
@@ -48,7 +50,13 @@ async function open(account: number, set: number, client: number, path: string):
     out.attempts.push({ account, set, ...a });
     const again = a.status === 503 && a.retryAfter !== undefined && Date.now() + a.retryAfter * 1000 < job.until;
     if (!again) {
-      out.opens.push({ account, set, outcome: a.status === 200 ? 'served' : a.status === 503 ? 'refused' : 'failed', tries, ms: performance.now() - t0 });
+      out.opens.push({
+        account,
+        set,
+        outcome: a.status === 200 ? 'served' : a.status === 503 ? 'refused' : 'failed',
+        tries,
+        ms: performance.now() - t0,
+      });
       return;
     }
     await sleep(a.retryAfter! * 1000);
@@ -59,7 +67,9 @@ async function open(account: number, set: number, client: number, path: string):
 const sets = Math.max(...job.accounts.map((a) => a.sets.length));
 for (let set = 0; set < sets && (set === 0 || Date.now() < job.until); set++) {
   const t0 = performance.now();
-  await Promise.all(job.accounts.flatMap((a, account) => (a.sets[set] ?? []).map((path, client) => open(account, set, client, path))));
+  await Promise.all(
+    job.accounts.flatMap((a, account) => (a.sets[set] ?? []).map((path, client) => open(account, set, client, path))),
+  );
   out.sets.push({ set, seconds: Math.round((performance.now() - t0) / 100) / 10 });
 }
 process.stdout.write(JSON.stringify(out));

@@ -19,7 +19,12 @@ export interface Client {
 }
 
 /** Signs every user in after seeding its mailbox, waits for the sign-in's background sync to store it; returns the accounts with their threads. */
-export async function signInAccounts(service: ServiceProcess, providers: StandIns, users: ReturnType<typeof user>[], seed: number): Promise<Account[]> {
+export async function signInAccounts(
+  service: ServiceProcess,
+  providers: StandIns,
+  users: ReturnType<typeof user>[],
+  seed: number,
+): Promise<Account[]> {
   const gmail = providers.gmail;
   // Accounts: sign in, seed, sync to the end, remember the threads.
   const accounts: Account[] = [];
@@ -33,10 +38,18 @@ export async function signInAccounts(service: ServiceProcess, providers: StandIn
     let list = { total: 0, threads: [] as { id: string }[] };
     for (let k = 0; k < 300 && list.total < threads; k++) {
       if (k) await new Promise((r) => setTimeout(r, 100));
-      list = await (await b.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': `172.17.${i}.${k % 250}` } })).json();
+      list = await (
+        await b.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': `172.17.${i}.${k % 250}` } })
+      ).json();
     }
-    if (list.total < threads) throw new Error(`the background sync of ${u.email} stored ${list.total} of ${threads} threads`);
-    accounts.push({ email: u.email, cookie: b.cookieHeader(), csrfToken, threads: list.threads.map((t: { id: string }) => t.id) });
+    if (list.total < threads)
+      throw new Error(`the background sync of ${u.email} stored ${list.total} of ${threads} threads`);
+    accounts.push({
+      email: u.email,
+      cookie: b.cookieHeader(),
+      csrfToken,
+      threads: list.threads.map((t: { id: string }) => t.id),
+    });
   }
   return accounts;
 }
@@ -45,7 +58,10 @@ export function makeClients(count: number, accounts: Account[]): Client[] {
   return Array.from({ length: count }, (_, i) => ({
     ip: `10.${100 + Math.floor(i / 62500)}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`,
     account: accounts[i % accounts.length]!,
-    schedule: shuffled(ROUTES.flatMap((r) => Array<Route>(MIX[r]).fill(r)), i + 1),
+    schedule: shuffled(
+      ROUTES.flatMap((r) => Array<Route>(MIX[r]).fill(r)),
+      i + 1,
+    ),
     n: 0,
   }));
 }
@@ -119,7 +135,9 @@ export function createSender(url: URL, agent: Agent, now: () => number, requestT
         } else if (route === 'list' && status === 200) {
           // Keep the account's thread pool current (new mail creates threads).
           try {
-            const ids = (JSON.parse(Buffer.concat(chunks).toString('utf8')).threads as { id: string }[]).map((x) => x.id);
+            const ids = (JSON.parse(Buffer.concat(chunks).toString('utf8')).threads as { id: string }[]).map(
+              (x) => x.id,
+            );
             acc.threads = [...new Set([...ids, ...acc.threads])].slice(0, 100);
           } catch {
             /* counted as ok; the pool stays */

@@ -5,7 +5,20 @@
  */
 import os from 'node:os';
 import type { ServiceProcess } from '../../harness/service-process.ts';
-import { isBusy, isError, isOk, percentile, ROUTES, slope, type LoadResult, type MemorySample, type RestartTimes, type Route, type RouteStats, type Sample } from './mixed-load.model.ts';
+import {
+  isBusy,
+  isError,
+  isOk,
+  percentile,
+  ROUTES,
+  slope,
+  type LoadResult,
+  type MemorySample,
+  type RestartTimes,
+  type Route,
+  type RouteStats,
+  type Sample,
+} from './mixed-load.model.ts';
 import type { Writes } from './mixed-load.verify.ts';
 
 export interface RunRecord {
@@ -24,7 +37,21 @@ export interface RunRecord {
   writes: Writes;
 }
 
-export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapAfterGc, restart, sent, endSend, maxLag, serviceCpuSeconds, service, writes }: RunRecord): LoadResult {
+export function summarize({
+  cfg,
+  loadavgStart,
+  startedAt,
+  samples,
+  memory,
+  heapAfterGc,
+  restart,
+  sent,
+  endSend,
+  maxLag,
+  serviceCpuSeconds,
+  service,
+  writes,
+}: RunRecord): LoadResult {
   const { acknowledged, analyticsMissing, upstreamMessages, upstreamMissing, duplicates } = writes;
   const windowMs: [number, number] = [restart.stopAtMs, restart.recoveredAtMs + 2_000];
   // A request belongs to the window when it was in flight at any moment of it.
@@ -32,7 +59,8 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
   const outside = samples.filter((s) => !inWindow(s));
   const inside = samples.filter(inWindow);
   const sortedMs = (xs: Sample[]) => xs.map((s) => s.ms).sort((a, b) => a - b);
-  const describe = (s: Sample) => `${s.route} ${s.failure ?? `${s.status} ${s.code ?? ''}`} at ${(s.t / 1000).toFixed(1)} s`;
+  const describe = (s: Sample) =>
+    `${s.route} ${s.failure ?? `${s.status} ${s.code ?? ''}`} at ${(s.t / 1000).toFixed(1)} s`;
   const routes = {} as Record<Route, RouteStats>;
   for (const r of ROUTES) {
     const xs = outside.filter((s) => s.route === r);
@@ -59,13 +87,15 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
   const warmupMs = Math.min(30_000, (cfg.durationS * 1000) / 5);
   const afterWarmup = memory.filter((m) => m.t >= warmupMs);
   const secondHalf = memory.filter((m) => m.t >= (cfg.durationS * 1000) / 2);
-  const perMin = (pts: typeof memory) => Math.round(slope(pts.map((m) => ({ x: m.t / 60_000, y: m.rssMb }))) * 100) / 100;
+  const perMin = (pts: typeof memory) =>
+    Math.round(slope(pts.map((m) => ({ x: m.t / 60_000, y: m.rssMb }))) * 100) / 100;
   const timeline: LoadResult['timeline'] = [];
   for (let from = 0; from < cfg.durationS * 1000; from += 10_000) {
     const xs = samples.filter((x) => x.t >= from && x.t < from + 10_000);
     const ms = sortedMs(xs);
     const mem = memory.filter((m) => m.t > from && m.t <= from + 10_000);
-    const avg = (k: 'cpuPct' | 'load1') => (mem.length ? Math.round((mem.reduce((a, m) => a + m[k], 0) / mem.length) * 10) / 10 : 0);
+    const avg = (k: 'cpuPct' | 'load1') =>
+      mem.length ? Math.round((mem.reduce((a, m) => a + m[k], 0) / mem.length) * 10) / 10 : 0;
     timeline.push({
       fromS: from / 1000,
       requests: xs.length,
@@ -93,7 +123,7 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
       serviceCpuMsPerRequest: Math.round((serviceCpuSeconds * 1000 * 100) / Math.max(1, samples.length)) / 100,
     },
     restart: {
-      ...Object.fromEntries(Object.entries(restart).map(([k, v]) => [k, Math.round(v)])) as typeof restart,
+      ...(Object.fromEntries(Object.entries(restart).map(([k, v]) => [k, Math.round(v)])) as typeof restart),
       windowMs: [Math.round(windowMs[0]), Math.round(windowMs[1])],
       recoveryAfterStartMs: Math.round(restart.recoveredAtMs - restart.startedAtMs),
     },
@@ -117,7 +147,9 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
     inside: {
       requests: inside.length,
       ok: inside.filter(isOk).length,
-      unavailable503: inside.filter((s) => s.status === 503 && (s.route === 'health' || s.code === 'SERVICE_UNAVAILABLE') && s.retryAfter).length,
+      unavailable503: inside.filter(
+        (s) => s.status === 503 && (s.route === 'health' || s.code === 'SERVICE_UNAVAILABLE') && s.retryAfter,
+      ).length,
       busy: inside.filter(isBusy).length,
       otherErrors: inside.filter((s) => isError(s) && !(s.status === 503 && s.retryAfter)).length,
       otherKinds: {
@@ -125,7 +157,10 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
         network: inside.filter((s) => s.status === 0 && s.failure !== 'timeout').length,
         other: inside.filter((s) => s.status !== 0 && isError(s) && !(s.status === 503 && s.retryAfter)).length,
       },
-      otherErrorSamples: inside.filter((s) => isError(s) && !(s.status === 503 && s.retryAfter)).slice(0, 20).map(describe),
+      otherErrorSamples: inside
+        .filter((s) => isError(s) && !(s.status === 503 && s.retryAfter))
+        .slice(0, 20)
+        .map(describe),
       maxMs: Math.round(Math.max(0, ...inside.map((s) => s.ms))),
     },
     routes,
@@ -140,14 +175,29 @@ export function summarize({ cfg, loadavgStart, startedAt, samples, memory, heapA
       heapAfterGc,
       heapAfterGcFirstMb: heapAfterGc.find((h) => h.t >= warmupMs)?.mb ?? 0,
       heapAfterGcLastMb: heapAfterGc.at(-1)?.mb ?? 0,
-      heapAfterGcSlopeMbPerMin: Math.round(slope(heapAfterGc.filter((h) => h.t >= warmupMs).map((h) => ({ x: h.t / 60_000, y: h.mb }))) * 100) / 100,
+      heapAfterGcSlopeMbPerMin:
+        Math.round(slope(heapAfterGc.filter((h) => h.t >= warmupMs).map((h) => ({ x: h.t / 60_000, y: h.mb }))) * 100) /
+        100,
     },
-    writes: { analyticsAcknowledged: acknowledged.length, analyticsMissing, upstreamMessages, upstreamMissing, duplicates },
+    writes: {
+      analyticsAcknowledged: acknowledged.length,
+      analyticsMissing,
+      upstreamMessages,
+      upstreamMissing,
+      duplicates,
+    },
     service: {
       alive: service.alive,
       warnings,
       http500: service.logs.filter((l) => l.msg === 'request failed' && l.code === 'INTERNAL_ERROR').length,
-      warningSamples: [...new Set(service.logs.map((l) => `${l.level} ${l.msg} ${l.code ?? ''} ${l.errCode ?? ''} ${String(l.errMessage ?? l.err ?? '').slice(0, 120)}`))].slice(0, 15),
+      warningSamples: [
+        ...new Set(
+          service.logs.map(
+            (l) =>
+              `${l.level} ${l.msg} ${l.code ?? ''} ${l.errCode ?? ''} ${String(l.errMessage ?? l.err ?? '').slice(0, 120)}`,
+          ),
+        ),
+      ].slice(0, 15),
       stderr: service.stderr.slice(-20),
     },
   };

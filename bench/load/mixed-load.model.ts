@@ -7,7 +7,15 @@ export type Route = 'list' | 'detail' | 'session' | 'health' | 'analytics' | 'sy
 export const ROUTES: Route[] = ['list', 'detail', 'session', 'health', 'analytics', 'sync', 'analyze'];
 
 /** One client's repeating schedule: 50 requests. */
-export const MIX: Record<Route, number> = { list: 14, detail: 9, session: 6, health: 5, analytics: 10, sync: 3, analyze: 3 };
+export const MIX: Record<Route, number> = {
+  list: 14,
+  detail: 9,
+  session: 6,
+  health: 5,
+  analytics: 10,
+  sync: 3,
+  analyze: 3,
+};
 
 export interface LoadOptions {
   durationS: number;
@@ -55,15 +63,36 @@ export interface RouteStats {
 export interface LoadResult {
   config: Required<Omit<LoadOptions, 'verbose'>> & { clients: number };
   environment: { node: string; cpus: number; loadavgStart: number[]; loadavgEnd: number[]; startedAt: string };
-  run: { requests: number; achievedRps: number; schedulerMaxLagMs: number; durationMs: number; serviceCpuSeconds: number; serviceCpuMsPerRequest: number };
-  restart: { stopAtMs: number; stoppedAtMs: number; startAtMs: number; startedAtMs: number; recoveredAtMs: number; windowMs: [number, number]; recoveryAfterStartMs: number };
+  run: {
+    requests: number;
+    achievedRps: number;
+    schedulerMaxLagMs: number;
+    durationMs: number;
+    serviceCpuSeconds: number;
+    serviceCpuMsPerRequest: number;
+  };
+  restart: {
+    stopAtMs: number;
+    stoppedAtMs: number;
+    startAtMs: number;
+    startedAtMs: number;
+    recoveredAtMs: number;
+    windowMs: [number, number];
+    recoveryAfterStartMs: number;
+  };
   outside: {
     requests: number;
     errors: number;
     errorRate: number;
     /** The errors by kind: 503 SERVICE_UNAVAILABLE with Retry-After (e.g. no pool connection within its timeout), no answer within the client timeout, a dropped or refused connection, anything else. */
     errorKinds: { unavailable503: number; timeouts: number; network: number; other: number };
-    busy: number; p50: number; p90: number; p99: number; max: number; errorSamples: string[] };
+    busy: number;
+    p50: number;
+    p90: number;
+    p99: number;
+    max: number;
+    errorSamples: string[];
+  };
   inside: {
     requests: number;
     ok: number;
@@ -77,7 +106,17 @@ export interface LoadResult {
   };
   routes: Record<Route, RouteStats>;
   /** Per 10 s of start time: what was sent then, how it ended, and the service's CPU and the machine's load. */
-  timeline: { fromS: number; requests: number; errors: number; busy: number; unavailable: number; p50: number; p99: number; serviceCpuPct: number; load1: number }[];
+  timeline: {
+    fromS: number;
+    requests: number;
+    errors: number;
+    busy: number;
+    unavailable: number;
+    p50: number;
+    p99: number;
+    serviceCpuPct: number;
+    load1: number;
+  }[];
   memory: {
     samples: { t: number; rssMb: number; cpuPct: number; load1: number }[];
     afterWarmupMb: number;
@@ -91,8 +130,20 @@ export interface LoadResult {
     heapAfterGcLastMb: number;
     heapAfterGcSlopeMbPerMin: number;
   };
-  writes: { analyticsAcknowledged: number; analyticsMissing: number; upstreamMessages: number; upstreamMissing: number; duplicates: number };
-  service: { alive: boolean; warnings: Record<string, number>; http500: number; warningSamples: string[]; stderr: string[] };
+  writes: {
+    analyticsAcknowledged: number;
+    analyticsMissing: number;
+    upstreamMessages: number;
+    upstreamMissing: number;
+    duplicates: number;
+  };
+  service: {
+    alive: boolean;
+    warnings: Record<string, number>;
+    http500: number;
+    warningSamples: string[];
+    stderr: string[];
+  };
 }
 
 /** Anything but a 2xx, except RATE_LIMITED on sync (another sync of the account is running). */

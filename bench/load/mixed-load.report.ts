@@ -29,23 +29,40 @@ export function markdown(r: LoadResult): string {
       return `| ${k} | ${s.count} | ${s.ok} | ${s.busy} | ${s.errors} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.max} |`;
     }),
     '',
-    'Timeline (by the time a request was sent; errors exclude the 503s of the restart window; CPU is the service\'s, load the machine\'s 1-minute load average):',
+    "Timeline (by the time a request was sent; errors exclude the 503s of the restart window; CPU is the service's, load the machine's 1-minute load average):",
     '',
     '| from s | requests | errors | sync busy | 503 in window | p50 ms | p99 ms | service CPU % | machine load |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...r.timeline.map((b) => `| ${b.fromS} | ${b.requests} | ${b.errors} | ${b.busy} | ${b.unavailable} | ${b.p50} | ${b.p99} | ${b.serviceCpuPct} | ${b.load1} |`),
+    ...r.timeline.map(
+      (b) =>
+        `| ${b.fromS} | ${b.requests} | ${b.errors} | ${b.busy} | ${b.unavailable} | ${b.p50} | ${b.p99} | ${b.serviceCpuPct} | ${b.load1} |`,
+    ),
     '',
     'Outcomes per route (whole run; "window" = inside the restart window):',
     '',
-    ...ROUTES.map((k) => `- ${k}: ${Object.entries(r.routes[k].outcomes).map(([o, n]) => `${o} × ${n}`).join(', ')}`),
+    ...ROUTES.map(
+      (k) =>
+        `- ${k}: ${Object.entries(r.routes[k].outcomes)
+          .map(([o, n]) => `${o} × ${n}`)
+          .join(', ')}`,
+    ),
     '',
-    `Service warnings/errors logged: ${Object.entries(r.service.warnings).map(([k, v]) => `${k} × ${v}`).join('; ') || 'none'}`,
+    `Service warnings/errors logged: ${
+      Object.entries(r.service.warnings)
+        .map(([k, v]) => `${k} × ${v}`)
+        .join('; ') || 'none'
+    }`,
     '',
     'Distinct warning/error lines (level, message, code, driver code, message):',
     '',
     ...r.service.warningSamples.map((l) => `- ${l}`),
   ];
-  if (r.outside.errorSamples.length) lines.push('', `Errors outside the window (first ${r.outside.errorSamples.length}): ${r.outside.errorSamples.join('; ')}`);
-  if (r.inside.otherErrorSamples.length) lines.push('', `Other errors inside the window: ${r.inside.otherErrorSamples.join('; ')}`);
+  if (r.outside.errorSamples.length)
+    lines.push(
+      '',
+      `Errors outside the window (first ${r.outside.errorSamples.length}): ${r.outside.errorSamples.join('; ')}`,
+    );
+  if (r.inside.otherErrorSamples.length)
+    lines.push('', `Other errors inside the window: ${r.inside.otherErrorSamples.join('; ')}`);
   return `${lines.join('\n')}\n`;
 }

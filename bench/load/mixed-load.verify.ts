@@ -17,10 +17,22 @@ export interface Writes {
   duplicates: number;
 }
 
-export async function verifyWrites(dbUrl: string, service: ServiceProcess, accounts: Account[], samples: Sample[], gmail: GmailStandIn): Promise<Writes> {
+export async function verifyWrites(
+  dbUrl: string,
+  service: ServiceProcess,
+  accounts: Account[],
+  samples: Sample[],
+  gmail: GmailStandIn,
+): Promise<Writes> {
   const acknowledged = samples.filter((s) => s.route === 'analytics' && s.status === 200).map((s) => s.key!);
   const storedKeys = new Set(
-    (await sql<{ anonymous_id: string }>(dbUrl, 'select anonymous_id from analytics_events where anonymous_id = any($1::uuid[])', [acknowledged])).map((r) => r.anonymous_id),
+    (
+      await sql<{ anonymous_id: string }>(
+        dbUrl,
+        'select anonymous_id from analytics_events where anonymous_id = any($1::uuid[])',
+        [acknowledged],
+      )
+    ).map((r) => r.anonymous_id),
   );
   const analyticsMissing = acknowledged.filter((k) => !storedKeys.has(k)).length;
 
@@ -30,7 +42,10 @@ export async function verifyWrites(dbUrl: string, service: ServiceProcess, accou
   for (const [i, acc] of accounts.entries()) {
     if (!service.alive) break;
     for (let k = 0; k < 20; k++) {
-      const r = await fetch(`${service.url}/api/mail/sync`, { method: 'POST', headers: { Cookie: acc.cookie, ...csrf(acc.csrfToken), 'X-Forwarded-For': `172.18.${i}.${k}` } });
+      const r = await fetch(`${service.url}/api/mail/sync`, {
+        method: 'POST',
+        headers: { Cookie: acc.cookie, ...csrf(acc.csrfToken), 'X-Forwarded-For': `172.18.${i}.${k}` },
+      });
       const b = await r.json();
       if (r.status === 429 && b.error.code === 'RATE_LIMITED') {
         await sleep(500);
@@ -44,7 +59,11 @@ export async function verifyWrites(dbUrl: string, service: ServiceProcess, accou
   for (const acc of accounts) {
     const inbox = gmail.inbox(acc.email).map((m) => m.id);
     upstreamMessages += inbox.length;
-    const rows = await sql<{ id: string }>(dbUrl, 'select m.provider_message_id as id from mail_messages m join accounts a on a.id = m.account_id where a.email = $1 and m.in_inbox', [acc.email]);
+    const rows = await sql<{ id: string }>(
+      dbUrl,
+      'select m.provider_message_id as id from mail_messages m join accounts a on a.id = m.account_id where a.email = $1 and m.in_inbox',
+      [acc.email],
+    );
     const have = new Set(rows.map((r) => r.id));
     upstreamMissing += inbox.filter((id) => !have.has(id)).length;
   }

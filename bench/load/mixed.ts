@@ -39,11 +39,26 @@ import { type StandIns, startStandIns, user } from '../../harness/stand-ins.ts';
 import { eventually, sleep } from '../../harness/wait.ts';
 import { createSender, makeClients, signInAccounts } from './mixed-load.client.ts';
 import { summarize } from './mixed-load.figures.ts';
-import { isError, type LoadOptions, type LoadResult, type MemorySample, type RestartTimes, type Sample } from './mixed-load.model.ts';
+import {
+  isError,
+  type LoadOptions,
+  type LoadResult,
+  type MemorySample,
+  type RestartTimes,
+  type Sample,
+} from './mixed-load.model.ts';
 import { markdown } from './mixed-load.report.ts';
 import { verifyWrites } from './mixed-load.verify.ts';
 
-export { percentile, ROUTES, slope, type LoadOptions, type LoadResult, type Route, type RouteStats } from './mixed-load.model.ts';
+export {
+  percentile,
+  ROUTES,
+  slope,
+  type LoadOptions,
+  type LoadResult,
+  type Route,
+  type RouteStats,
+} from './mixed-load.model.ts';
 export { markdown } from './mixed-load.report.ts';
 
 export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
@@ -80,7 +95,10 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
       nodeArgs: ['--expose-gc', '--import', './bench/load/heap-probe.ts'],
       onOutput: (line) => {
         if (!line.startsWith('heap-probe ') || loadStart === undefined) return;
-        heapAfterGc.push({ t: Math.round(performance.now() - loadStart), mb: JSON.parse(line.slice('heap-probe '.length)).heapUsedMb });
+        heapAfterGc.push({
+          t: Math.round(performance.now() - loadStart),
+          mb: JSON.parse(line.slice('heap-probe '.length)).heapUsedMb,
+        });
       },
       databaseUrl: dbUrl,
       name: 'load',
@@ -96,7 +114,9 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     });
     const service = svc;
     const gmail = providers.gmail;
-    void service.exited.then(({ code, signal }) => say(`THE SERVICE EXITED (code ${code}, signal ${signal}); last output: ${service.stderr.slice(-60).join('\n')}`));
+    void service.exited.then(({ code, signal }) =>
+      say(`THE SERVICE EXITED (code ${code}, signal ${signal}); last output: ${service.stderr.slice(-60).join('\n')}`),
+    );
     say(`service up at ${service.url} (pid ${service.pid}); database ${dbUrl}`);
 
     const accounts = await signInAccounts(service, providers, users, cfg.seed);
@@ -125,7 +145,12 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
         const cpu = await service.cpuSeconds();
         const cpuPct = Math.round(((cpu - lastCpu.s) / ((t - lastCpu.t) / 1000 || 1)) * 100);
         lastCpu = { t, s: cpu };
-        memory.push({ t: Math.round(t), rssMb: Math.round(((await service.rss()) / 2 ** 20) * 10) / 10, cpuPct, load1: Math.round(os.loadavg()[0]! * 100) / 100 });
+        memory.push({
+          t: Math.round(t),
+          rssMb: Math.round(((await service.rss()) / 2 ** 20) * 10) / 10,
+          cpuPct,
+          load1: Math.round(os.loadavg()[0]! * 100) / 100,
+        });
       } catch {
         /* the process is gone: reported below */
       }
@@ -135,11 +160,12 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
 
     // Upstream mail keeps arriving (notifications for the intake, work for the syncs).
     let upstream = 0;
-    const mailTimer = cfg.mailEveryMs > 0
-      ? setInterval(() => {
-          gmail.addMessage(accounts[upstream++ % accounts.length]!.email, { subject: `load ${upstream}` });
-        }, cfg.mailEveryMs)
-      : undefined;
+    const mailTimer =
+      cfg.mailEveryMs > 0
+        ? setInterval(() => {
+            gmail.addMessage(accounts[upstream++ % accounts.length]!.email, { subject: `load ${upstream}` });
+          }, cfg.mailEveryMs)
+        : undefined;
 
     // The restart, in the background.
     const restart: RestartTimes = { stopAtMs: 0, stoppedAtMs: 0, startAtMs: 0, startedAtMs: 0, recoveredAtMs: 0 };
@@ -153,12 +179,19 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
       restart.startAtMs = now();
       await cluster!.start();
       restart.startedAtMs = now();
-      await eventually(async () => {
-        if (!service.alive) return true;
-        const r = await fetch(`${service.url}/health`, { headers: { 'X-Forwarded-For': '192.168.0.1' }, signal: AbortSignal.timeout(5_000) });
-        await r.body?.cancel();
-        return r.status === 200;
-      }, 120_000, 100);
+      await eventually(
+        async () => {
+          if (!service.alive) return true;
+          const r = await fetch(`${service.url}/health`, {
+            headers: { 'X-Forwarded-For': '192.168.0.1' },
+            signal: AbortSignal.timeout(5_000),
+          });
+          await r.body?.cancel();
+          return r.status === 200;
+        },
+        120_000,
+        100,
+      );
       restart.recoveredAtMs = now();
       say(`recovered ${Math.round(restart.recoveredAtMs - restart.startedAtMs)} ms after the start`);
     })();
@@ -178,7 +211,9 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
           lastReport = elapsed;
           const recent = samples.filter((s) => s.t >= elapsed - 10_000);
           const m = memory.at(-1);
-          say(`${Math.round(elapsed / 1000)} s: sent ${sent}, in flight ${inflight()}, last 10 s: ${recent.length} answered, ${recent.filter(isError).length} errors; service rss ${m?.rssMb} MB, cpu ${m?.cpuPct} %; machine load ${m?.load1}`);
+          say(
+            `${Math.round(elapsed / 1000)} s: sent ${sent}, in flight ${inflight()}, last 10 s: ${recent.length} answered, ${recent.filter(isError).length} errors; service rss ${m?.rssMb} MB, cpu ${m?.cpuPct} %; machine load ${m?.load1}`,
+          );
         }
         if (sent >= total) {
           clearInterval(tick);
@@ -197,7 +232,21 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     say(`sent ${sent} in ${(endSend / 1000).toFixed(1)} s`);
 
     const writes = await verifyWrites(dbUrl, service, accounts, samples, gmail);
-    return summarize({ cfg, loadavgStart, startedAt, samples, memory, heapAfterGc, restart, sent, endSend, maxLag, serviceCpuSeconds, service, writes });
+    return summarize({
+      cfg,
+      loadavgStart,
+      startedAt,
+      samples,
+      memory,
+      heapAfterGc,
+      restart,
+      sent,
+      endSend,
+      maxLag,
+      serviceCpuSeconds,
+      service,
+      writes,
+    });
   } finally {
     await svc?.stop(5_000).catch(() => undefined);
     await providers?.close();

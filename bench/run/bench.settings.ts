@@ -170,10 +170,15 @@ export const settings = {
   nodeEnv: 'development',
 };
 /** The stand-in's quota of the backfill and resync phases: the window and limit the main server paces every account within. */
-export const benchQuota = { unitsPerWindow: settings.quotaUnitsPerWindow, windowMs: settings.quotaWindowSeconds * 1000, profile: settings.quotaProfile };
+export const benchQuota = {
+  unitsPerWindow: settings.quotaUnitsPerWindow,
+  windowMs: settings.quotaWindowSeconds * 1000,
+  profile: settings.quotaProfile,
+};
 export type BenchQuota = typeof benchQuota;
 /** "6,000 units per 10 s window (2026 profile)". */
-export const quotaText = (q: { unitsPerWindow: number; windowMs: number; profile: string }) => `${q.unitsPerWindow.toLocaleString('en-US')} units per ${q.windowMs / 1000} s window (${q.profile} profile)`;
+export const quotaText = (q: { unitsPerWindow: number; windowMs: number; profile: string }) =>
+  `${q.unitsPerWindow.toLocaleString('en-US')} units per ${q.windowMs / 1000} s window (${q.profile} profile)`;
 export const only = new Set((args.only ?? ALL_SCENARIOS.join(',')).split(','));
 export const WEB_ORIGIN = 'http://web.bench.example';
 

@@ -38,7 +38,11 @@ export interface BenchWorld {
   serverRoot: string;
   listStatement: ListStatement;
   /** Starts another instance of the server: same configuration (plus `env`), database and subscription, its own port and log file (`server-<name>.log`). */
-  startSecondServer(opts?: { name?: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<{ server: NodeProcess; logFile: string }>;
+  startSecondServer(opts?: {
+    name?: string;
+    env?: Record<string, string>;
+    nodeArgs?: string[];
+  }): Promise<{ server: NodeProcess; logFile: string }>;
   /**
    * A database of its own in the same cluster (`<db>_<name>`, migrated by the first server started
    * on it) and a Pub/Sub topic and subscription of its own (`mail-<name>`): `env` puts a server
@@ -64,12 +68,16 @@ export interface IsolatedStore {
 export async function startWorld(work: string, cleanups: (() => Promise<unknown>)[]): Promise<BenchWorld> {
   const db = await startDatabase({ url: args['database-url'] });
   cleanups.push(() => db.stop());
-  step(`PostgreSQL ${db.version} (${args['database-url'] ? 'given' : 'embedded'}; pg_stat_statements ${db.statements ? 'on' : 'off'})`);
+  step(
+    `PostgreSQL ${db.version} (${args['database-url'] ? 'given' : 'embedded'}; pg_stat_statements ${db.statements ? 'on' : 'off'})`,
+  );
   // The server applies the migrations when it starts (before it answers /health).
 
   const identity = await startIdentityStandIn();
   const floorTokens = new Map<string, string>();
-  const gmail = await startGmailStandIn({ authorize: (token) => floorTokens.get(token) ?? identity.accessTokenOwner(token)?.email ?? null });
+  const gmail = await startGmailStandIn({
+    authorize: (token) => floorTokens.get(token) ?? identity.accessTokenOwner(token)?.email ?? null,
+  });
   // Pulls wait for messages as the real service's do (return_immediately=false), up to 5 s.
   const pubsub = await startPubSubStandIn({ projectId: 'bench-project', pullWaitMs: 5_000 });
   cleanups.push(() => Promise.all([identity.close(), gmail.close(), pubsub.close()]));
@@ -122,7 +130,12 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     PUBSUB_TOPIC: 'projects/bench-project/topics/mail',
     PUBSUB_SUBSCRIPTION: 'mail-sync',
     PUBSUB_EMULATOR_HOST: pubsub.host,
-    ...Object.fromEntries((args['server-env']?.split(/\s+/).filter(Boolean) ?? []).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])),
+    ...Object.fromEntries(
+      (args['server-env']?.split(/\s+/).filter(Boolean) ?? []).map((kv) => [
+        kv.slice(0, kv.indexOf('=')),
+        kv.slice(kv.indexOf('=') + 1),
+      ]),
+    ),
   };
   step('starting the server and the bare handler');
   const serverRoot = path.resolve(args['server-root'] ?? ROOT);
@@ -132,7 +145,9 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     LIST_THREADS_SQL?: string;
     listThreadsParams: ListStatement['params'];
   };
-  const ormConfig = (await import(path.join(serverRoot, 'db/mikro-orm.config.ts'))) as { ormOptions(url: string): { driverOptions?: { options?: string } } };
+  const ormConfig = (await import(path.join(serverRoot, 'db/mikro-orm.config.ts'))) as {
+    ormOptions(url: string): { driverOptions?: { options?: string } };
+  };
   const startupOptions = ormConfig.ormOptions(db.url).driverOptions?.options ?? '';
   const listStatement: ListStatement = {
     sql: threadService.LIST_THREADS?.text ?? forPg(threadService.LIST_THREADS_SQL!),
@@ -143,20 +158,47 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   const serverNodeArgs = args['server-node-args']?.split(/\s+/).filter(Boolean) ?? [];
   const barePort = await freePort();
   const started = await Promise.allSettled([
-    spawnNode({ script: 'server/main.ts', env, port, logFile: serverLog, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs], cwd: serverRoot }),
-    spawnNode({ script: 'bench/bare-server.ts', env: { DATABASE_URL: db.url, PORT: String(barePort) }, port: barePort, logFile: path.join(work, 'bare.log'), readyPath: '/health', nodeArgs, cwd: serverRoot }),
+    spawnNode({
+      script: 'server/main.ts',
+      env,
+      port,
+      logFile: serverLog,
+      readyPath: '/health',
+      nodeArgs: [...nodeArgs, ...serverNodeArgs],
+      cwd: serverRoot,
+    }),
+    spawnNode({
+      script: 'bench/bare-server.ts',
+      env: { DATABASE_URL: db.url, PORT: String(barePort) },
+      port: barePort,
+      logFile: path.join(work, 'bare.log'),
+      readyPath: '/health',
+      nodeArgs,
+      cwd: serverRoot,
+    }),
   ]);
   for (const s of started) if (s.status === 'fulfilled') cleanups.push(() => s.value.stop());
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed) throw failed.reason;
-  const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [NodeProcess, NodeProcess];
+  const [server, bare] = started.map((s) => (s as PromiseFulfilledResult<NodeProcess>).value) as [
+    NodeProcess,
+    NodeProcess,
+  ];
 
   const startSecondServer = async (opts: { name?: string; env?: Record<string, string>; nodeArgs?: string[] } = {}) => {
     const secondPort = await freePort();
     const logFile = path.join(work, `server-${opts.name ?? '2'}.log`);
     // Its own OAuth callback: a sign-in through it ends on it (and in its DATABASE_URL, when given one).
     const own = { GOOGLE_REDIRECT_URI: `http://127.0.0.1:${secondPort}/auth/provider/callback` };
-    const second = await spawnNode({ script: 'server/main.ts', env: { ...env, ...own, ...opts.env, PORT: String(secondPort) }, port: secondPort, logFile, readyPath: '/health', nodeArgs: [...nodeArgs, ...serverNodeArgs, ...(opts.nodeArgs ?? [])], cwd: serverRoot });
+    const second = await spawnNode({
+      script: 'server/main.ts',
+      env: { ...env, ...own, ...opts.env, PORT: String(secondPort) },
+      port: secondPort,
+      logFile,
+      readyPath: '/health',
+      nodeArgs: [...nodeArgs, ...serverNodeArgs, ...(opts.nodeArgs ?? [])],
+      cwd: serverRoot,
+    });
     cleanups.push(() => second.stop());
     return { server: second, logFile };
   };
@@ -178,13 +220,28 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
       await db.pool.query(`drop database if exists "${database}" with (force)`);
     };
     cleanups.push(drop);
-    return { pool, env: { DATABASE_URL: url.toString(), PUBSUB_TOPIC: `projects/bench-project/topics/mail-${name}`, PUBSUB_SUBSCRIPTION: `mail-${name}` }, drop };
+    return {
+      pool,
+      env: {
+        DATABASE_URL: url.toString(),
+        PUBSUB_TOPIC: `projects/bench-project/topics/mail-${name}`,
+        PUBSUB_SUBSCRIPTION: `mail-${name}`,
+      },
+      drop,
+    };
   };
 
   let floor: Promise<NodeProcess> | undefined;
   const startSyncFloor = () =>
     (floor ??= freePort().then(async (floorPort) => {
-      const p = await spawnNode({ script: 'bench/floor/sync-floor.server.ts', env: { DATABASE_URL: db.url, PORT: String(floorPort), GMAIL_API_URL: gmail.url }, port: floorPort, logFile: path.join(work, 'sync-floor.log'), readyPath: '/health', nodeArgs });
+      const p = await spawnNode({
+        script: 'bench/floor/sync-floor.server.ts',
+        env: { DATABASE_URL: db.url, PORT: String(floorPort), GMAIL_API_URL: gmail.url },
+        port: floorPort,
+        logFile: path.join(work, 'sync-floor.log'),
+        readyPath: '/health',
+        nodeArgs,
+      });
       cleanups.push(() => p.stop());
       return p;
     }));
@@ -194,5 +251,21 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
     return token;
   };
 
-  return { db, identity, gmail, pubsub, subscription, server, bare, serverLog, serverRoot, listStatement, setForwarding, startSecondServer, isolated, startSyncFloor, floorToken };
+  return {
+    db,
+    identity,
+    gmail,
+    pubsub,
+    subscription,
+    server,
+    bare,
+    serverLog,
+    serverRoot,
+    listStatement,
+    setForwarding,
+    startSecondServer,
+    isolated,
+    startSyncFloor,
+    floorToken,
+  };
 }

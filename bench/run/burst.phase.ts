@@ -5,7 +5,14 @@
  */
 import { signIn } from '../infra.ts';
 import type { BenchReport } from '../report.ts';
-import { cpuReader, floorBurst, serviceBurst, watcherConnection, type BurstAccount, type BurstFloorResult } from '../scenarios.ts';
+import {
+  cpuReader,
+  floorBurst,
+  serviceBurst,
+  watcherConnection,
+  type BurstAccount,
+  type BurstFloorResult,
+} from '../scenarios.ts';
 import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
@@ -15,13 +22,27 @@ export async function measureBurst(world: BenchWorld, report: BenchReport): Prom
   step(`burst: ${settings.freshnessAccounts} signed-in accounts (the freshness phase's, or signed in now)`);
   for (let i = 0; i < settings.freshnessAccounts; i++) {
     const email = `fresh${i}@bench.example`;
-    const { rows } = await db.pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [`bench-fresh-${i}`]);
-    accounts.push({ email, accountId: rows[0]?.id ?? (await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-fresh-${i}`, email }, db.pool)).accountId });
+    const { rows } = await db.pool.query<{ id: string }>('/*bench*/ select id from accounts where sub = $1', [
+      `bench-fresh-${i}`,
+    ]);
+    accounts.push({
+      email,
+      accountId:
+        rows[0]?.id ??
+        (await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-fresh-${i}`, email }, db.pool)).accountId,
+    });
   }
   const floor = await world.startSyncFloor();
   const tokens = new Map<string, string>();
   const token = (email: string) => tokens.get(email) ?? tokens.set(email, world.floorToken(email)).get(email)!;
-  const result: BurstFloorResult = { accounts: accounts.length, changes: settings.freshnessBurst, latencyMs: settings.providerLatencyMs, floorConcurrency: settings.burstFloorConcurrency, rounds: [], ratio: null };
+  const result: BurstFloorResult = {
+    accounts: accounts.length,
+    changes: settings.freshnessBurst,
+    latencyMs: settings.providerLatencyMs,
+    floorConcurrency: settings.burstFloorConcurrency,
+    rounds: [],
+    ratio: null,
+  };
   gmail.setLatency(settings.providerLatencyMs);
   // The bench polls for the stored rows on a connection of its own, left out of the database's CPU.
   const watcher = await watcherConnection(db);
@@ -32,15 +53,36 @@ export async function measureBurst(world: BenchWorld, report: BenchReport): Prom
       offset += settings.freshnessBurst;
       const r =
         target === 'service'
-          ? await serviceBurst({ accounts, gmail, pool: watcher.client, changes: settings.freshnessBurst, offset, timeoutMs: settings.drainTimeoutMs, cpu: cpuReader(server.pid, db, [watcher.pid]), setForwarding: world.setForwarding })
-          : await floorBurst({ accounts, gmail, floorUrl: floor.url, token, changes: settings.freshnessBurst, offset, concurrency: settings.burstFloorConcurrency, cpu: cpuReader(floor.pid, db) });
+          ? await serviceBurst({
+              accounts,
+              gmail,
+              pool: watcher.client,
+              changes: settings.freshnessBurst,
+              offset,
+              timeoutMs: settings.drainTimeoutMs,
+              cpu: cpuReader(server.pid, db, [watcher.pid]),
+              setForwarding: world.setForwarding,
+            })
+          : await floorBurst({
+              accounts,
+              gmail,
+              floorUrl: floor.url,
+              token,
+              changes: settings.freshnessBurst,
+              offset,
+              concurrency: settings.burstFloorConcurrency,
+              cpu: cpuReader(floor.pid, db),
+            });
       result.rounds.push(r);
-      step(`burst: ${target} drained ${r.stored}/${r.changes} in ${r.drainMs ?? 'timeout'} ms, ${r.syncs} syncs, CPU ${r.cpuMs.process} ms process + ${r.cpuMs.database} ms database${r.p99Ms != null ? `, p99 ${r.p99Ms} ms` : ''}`);
+      step(
+        `burst: ${target} drained ${r.stored}/${r.changes} in ${r.drainMs ?? 'timeout'} ms, ${r.syncs} syncs, CPU ${r.cpuMs.process} ms process + ${r.cpuMs.database} ms database${r.p99Ms != null ? `, p99 ${r.p99Ms} ms` : ''}`,
+      );
     }
   }
   gmail.setLatency(0);
   await watcher.close();
-  const drains = (t: 'service' | 'floor') => result.rounds.filter((r) => r.target === t && r.drainMs !== null).map((r) => r.drainMs!);
+  const drains = (t: 'service' | 'floor') =>
+    result.rounds.filter((r) => r.target === t && r.drainMs !== null).map((r) => r.drainMs!);
   const s = drains('service');
   const f = drains('floor');
   result.ratio = s.length === settings.burstRounds && f.length ? median(s) / median(f) : null;

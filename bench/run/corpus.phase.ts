@@ -15,9 +15,13 @@ export async function measureCorpus(world: BenchWorld, report: BenchReport): Pro
   const tokenFiles = corpusFiles(settings.corpusTokenStep);
   step(`corpus: prompt tokens of ${tokenFiles.length} corpus and ${hostile.length} hostile messages (o200k_base)`);
   const tokens = await promptTokens(tokenFiles, hostile);
-  step(`corpus tokens: median ${tokens.corpus.median}, p90 ${tokens.corpus.p90}, max ${tokens.corpus.max}; hostile max ${tokens.hostile.max}`);
+  step(
+    `corpus tokens: median ${tokens.corpus.median}, p90 ${tokens.corpus.p90}, max ${tokens.corpus.max}; hostile max ${tokens.hostile.max}`,
+  );
   const files = corpusFiles(settings.corpusInboxStep);
-  step(`corpus: event loop idle ${settings.corpusIdleSeconds} s, then while ${files.length} corpus and ${hostile.length} hostile messages are backfilled and opened (a server of its own, its quota pacer off)`);
+  step(
+    `corpus: event loop idle ${settings.corpusIdleSeconds} s, then while ${files.length} corpus and ${hostile.length} hostile messages are backfilled and opened (a server of its own, its quota pacer off)`,
+  );
   const store = await world.isolated('corpus');
   const { server } = await world.startSecondServer({ name: 'corpus', env: { ...store.env, ...quotaEnv(0) } });
   let eventLoop;
@@ -38,5 +42,7 @@ export async function measureCorpus(world: BenchWorld, report: BenchReport): Pro
     await store.drop();
   }
   report.corpus = { tokens, eventLoop };
-  step(`corpus event loop: idle p99 ${eventLoop.idle.p99Ms} / max ${eventLoop.idle.maxMs} ms; busy p99 ${eventLoop.busy.p99Ms} / max ${eventLoop.busy.maxMs} ms (${eventLoop.busy.threadsOpened} threads opened, ${eventLoop.busy.non200} not 200); one message at a time: max ${eventLoop.alone?.maxMs} ms ("${eventLoop.alone?.worst}")`);
+  step(
+    `corpus event loop: idle p99 ${eventLoop.idle.p99Ms} / max ${eventLoop.idle.maxMs} ms; busy p99 ${eventLoop.busy.p99Ms} / max ${eventLoop.busy.maxMs} ms (${eventLoop.busy.threadsOpened} threads opened, ${eventLoop.busy.non200} not 200); one message at a time: max ${eventLoop.alone?.maxMs} ms ("${eventLoop.alone?.worst}")`,
+  );
 }

@@ -13,6 +13,16 @@ if (file) {
     gc?.();
     gc?.();
     const m = process.memoryUsage();
-    writeFileSync(file, JSON.stringify({ at: Date.now(), gc: Boolean(gc), rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        at: Date.now(),
+        gc: Boolean(gc),
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        external: m.external,
+        arrayBuffers: m.arrayBuffers,
+      }),
+    );
   });
 }

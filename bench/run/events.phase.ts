@@ -33,7 +33,8 @@ export async function measureLiveEvents(world: BenchWorld, report: BenchReport, 
 
   const n = settings.eventsAccounts;
   const sessionsNeeded = Math.ceil(settings.eventsIdleStreams / PER_SESSION);
-  if (sessionsNeeded > n * (PER_ACCOUNT / PER_SESSION)) throw new Error('live events: more idle streams than the accounts may open');
+  if (sessionsNeeded > n * (PER_ACCOUNT / PER_SESSION))
+    throw new Error('live events: more idle streams than the accounts may open');
   step(`live events: signing in ${n} accounts, ${sessionsNeeded} sessions`);
   const accounts: { email: string; cookie: string }[] = [];
   const sessions: string[] = [];
@@ -49,13 +50,20 @@ export async function measureLiveEvents(world: BenchWorld, report: BenchReport, 
   const memory = await idleStreamMemory({ url: events.url, sessions, streams: settings.eventsIdleStreams, read });
   // The closed streams' places are freed by the server (in batches) before the next part opens more; bounded: unfreed ones lapse.
   const freedBy = Date.now() + 120_000;
-  while (Number((await db.pool.query<{ n: string }>('/*bench*/ select count(*) as n from event_streams where expires_at > now()')).rows[0]!.n) > 0) {
-    if (Date.now() > freedBy) throw new Error('live events: the closed streams\' places were not freed');
+  while (
+    Number(
+      (await db.pool.query<{ n: string }>('/*bench*/ select count(*) as n from event_streams where expires_at > now()'))
+        .rows[0]!.n,
+    ) > 0
+  ) {
+    if (Date.now() > freedBy) throw new Error("live events: the closed streams' places were not freed");
     await new Promise((r) => setTimeout(r, 50));
   }
   step(`live events: ${memory.rssPerStreamBytes} B resident, ${memory.heapPerStreamBytes} B heap per stream`);
 
-  step(`live events: freshness, ${settings.eventsPerSecond} changes/s for ${settings.eventsSeconds} s over ${n} streams`);
+  step(
+    `live events: freshness, ${settings.eventsPerSecond} changes/s for ${settings.eventsSeconds} s over ${n} streams`,
+  );
   const seen = new Map<number, number>();
   let databaseMs = 0;
   const cpu = () => {
@@ -63,12 +71,26 @@ export async function measureLiveEvents(world: BenchWorld, report: BenchReport, 
       databaseMs += ms - Math.min(ms, seen.get(pid) ?? 0);
       seen.set(pid, ms);
     }
-    return { 'server holding the streams': cpuMs(events.pid) ?? 0, 'other server': cpuMs(server.pid) ?? 0, database: databaseMs };
+    return {
+      'server holding the streams': cpuMs(events.pid) ?? 0,
+      'other server': cpuMs(server.pid) ?? 0,
+      database: databaseMs,
+    };
   };
   world.setForwarding(true);
-  const freshness = await streamFreshness({ url: events.url, accounts, gmail, perSecond: settings.eventsPerSecond, seconds: settings.eventsSeconds, timeoutMs: settings.drainTimeoutMs, cpu });
+  const freshness = await streamFreshness({
+    url: events.url,
+    accounts,
+    gmail,
+    perSecond: settings.eventsPerSecond,
+    seconds: settings.eventsSeconds,
+    timeoutMs: settings.drainTimeoutMs,
+    cpu,
+  });
   world.setForwarding(false);
-  step(`live events: p50 ${freshness.p50Ms} ms, p99 ${freshness.p99Ms} ms (${freshness.delivered}/${freshness.changes} delivered)`);
+  step(
+    `live events: p50 ${freshness.p50Ms} ms, p99 ${freshness.p99Ms} ms (${freshness.delivered}/${freshness.changes} delivered)`,
+  );
   report.liveEvents = { memory, freshness };
   await events.stop();
 }

@@ -11,35 +11,75 @@ import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
 
 export async function measureHeavyOpens(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  const thread = { messages: settings.heavyMessages, htmlKiB: settings.heavyHtmlKiB, textKiB: settings.heavyTextKiB, attachments: settings.heavyAttachments };
-  const { heavyOpensAccounts: accounts, heavyOpensPerAccount: per, heavyOpensSets: sets, heavyRounds: rounds } = settings;
+  const thread = {
+    messages: settings.heavyMessages,
+    htmlKiB: settings.heavyHtmlKiB,
+    textKiB: settings.heavyTextKiB,
+    attachments: settings.heavyAttachments,
+  };
+  const {
+    heavyOpensAccounts: accounts,
+    heavyOpensPerAccount: per,
+    heavyOpensSets: sets,
+    heavyRounds: rounds,
+  } = settings;
   const each = rounds * sets * per;
-  step(`heavy opens: ${accounts} accounts x ${each} threads of ${thread.messages} messages (${thread.textKiB} KiB text, ${thread.htmlKiB} KiB nested HTML each), ${per} opened at once per account`);
+  step(
+    `heavy opens: ${accounts} accounts x ${each} threads of ${thread.messages} messages (${thread.textKiB} KiB text, ${thread.htmlKiB} KiB nested HTML each), ${per} opened at once per account`,
+  );
   gmail.setLatency(0);
   const emails = Array.from({ length: accounts }, (_, a) => `heavy-opens-${a + 1}@bench.example`);
   const providerIds = emails.map((email) => Array.from({ length: each }, () => seedHeavyThread(gmail, email, thread)));
   gmail.seed('normal-opens@bench.example', 20, { sentReplies: false });
   const heavy: SignedIn[] = [];
-  for (const [a, email] of emails.entries()) heavy.push(await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-heavy-opens-${a + 1}`, email }, db.pool, 300_000));
-  const normal = await signIn(server.url, WEB_ORIGIN, identity, { sub: 'bench-normal-opens', email: 'normal-opens@bench.example' }, db.pool);
+  for (const [a, email] of emails.entries())
+    heavy.push(
+      await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-heavy-opens-${a + 1}`, email }, db.pool, 300_000),
+    );
+  const normal = await signIn(
+    server.url,
+    WEB_ORIGIN,
+    identity,
+    { sub: 'bench-normal-opens', email: 'normal-opens@bench.example' },
+    db.pool,
+  );
   // Each account's threads as stored by its sign-in's backfill, in the order they were seeded.
   const ids: string[][] = [];
   for (const [a, account] of heavy.entries()) {
-    const { rows } = await db.pool.query<{ id: string; pid: string }>('/*bench*/ select id, provider_thread_id as pid from mail_threads where account_id = $1', [account.accountId]);
+    const { rows } = await db.pool.query<{ id: string; pid: string }>(
+      '/*bench*/ select id, provider_thread_id as pid from mail_threads where account_id = $1',
+      [account.accountId],
+    );
     const byProvider = new Map(rows.map((r) => [r.pid, r.id]));
     const missing = providerIds[a]!.filter((pid) => !byProvider.has(pid));
-    if (missing.length) throw new Error(`${missing.length} heavy threads of ${account.email} were not stored by the sign-in backfill`);
+    if (missing.length)
+      throw new Error(`${missing.length} heavy threads of ${account.email} were not stored by the sign-in backfill`);
     ids.push(providerIds[a]!.map((pid) => byProvider.get(pid)!));
   }
-  const normalThreads = (await db.pool.query<{ id: string }>('/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10', [normal.accountId])).rows.map((r) => r.id);
-  const result: HeavyOpensResult = { accounts, opensPerAccount: per, setsPerWindow: sets, thread, answerBytes: null, windows: [], normalP99Ratio: null };
+  const normalThreads = (
+    await db.pool.query<{ id: string }>(
+      '/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10',
+      [normal.accountId],
+    )
+  ).rows.map((r) => r.id);
+  const result: HeavyOpensResult = {
+    accounts,
+    opensPerAccount: per,
+    setsPerWindow: sets,
+    thread,
+    answerBytes: null,
+    windows: [],
+    normalP99Ratio: null,
+  };
   /**
    * The stand-in keeps the heavy window's answers, made here before it: making one takes ~200 ms of
    * the bench's event loop, which would otherwise be spent in the window beside the server on the
    * same two cores, once per fetch (a refused open fetches again when it is tried again).
    */
   const warm = async (a: number, providerThreadId: string) => {
-    const res = await fetch(`${gmail.url}gmail/v1/users/me/threads/${providerThreadId}?format=full`, { headers: { Authorization: `Bearer ${world.floorToken(emails[a]!)}` } });
+    const res = await fetch(`${gmail.url}gmail/v1/users/me/threads/${providerThreadId}?format=full`, {
+      headers: { Authorization: `Bearer ${world.floorToken(emails[a]!)}` },
+    });
     const bytes = (await res.arrayBuffer()).byteLength;
     if (!res.ok) throw new Error(`the stand-in answered ${res.status} for heavy thread ${providerThreadId}`);
     result.answerBytes ??= bytes;
@@ -52,7 +92,8 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
       const setsOf = (a: number) => Array.from({ length: sets }, (_, s) => ids[a]!.slice(...range(s)));
       if (kind === 'heavy') {
         gmail.keepThreadAnswers(true);
-        for (let a = 0; a < accounts; a++) for (const pid of providerIds[a]!.slice(range(0)[0], range(sets - 1)[1])) await warm(a, pid);
+        for (let a = 0; a < accounts; a++)
+          for (const pid of providerIds[a]!.slice(range(0)[0], range(sets - 1)[1])) await warm(a, pid);
       }
       const w = await heavyOpensWindow({
         kind,
@@ -61,15 +102,21 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
         gmail,
         readLag: lag,
         normal: { account: normal, threadIds: normalThreads },
-        heavy: { accounts: heavy.map((account, a) => ({ account, sets: setsOf(a) })), timeoutMs: settings.heavyOpensTimeoutMs },
+        heavy: {
+          accounts: heavy.map((account, a) => ({ account, sets: setsOf(a) })),
+          timeoutMs: settings.heavyOpensTimeoutMs,
+        },
       });
       gmail.keepThreadAnswers(false);
       result.windows.push(w);
       const h = w.heavy;
-      step(`heavy opens: round ${round + 1}, ${kind} (${w.seconds} s): loop p99 ${w.loop.p99Ms} / max ${w.loop.maxMs} ms, RSS peak ${w.rssPeakMiB} MiB, normal p50 ${w.normal.p50Ms} / p99 ${w.normal.p99Ms} ms${h ? `, opens ${JSON.stringify(h.outcomes)}, answers ${JSON.stringify(h.byStatus)}, threads.get ${h.providerFetches}, in flight per account ${h.inFlightPeak.join('/')}, sets ${h.sets.join(' / ')} s` : ''}`);
+      step(
+        `heavy opens: round ${round + 1}, ${kind} (${w.seconds} s): loop p99 ${w.loop.p99Ms} / max ${w.loop.maxMs} ms, RSS peak ${w.rssPeakMiB} MiB, normal p50 ${w.normal.p50Ms} / p99 ${w.normal.p99Ms} ms${h ? `, opens ${JSON.stringify(h.outcomes)}, answers ${JSON.stringify(h.byStatus)}, threads.get ${h.providerFetches}, in flight per account ${h.inFlightPeak.join('/')}, sets ${h.sets.join(' / ')} s` : ''}`,
+      );
     }
   }
-  const p99 = (k: 'idle' | 'heavy') => median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
+  const p99 = (k: 'idle' | 'heavy') =>
+    median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
   result.normalP99Ratio = p99('heavy') / p99('idle');
   report.heavyOpens = result;
 }

@@ -11,26 +11,65 @@ import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
 
 export async function measureHeavyThread(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  const shape = { messages: settings.heavyMessages, htmlKiB: settings.heavyHtmlKiB, textKiB: settings.heavyTextKiB, attachments: settings.heavyAttachments };
-  step(`heavy thread: ${shape.messages} messages of ${shape.textKiB} KiB text, ${shape.htmlKiB} KiB nested HTML and ${shape.attachments} attachments each`);
+  const shape = {
+    messages: settings.heavyMessages,
+    htmlKiB: settings.heavyHtmlKiB,
+    textKiB: settings.heavyTextKiB,
+    attachments: settings.heavyAttachments,
+  };
+  step(
+    `heavy thread: ${shape.messages} messages of ${shape.textKiB} KiB text, ${shape.htmlKiB} KiB nested HTML and ${shape.attachments} attachments each`,
+  );
   gmail.setLatency(0);
   const providerThreadId = seedHeavyThread(gmail, 'heavy@bench.example', shape);
   gmail.seed('normal@bench.example', 20, { sentReplies: false });
-  const heavyAccount = await signIn(server.url, WEB_ORIGIN, identity, { sub: 'bench-heavy', email: 'heavy@bench.example' }, db.pool);
-  const normalAccount = await signIn(server.url, WEB_ORIGIN, identity, { sub: 'bench-normal', email: 'normal@bench.example' }, db.pool);
-  const threadId = (await db.pool.query<{ id: string }>('/*bench*/ select id from mail_threads where account_id = $1 and provider_thread_id = $2', [heavyAccount.accountId, providerThreadId])).rows[0]?.id;
+  const heavyAccount = await signIn(
+    server.url,
+    WEB_ORIGIN,
+    identity,
+    { sub: 'bench-heavy', email: 'heavy@bench.example' },
+    db.pool,
+  );
+  const normalAccount = await signIn(
+    server.url,
+    WEB_ORIGIN,
+    identity,
+    { sub: 'bench-normal', email: 'normal@bench.example' },
+    db.pool,
+  );
+  const threadId = (
+    await db.pool.query<{ id: string }>(
+      '/*bench*/ select id from mail_threads where account_id = $1 and provider_thread_id = $2',
+      [heavyAccount.accountId, providerThreadId],
+    )
+  ).rows[0]?.id;
   if (!threadId) throw new Error('the heavy thread was not stored by the sign-in backfill');
-  const normalThreads = (await db.pool.query<{ id: string }>('/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10', [normalAccount.accountId])).rows.map((r) => r.id);
+  const normalThreads = (
+    await db.pool.query<{ id: string }>(
+      '/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10',
+      [normalAccount.accountId],
+    )
+  ).rows.map((r) => r.id);
   const result: HeavyThreadResult = { ...shape, clients: settings.heavyClients, windows: [], normalP99Ratio: null };
   const lag = () => readLag(server.url, BENCH_ADMIN_TOKEN);
   for (let round = 0; round < settings.heavyRounds; round++) {
     for (const kind of ['idle', 'heavy'] as const) {
-      const w = await heavyWindow({ kind, seconds: settings.heavySeconds, server, readLag: lag, normal: { account: normalAccount, threadIds: normalThreads }, heavy: { account: heavyAccount, threadId, clients: settings.heavyClients } });
+      const w = await heavyWindow({
+        kind,
+        seconds: settings.heavySeconds,
+        server,
+        readLag: lag,
+        normal: { account: normalAccount, threadIds: normalThreads },
+        heavy: { account: heavyAccount, threadId, clients: settings.heavyClients },
+      });
       result.windows.push(w);
-      step(`heavy thread: round ${round + 1}, ${kind}: loop p99 ${w.loop.p99Ms} / max ${w.loop.maxMs} ms, RSS peak ${w.rssPeakMiB} MiB, normal p50 ${w.normal.p50Ms} / p99 ${w.normal.p99Ms} ms${w.heavy ? `, heavy opens ${JSON.stringify(w.heavy.byStatus)} (p50 ${w.heavy.p50Ms} ms, ${w.heavy.bytesMedian} bytes)` : ''}`);
+      step(
+        `heavy thread: round ${round + 1}, ${kind}: loop p99 ${w.loop.p99Ms} / max ${w.loop.maxMs} ms, RSS peak ${w.rssPeakMiB} MiB, normal p50 ${w.normal.p50Ms} / p99 ${w.normal.p99Ms} ms${w.heavy ? `, heavy opens ${JSON.stringify(w.heavy.byStatus)} (p50 ${w.heavy.p50Ms} ms, ${w.heavy.bytesMedian} bytes)` : ''}`,
+      );
     }
   }
-  const p99 = (k: 'idle' | 'heavy') => median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
+  const p99 = (k: 'idle' | 'heavy') =>
+    median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
   result.normalP99Ratio = p99('heavy') / p99('idle');
   report.heavyThread = result;
 }

@@ -9,7 +9,11 @@ import { explainList, loadTest, type LoadResult } from '../scenarios.ts';
 import { settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
-export async function measureList(world: BenchWorld, report: BenchReport, listAccounts: Map<number, SignedIn>): Promise<void> {
+export async function measureList(
+  world: BenchWorld,
+  report: BenchReport,
+  listAccounts: Map<number, SignedIn>,
+): Promise<void> {
   const { db, identity, server, bare, listStatement } = world;
   const { memory } = report;
   memory.idleMiB = server.rss();
@@ -42,7 +46,13 @@ export async function measureList(world: BenchWorld, report: BenchReport, listAc
       step(`list at ${size} threads: service, ${settings.connections} clients`);
       const clients: Record<string, string>[] = [];
       for (let i = 0; i < settings.connections; i++) {
-        const again = await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-list-${size}`, email: account.email }, db.pool);
+        const again = await signIn(
+          server.url,
+          WEB_ORIGIN,
+          identity,
+          { sub: `bench-list-${size}`, email: account.email },
+          db.pool,
+        );
         clients.push({ Cookie: again.cookie, 'X-Forwarded-For': freshIp() });
       }
       many = await loadTest({
@@ -79,13 +89,26 @@ export async function measureList(world: BenchWorld, report: BenchReport, listAc
       });
     }
     // After the load: pg_stat_statements names a statement by the text it saw first.
-    report.explain.push({ threads: size, ...(await explainList(db.pool, listStatement, account.accountId, settings.listLimit)) });
-    report.list.push({ threads: size, service, ...(many ? { serviceMany: many } : {}), ...(moderate ? { serviceModerate: moderate } : {}), ...(bareModerate ? { bareModerate } : {}), bare: floor, ratio: floor.rps ? service.rps / floor.rps : null });
+    report.explain.push({
+      threads: size,
+      ...(await explainList(db.pool, listStatement, account.accountId, settings.listLimit)),
+    });
+    report.list.push({
+      threads: size,
+      service,
+      ...(many ? { serviceMany: many } : {}),
+      ...(moderate ? { serviceModerate: moderate } : {}),
+      ...(bareModerate ? { bareModerate } : {}),
+      bare: floor,
+      ratio: floor.rps ? service.rps / floor.rps : null,
+    });
     if (largest && service.rss) {
       memory.loadPeakMiB = service.rss.peak;
       memory.loadMeanMiB = service.rss.mean;
     }
-    step(`  service ${service.rps.toFixed(0)} req/s p99 ${service.latencyMs.p99} ms; bare ${floor.rps.toFixed(0)} req/s p99 ${floor.latencyMs.p99} ms`);
+    step(
+      `  service ${service.rps.toFixed(0)} req/s p99 ${service.latencyMs.p99} ms; bare ${floor.rps.toFixed(0)} req/s p99 ${floor.latencyMs.p99} ms`,
+    );
   }
   await new Promise((r) => setTimeout(r, 2_000));
   memory.afterLoadMiB = server.rss();

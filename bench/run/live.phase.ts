@@ -23,7 +23,11 @@ function cumulativeCpu(serverPid: number, db: BenchDatabase) {
       seen.set(pid, ms);
     }
     const own = process.cpuUsage();
-    return { server: cpuMs(serverPid) ?? 0, database: databaseMs, 'bench process (stand-ins)': (own.user + own.system) / 1000 };
+    return {
+      server: cpuMs(serverPid) ?? 0,
+      database: databaseMs,
+      'bench process (stand-ins)': (own.user + own.system) / 1000,
+    };
   };
 }
 
@@ -37,7 +41,9 @@ export async function measureFreshness(world: BenchWorld, report: BenchReport): 
     emails.push(email);
   }
   world.setForwarding(true);
-  step(`freshness: ${settings.freshnessPerSecond} changes/s for ${settings.freshnessSeconds} s, then a burst of ${settings.freshnessBurst} (provider latency ${settings.providerLatencyMs} ms)`);
+  step(
+    `freshness: ${settings.freshnessPerSecond} changes/s for ${settings.freshnessSeconds} s, then a burst of ${settings.freshnessBurst} (provider latency ${settings.providerLatencyMs} ms)`,
+  );
   report.freshness = await freshness({
     emails,
     gmail,
@@ -50,12 +56,15 @@ export async function measureFreshness(world: BenchWorld, report: BenchReport): 
     cpu: cumulativeCpu(server.pid, db),
   });
   world.setForwarding(false);
-  for (const p of report.freshness.phases) step(`freshness ${p.name}: p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (${p.visible}/${p.changes} visible)`);
+  for (const p of report.freshness.phases)
+    step(`freshness ${p.name}: p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (${p.visible}/${p.changes} visible)`);
 }
 
 export async function measureBackfill(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  step(`backfill: a ${settings.backfillMessages}-message inbox from sign-in to fully listed, provider quota ${quotaText(benchQuota)} (the server paces the same)`);
+  step(
+    `backfill: a ${settings.backfillMessages}-message inbox from sign-in to fully listed, provider quota ${quotaText(benchQuota)} (the server paces the same)`,
+  );
   report.backfill = await backfill({
     serverUrl: server.url,
     webOrigin: WEB_ORIGIN,
@@ -70,10 +79,21 @@ export async function measureBackfill(world: BenchWorld, report: BenchReport): P
     setForwarding: (on) => world.setForwarding(on),
   });
   const b = report.backfill;
-  step(`backfill: ${b.stored}/${b.messages} stored in ${(b.ms / 1000).toFixed(1)} s (optimum ${(b.optimumMs / 1000).toFixed(1)} s, ratio ${(b.ratio * 100).toFixed(0)} %), ${b.refused} calls refused, quota peak ${b.quotaPeak}/${b.quota.unitsPerWindow}, ${b.unitsPerMessage.toFixed(2)} units per message`);
-  if (b.opens) step(`backfill: ${b.opens.count} threads opened meanwhile (${b.opens.non200} not 200), p50 ${b.opens.p50Ms} ms, p99 ${b.opens.p99Ms} ms, max ${b.opens.maxMs} ms`);
-  if (b.arrivals) step(`backfill: ${b.arrivals.stored}/${b.arrivals.count} arriving messages stored, p50 ${b.arrivals.p50Ms} ms, p99 ${b.arrivals.p99Ms} ms`);
-  if (b.resync) step(`resync: ${b.resync.units} quota units for ${b.resync.changed} changes, ${(b.resync.share * 100).toFixed(2)} % of fetching every message`);
+  step(
+    `backfill: ${b.stored}/${b.messages} stored in ${(b.ms / 1000).toFixed(1)} s (optimum ${(b.optimumMs / 1000).toFixed(1)} s, ratio ${(b.ratio * 100).toFixed(0)} %), ${b.refused} calls refused, quota peak ${b.quotaPeak}/${b.quota.unitsPerWindow}, ${b.unitsPerMessage.toFixed(2)} units per message`,
+  );
+  if (b.opens)
+    step(
+      `backfill: ${b.opens.count} threads opened meanwhile (${b.opens.non200} not 200), p50 ${b.opens.p50Ms} ms, p99 ${b.opens.p99Ms} ms, max ${b.opens.maxMs} ms`,
+    );
+  if (b.arrivals)
+    step(
+      `backfill: ${b.arrivals.stored}/${b.arrivals.count} arriving messages stored, p50 ${b.arrivals.p50Ms} ms, p99 ${b.arrivals.p99Ms} ms`,
+    );
+  if (b.resync)
+    step(
+      `resync: ${b.resync.units} quota units for ${b.resync.changed} changes, ${(b.resync.share * 100).toFixed(2)} % of fetching every message`,
+    );
 }
 
 export async function measureTwoInstances(world: BenchWorld, report: BenchReport): Promise<void> {
@@ -87,10 +107,13 @@ export async function measureTwoInstances(world: BenchWorld, report: BenchReport
     await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-two-${i}`, email }, db.pool);
     emails.push(email);
   }
-  const metrics = (url: string) => async () => (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })).text();
+  const metrics = (url: string) => async () =>
+    (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } })).text();
   world.setForwarding(true);
   gmail.setLatency(settings.providerLatencyMs);
-  step(`two instances: ${settings.twoPerSecond} changes/s over ${settings.twoAccounts} accounts${settings.twoUntilPeriods ? ', until a period of the 10-minute jobs has begun and run (up to 11 minutes)' : ''}`);
+  step(
+    `two instances: ${settings.twoPerSecond} changes/s over ${settings.twoAccounts} accounts${settings.twoUntilPeriods ? ', until a period of the 10-minute jobs has begun and run (up to 11 minutes)' : ''}`,
+  );
   report.twoInstances = await twoInstances({
     emails,
     gmail,
@@ -109,5 +132,7 @@ export async function measureTwoInstances(world: BenchWorld, report: BenchReport
   world.setForwarding(false);
   await second.server.stop();
   const t = report.twoInstances;
-  step(`two instances: ${t.stored}/${t.changes} stored; syncs ${JSON.stringify(t.instances.map((i) => i.syncJobs))}; fetched twice ${t.fetchedTwice}; scheduled ${t.scheduled.map((s) => `${s.job} ${s.runs.join('+')}/${s.periods}`).join(', ')}`);
+  step(
+    `two instances: ${t.stored}/${t.changes} stored; syncs ${JSON.stringify(t.instances.map((i) => i.syncJobs))}; fetched twice ${t.fetchedTwice}; scheduled ${t.scheduled.map((s) => `${s.job} ${s.runs.join('+')}/${s.periods}`).join(', ')}`,
+  );
 }

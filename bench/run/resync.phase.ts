@@ -30,7 +30,9 @@ export async function measureResync(world: BenchWorld, report: BenchReport): Pro
     gmail.seed(email, n, { sentReplies: false });
     // Charged at 2026 costs, never refused: the fill's units are the stand-in's own count.
     gmail.setQuota({ ...benchQuota, unitsPerWindow: Infinity });
-    step(`resync: a ${n}-message inbox, backfilled by a server with its pacer off against the stand-in without a limit`);
+    step(
+      `resync: a ${n}-message inbox, backfilled by a server with its pacer off against the stand-in without a limit`,
+    );
     const fill = (await world.startSecondServer({ name: 'resync-fill', env: env(0) })).server;
     servers.push(fill);
     gmail.resetCounters();
@@ -41,20 +43,38 @@ export async function measureResync(world: BenchWorld, report: BenchReport): Pro
     const providerRequests = gmail.requests.length;
     await fill.stop();
     const filled = await checkStore(gmail, pool, email, account.accountId);
-    step(`resync: backfilled ${filled.storedInbox}/${filled.providerInbox} in ${(fillMs / 1000).toFixed(1)} s (${fillUnits} units); the store ${filled.equal ? 'equals' : 'DIFFERS FROM'} the provider's`);
+    step(
+      `resync: backfilled ${filled.storedInbox}/${filled.providerInbox} in ${(fillMs / 1000).toFixed(1)} s (${fillUnits} units); the store ${filled.equal ? 'equals' : 'DIFFERS FROM'} the provider's`,
+    );
 
     const paced = (await world.startSecondServer({ name: 'resync', env: env(benchQuota.unitsPerWindow) })).server;
     servers.push(paced);
     await backgroundSyncDone(pool, account.accountId);
     gmail.setQuota(benchQuota);
-    step(`resync: ${(settings.resyncChangeShare * 100).toFixed(0)} % changed, the history expired; the server paces and the stand-in enforces ${quotaText(benchQuota)}`);
-    const r = await resync({ gmail, pool, setForwarding: (on) => world.setForwarding(on) }, email, account.accountId, settings.resyncChangeShare);
+    step(
+      `resync: ${(settings.resyncChangeShare * 100).toFixed(0)} % changed, the history expired; the server paces and the stand-in enforces ${quotaText(benchQuota)}`,
+    );
+    const r = await resync(
+      { gmail, pool, setForwarding: (on) => world.setForwarding(on) },
+      email,
+      account.accountId,
+      settings.resyncChangeShare,
+    );
     const refused = gmail.calls['quota-refused'] ?? 0;
     const quotaPeak = gmail.quotaPeak(email);
     gmail.setQuota(null);
     await paced.stop();
-    report.resync = { messages: n, fill: { ms: fillMs, units: fillUnits, providerRequests, check: filled }, quota: { ...benchQuota }, refused, quotaPeak, resync: r };
-    step(`resync: ${r.units} units for ${r.changed} changes against ${r.fetchAllUnits} for fetching every message (${(r.share * 100).toFixed(2)} %), ${refused} refused, ${(r.ms / 1000).toFixed(1)} s; the store ${r.check?.equal ? 'equals' : 'DIFFERS FROM'} the provider's`);
+    report.resync = {
+      messages: n,
+      fill: { ms: fillMs, units: fillUnits, providerRequests, check: filled },
+      quota: { ...benchQuota },
+      refused,
+      quotaPeak,
+      resync: r,
+    };
+    step(
+      `resync: ${r.units} units for ${r.changed} changes against ${r.fetchAllUnits} for fetching every message (${(r.share * 100).toFixed(2)} %), ${refused} refused, ${(r.ms / 1000).toFixed(1)} s; the store ${r.check?.equal ? 'equals' : 'DIFFERS FROM'} the provider's`,
+    );
   } finally {
     gmail.setQuota(null);
     world.setForwarding(false);

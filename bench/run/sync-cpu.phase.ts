@@ -8,7 +8,14 @@ import path from 'node:path';
 import { signIn } from '../infra.ts';
 import { profileClockUs, summariseProfile } from '../profile-summary.ts';
 import type { BenchReport } from '../report.ts';
-import { floorSyncs, jobSyncs, routeSyncs, type SyncCpuResult, type SyncCpuRound, type SyncCpuTarget } from '../scenarios.ts';
+import {
+  floorSyncs,
+  jobSyncs,
+  routeSyncs,
+  type SyncCpuResult,
+  type SyncCpuRound,
+  type SyncCpuTarget,
+} from '../scenarios.ts';
 import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
@@ -20,10 +27,26 @@ export async function measureSyncCpu(world: BenchWorld, report: BenchReport): Pr
   step('sync cpu: signing in an account for the service and one for the floor, starting the floor');
   gmail.seed('cpu@bench.example', 3, { sentReplies: false });
   gmail.seed('cpu-floor@bench.example', 3, { sentReplies: false });
-  const account = await signIn(server.url, WEB_ORIGIN, identity, { sub: 'bench-cpu', email: 'cpu@bench.example' }, db.pool);
-  const floorAccount = await signIn(server.url, WEB_ORIGIN, identity, { sub: 'bench-cpu-floor', email: 'cpu-floor@bench.example' }, db.pool);
+  const account = await signIn(
+    server.url,
+    WEB_ORIGIN,
+    identity,
+    { sub: 'bench-cpu', email: 'cpu@bench.example' },
+    db.pool,
+  );
+  const floorAccount = await signIn(
+    server.url,
+    WEB_ORIGIN,
+    identity,
+    { sub: 'bench-cpu-floor', email: 'cpu-floor@bench.example' },
+    db.pool,
+  );
   const floor = await world.startSyncFloor();
-  const floorUser = { accountId: floorAccount.accountId, email: floorAccount.email, token: world.floorToken(floorAccount.email) };
+  const floorUser = {
+    accountId: floorAccount.accountId,
+    email: floorAccount.email,
+    token: world.floorToken(floorAccount.email),
+  };
   const deps = { db, gmail };
   const n = settings.syncCpuSyncs;
   const run = async (target: SyncCpuTarget, syncs: number): Promise<SyncCpuRound> => {
@@ -45,25 +68,45 @@ export async function measureSyncCpu(world: BenchWorld, report: BenchReport): Pr
       const target = TARGETS[(i + round) % TARGETS.length]!;
       const r = await run(target, n);
       rounds.push(r);
-      step(`sync cpu: round ${round + 1}, ${target}: ${r.processMsPerSync.toFixed(2)} ms process + ${r.databaseMsPerSync.toFixed(2)} ms database per sync, ${r.statementsPerSync?.toFixed(1) ?? '?'} statements`);
+      step(
+        `sync cpu: round ${round + 1}, ${target}: ${r.processMsPerSync.toFixed(2)} ms process + ${r.databaseMsPerSync.toFixed(2)} ms database per sync, ${r.statementsPerSync?.toFixed(1) ?? '?'} statements`,
+      );
     }
   }
   const med = (t: SyncCpuTarget) => {
     const of = rounds.filter((r) => r.target === t);
     const st = of.map((r) => r.statementsPerSync).filter((x): x is number => x !== null);
-    return { processMs: median(of.map((r) => r.processMsPerSync)), databaseMs: median(of.map((r) => r.databaseMsPerSync)), statements: st.length ? median(st) : null, walBytes: median(of.map((r) => r.walBytesPerSync)) };
+    return {
+      processMs: median(of.map((r) => r.processMsPerSync)),
+      databaseMs: median(of.map((r) => r.databaseMsPerSync)),
+      statements: st.length ? median(st) : null,
+      walBytes: median(of.map((r) => r.walBytesPerSync)),
+    };
   };
   const m = { route: med('route'), job: med('job'), floor: med('floor') };
-  const result: SyncCpuResult = { syncsPerRound: n, rounds, median: m, ratio: { route: m.route.processMs / m.floor.processMs, job: m.job.processMs / m.floor.processMs } };
+  const result: SyncCpuResult = {
+    syncsPerRound: n,
+    rounds,
+    median: m,
+    ratio: { route: m.route.processMs / m.floor.processMs, job: m.job.processMs / m.floor.processMs },
+  };
   result.profile = await profileRouteSyncs(world, account);
   report.syncCpu = result;
-  step(`sync cpu: route ${m.route.processMs.toFixed(2)} ms (${result.ratio.route.toFixed(1)}x floor), job ${m.job.processMs.toFixed(2)} ms (${result.ratio.job.toFixed(1)}x), floor ${m.floor.processMs.toFixed(2)} ms`);
+  step(
+    `sync cpu: route ${m.route.processMs.toFixed(2)} ms (${result.ratio.route.toFixed(1)}x floor), job ${m.job.processMs.toFixed(2)} ms (${result.ratio.job.toFixed(1)}x), floor ${m.floor.processMs.toFixed(2)} ms`,
+  );
 }
 
 /** A second server under --cpu-prof, route syncs only; the profile read over the syncs' window. */
-async function profileRouteSyncs(world: BenchWorld, account: Awaited<ReturnType<typeof signIn>>): Promise<SyncCpuResult['profile']> {
+async function profileRouteSyncs(
+  world: BenchWorld,
+  account: Awaited<ReturnType<typeof signIn>>,
+): Promise<SyncCpuResult['profile']> {
   const dir = mkdtempSync(path.join(path.dirname(world.serverLog), 'sync-cpu-profile-'));
-  const { server } = await world.startSecondServer({ name: 'sync-cpu-profile', nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+  const { server } = await world.startSecondServer({
+    name: 'sync-cpu-profile',
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+  });
   const syncs = settings.syncCpuProfileSyncs;
   await routeSyncs({ db: world.db, gmail: world.gmail }, server.url, WEB_ORIGIN, server.pid, account, 3);
   const fromUs = profileClockUs();
@@ -73,7 +116,12 @@ async function profileRouteSyncs(world: BenchWorld, account: Awaited<ReturnType<
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return null;
   const s = summariseProfile(path.join(dir, file), { fromUs, toUs });
-  step(`sync cpu profile: ${(s.busyMs / syncs).toFixed(2)} ms busy per sync (${s.windowed ? 'window' : 'whole profile'}); ${s.selfByPart.slice(0, 8).map((p) => `${p.part} ${(p.ms / syncs).toFixed(2)}`).join(', ')}`);
+  step(
+    `sync cpu profile: ${(s.busyMs / syncs).toFixed(2)} ms busy per sync (${s.windowed ? 'window' : 'whole profile'}); ${s.selfByPart
+      .slice(0, 8)
+      .map((p) => `${p.part} ${(p.ms / syncs).toFixed(2)}`)
+      .join(', ')}`,
+  );
   return {
     syncs,
     busyMsPerSync: s.busyMs / syncs,

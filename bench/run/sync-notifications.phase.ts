@@ -10,7 +10,11 @@ import { checkpointAt, notificationBurst, resetToListing, syncOnce, type SyncRun
 import { benchQuota, median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
-export async function measureSync(world: BenchWorld, report: BenchReport, listAccounts: Map<number, SignedIn>): Promise<void> {
+export async function measureSync(
+  world: BenchWorld,
+  report: BenchReport,
+  listAccounts: Map<number, SignedIn>,
+): Promise<void> {
   const { db, gmail, server } = world;
   gmail.setLatency(0);
   for (const size of settings.sizes) gmail.seed(`list${size}@bench.example`, 2 * 50 + 10, { sentReplies: false });
@@ -25,7 +29,18 @@ export async function measureSync(world: BenchWorld, report: BenchReport, listAc
     for (let i = 0; i < settings.syncRepeats; i++) {
       await resetToListing(db.pool, account.accountId);
       await room();
-      runs.push(await syncOnce({ kind: 'listing', threads: size, serverUrl: server.url, webOrigin: WEB_ORIGIN, account, gmail, latencyMs: settings.providerLatencyMs, db }));
+      runs.push(
+        await syncOnce({
+          kind: 'listing',
+          threads: size,
+          serverUrl: server.url,
+          webOrigin: WEB_ORIGIN,
+          account,
+          gmail,
+          latencyMs: settings.providerLatencyMs,
+          db,
+        }),
+      );
     }
     for (let i = 0; i < settings.syncRepeats; i++) {
       await checkpointAt(db.pool, account.accountId, gmail.historyId(account.email));
@@ -33,13 +48,26 @@ export async function measureSync(world: BenchWorld, report: BenchReport, listAc
       for (let k = 0; k < 50; k++) gmail.addMessage(account.email, { subject: `Incremental ${i}.${k}` });
       gmail.setLatency(settings.providerLatencyMs);
       await room();
-      runs.push(await syncOnce({ kind: 'incremental', threads: size, serverUrl: server.url, webOrigin: WEB_ORIGIN, account, gmail, latencyMs: settings.providerLatencyMs, db }));
+      runs.push(
+        await syncOnce({
+          kind: 'incremental',
+          threads: size,
+          serverUrl: server.url,
+          webOrigin: WEB_ORIGIN,
+          account,
+          gmail,
+          latencyMs: settings.providerLatencyMs,
+          db,
+        }),
+      );
     }
     for (const kind of ['listing', 'incremental'] as const) {
       const of = runs.filter((r) => r.kind === kind);
       report.sync.push({ threads: size, kind, wallMsMedian: median(of.map((r) => r.wallMs)), runs: of });
       const last = of.at(-1)!;
-      step(`sync ${kind} at ${size} threads: ${median(of.map((r) => r.wallMs)).toFixed(0)} ms, ${last.providerRequests} provider requests in ${last.providerRoundTrips} round trips, ${last.syncStatements ?? '?'} statements (status ${last.status}, ${last.messagesSynced} synced)`);
+      step(
+        `sync ${kind} at ${size} threads: ${median(of.map((r) => r.wallMs)).toFixed(0)} ms, ${last.providerRequests} provider requests in ${last.providerRoundTrips} round trips, ${last.syncStatements ?? '?'} statements (status ${last.status}, ${last.messagesSynced} synced)`,
+      );
     }
   }
   gmail.setLatency(0);
@@ -63,7 +91,9 @@ export async function measureNotificationBurst(world: BenchWorld, report: BenchR
   };
   await watched();
   // Each sign-in's background sync stored its inbox (signIn waits for it).
-  step(`notifications: ${settings.burstAccounts * settings.burstPerAccount} new messages and notifications (provider latency ${settings.providerLatencyMs} ms)`);
+  step(
+    `notifications: ${settings.burstAccounts * settings.burstPerAccount} new messages and notifications (provider latency ${settings.providerLatencyMs} ms)`,
+  );
   report.notifications = await notificationBurst({
     accounts,
     perAccount: settings.burstPerAccount,
@@ -77,7 +107,9 @@ export async function measureNotificationBurst(world: BenchWorld, report: BenchR
     timeoutMs: settings.drainTimeoutMs,
   });
   gmail.setLatency(0);
-  step(`notifications: all stored after ${report.notifications.allStoredMs?.toFixed(0) ?? 'timeout'} ms, drained after ${report.notifications.drainedMs?.toFixed(0) ?? 'timeout'} ms, ${report.notifications.syncs} syncs, ${report.notifications.providerRequests} provider requests`);
+  step(
+    `notifications: all stored after ${report.notifications.allStoredMs?.toFixed(0) ?? 'timeout'} ms, drained after ${report.notifications.drainedMs?.toFixed(0) ?? 'timeout'} ms, ${report.notifications.syncs} syncs, ${report.notifications.providerRequests} provider requests`,
+  );
 }
 
 /** Sync calls the server logged ('mail sync' and 'mail sync failed') since a time. */
@@ -87,7 +119,12 @@ function countSyncLines(file: string, sinceMs: number): number {
     if (!line.includes('"mail sync')) continue;
     try {
       const entry = JSON.parse(line) as { msg?: string; time?: string };
-      if ((entry.msg === 'mail sync' || entry.msg === 'mail sync failed') && entry.time && Date.parse(entry.time) >= sinceMs) n++;
+      if (
+        (entry.msg === 'mail sync' || entry.msg === 'mail sync failed') &&
+        entry.time &&
+        Date.parse(entry.time) >= sinceMs
+      )
+        n++;
     } catch {
       /* not a log line */
     }

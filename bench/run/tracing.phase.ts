@@ -9,7 +9,11 @@ import { startOtlpStandIn } from '../../stand-ins/otlp.stand-in.ts';
 import { settings, step } from './bench.settings.ts';
 import type { BenchWorld } from './bench.world.ts';
 
-export async function measureTracing(world: BenchWorld, report: BenchReport, listAccounts: Map<number, SignedIn>): Promise<void> {
+export async function measureTracing(
+  world: BenchWorld,
+  report: BenchReport,
+  listAccounts: Map<number, SignedIn>,
+): Promise<void> {
   const threads = Math.max(...settings.sizes);
   const account = listAccounts.get(threads)!;
   const otlp = await startOtlpStandIn();
@@ -24,11 +28,21 @@ export async function measureTracing(world: BenchWorld, report: BenchReport, lis
     const [off, on, sampled] = await Promise.all([
       world.startSecondServer({ name: 'tracing-off' }),
       world.startSecondServer({ name: 'tracing-on', env: traced('on', {}) }),
-      world.startSecondServer({ name: 'tracing-sampled', env: traced('sampled', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }) }),
+      world.startSecondServer({
+        name: 'tracing-sampled',
+        env: traced('sampled', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+      }),
     ]);
     const servers = { off: off.server, on: on.server, sampled: sampled.server };
-    const fresh = (name: TracingTargetName) => ({ afterStartMiB: servers[name].rss(), rounds: [], spansPerRequest: null });
-    const result: TracingResult = { threads, targets: { off: fresh('off'), on: fresh('on'), sampled: fresh('sampled') } };
+    const fresh = (name: TracingTargetName) => ({
+      afterStartMiB: servers[name].rss(),
+      rounds: [],
+      spansPerRequest: null,
+    });
+    const result: TracingResult = {
+      threads,
+      targets: { off: fresh('off'), on: fresh('on'), sampled: fresh('sampled') },
+    };
     for (let round = 0; round < settings.tracingRounds; round++) {
       const order = TRACING_TARGETS.map((_, i) => TRACING_TARGETS[(i + round) % TRACING_TARGETS.length]!);
       for (const name of order) {

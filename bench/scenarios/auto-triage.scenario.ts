@@ -35,14 +35,44 @@ export function triageMessage(email: string, a: number, i: number): { kind: Tria
   const personal = ['INBOX', 'UNREAD', 'CATEGORY_PERSONAL'];
   if (slot < 7) {
     const bodyText = `Hi,\n\nCould you look at the ${i}th draft of the budget before Friday and tell me whether the numbers for account ${a} hold? I need an answer for the board.\n\nThanks,\n${person}`;
-    return { kind: 'personal', message: { from, subject: `Budget draft ${i} for review`, labelIds: personal, bodyText } };
+    return {
+      kind: 'personal',
+      message: { from, subject: `Budget draft ${i} for review`, labelIds: personal, bodyText },
+    };
   }
-  if (slot === 7) return { kind: 'category', message: { from: { name: 'Deals', address: 'news@shop.example' }, subject: `Offer ${i}`, labelIds: ['INBOX', 'UNREAD', CATEGORIES[a % 4]!] } };
+  if (slot === 7)
+    return {
+      kind: 'category',
+      message: {
+        from: { name: 'Deals', address: 'news@shop.example' },
+        subject: `Offer ${i}`,
+        labelIds: ['INBOX', 'UNREAD', CATEGORIES[a % 4]!],
+      },
+    };
   if (slot === 8) {
-    const header = a % 2 ? { name: 'List-Unsubscribe', value: '<mailto:leave@lists.example>, <https://lists.example/u/1>' } : { name: 'Precedence', value: 'bulk' };
-    return { kind: 'bulk-header', message: { from: { name: 'Team list', address: 'team@lists.example' }, subject: `Digest ${i}`, labelIds: personal, headers: [header] } };
+    const header =
+      a % 2
+        ? { name: 'List-Unsubscribe', value: '<mailto:leave@lists.example>, <https://lists.example/u/1>' }
+        : { name: 'Precedence', value: 'bulk' };
+    return {
+      kind: 'bulk-header',
+      message: {
+        from: { name: 'Team list', address: 'team@lists.example' },
+        subject: `Digest ${i}`,
+        labelIds: personal,
+        headers: [header],
+      },
+    };
   }
-  return { kind: 'own', message: { from: { name: 'Me', address: email }, to: { name: 'Me', address: email }, subject: `Note to self ${i}`, labelIds: ['INBOX', 'UNREAD'] } };
+  return {
+    kind: 'own',
+    message: {
+      from: { name: 'Me', address: email },
+      to: { name: 'Me', address: email },
+      subject: `Note to self ${i}`,
+      labelIds: ['INBOX', 'UNREAD'],
+    },
+  };
 }
 
 export interface ListWindow extends Latency {
@@ -60,7 +90,13 @@ export interface ListWindow extends Latency {
 }
 
 /** The client's timings; `serverP99Ms`: the server's own (its request log's `ms` over the same span, filled in by the phase). */
-export type Latency = { requests: number; p50Ms: number | null; p99Ms: number | null; maxMs: number | null; serverP99Ms?: number | null };
+export type Latency = {
+  requests: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  serverP99Ms?: number | null;
+};
 
 export const listQuantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -73,7 +109,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * `GET /api/mail/threads?limit=50` for `account` at `rate` per second, each request sent on
  * schedule whether the one before answered or not, for `seconds` or until `until` resolves.
  */
-export async function listWindow(kind: ListWindow['kind'], account: SignedIn, rate: number, until: { seconds: number } | { done: Promise<unknown>; storedAt?: () => number | null }): Promise<ListWindow> {
+export async function listWindow(
+  kind: ListWindow['kind'],
+  account: SignedIn,
+  rate: number,
+  until: { seconds: number } | { done: Promise<unknown>; storedAt?: () => number | null },
+): Promise<ListWindow> {
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
   const send: Send = (path, init) => account.browser.fetch(path, init);
@@ -89,7 +130,9 @@ export async function listWindow(kind: ListWindow['kind'], account: SignedIn, ra
     if (wait > 0) await sleep(wait);
     if (stopped || performance.now() >= end) break;
     const at = Date.now();
-    pending.push(timed(send, '/api/mail/threads?limit=50', '10.45.0.1', 30_000).then((s) => void samples.push({ at, ...s })));
+    pending.push(
+      timed(send, '/api/mail/threads?limit=50', '10.45.0.1', 30_000).then((s) => void samples.push({ at, ...s })),
+    );
   }
   const seconds = Math.round((performance.now() - t0) / 100) / 10;
   await Promise.all(pending);
@@ -98,7 +141,12 @@ export async function listWindow(kind: ListWindow['kind'], account: SignedIn, ra
   const storedAt = 'done' in until ? (until.storedAt?.() ?? null) : null;
   const part = (xs: typeof samples): Latency => {
     const v = xs.map((s) => s.ms);
-    return { requests: v.length, p50Ms: round1(listQuantile(v, 0.5)), p99Ms: round1(listQuantile(v, 0.99)), maxMs: round1(listQuantile(v, 1)) };
+    return {
+      requests: v.length,
+      p50Ms: round1(listQuantile(v, 0.5)),
+      p99Ms: round1(listQuantile(v, 0.99)),
+      maxMs: round1(listQuantile(v, 1)),
+    };
   };
   return {
     kind,
@@ -106,7 +154,12 @@ export async function listWindow(kind: ListWindow['kind'], account: SignedIn, ra
     span: { from, to: Date.now(), ...(storedAt === null ? {} : { storedAt }) },
     ...part(samples),
     non200: samples.filter((s) => s.status !== 200).length,
-    ...(storedAt === null ? {} : { syncing: part(samples.filter((s) => s.at < storedAt)), afterStored: part(samples.filter((s) => s.at >= storedAt)) }),
+    ...(storedAt === null
+      ? {}
+      : {
+          syncing: part(samples.filter((s) => s.at < storedAt)),
+          afterStored: part(samples.filter((s) => s.at >= storedAt)),
+        }),
     clientLoop: { p99Ms: lag(loop.percentile(99)), maxMs: lag(loop.max) },
   };
 }
@@ -139,7 +192,16 @@ export interface TriageRun {
   peakInFlight: number;
   bound: number;
   /** Per account: `auto-analyze` tokens spent less the share (max over accounts; goal ≤ 0), the least left, rows still reserved, analyses. */
-  tokens: { maxOverShare: number; maxSpent: number; minLeft: number; maxLeft: number; reservedLeft: number; analysesMin: number; analysesMax: number; otherOperations: number };
+  tokens: {
+    maxOverShare: number;
+    maxSpent: number;
+    minLeft: number;
+    maxLeft: number;
+    reservedLeft: number;
+    analysesMin: number;
+    analysesMax: number;
+    otherOperations: number;
+  };
   /** The upper bound each call reserved (the server's upperBoundTokens of the request as sent): min / median / max. */
   reservation: { min: number; median: number; max: number } | null;
   /** After the burst, the on-demand route on an eligible thread left without one (small budget only): its status and the operation charged. */
@@ -166,9 +228,16 @@ export function reservations(openai: OpenAIStandIn): number[] {
   return openai.requests
     .filter((r) => r.endpoint === 'chat' && r.body && typeof r.body === 'object')
     .map((r) => {
-      const b = r.body as { messages: { role: string; content: string }[]; max_completion_tokens: number; response_format: { json_schema: { schema: unknown } } };
+      const b = r.body as {
+        messages: { role: string; content: string }[];
+        max_completion_tokens: number;
+        response_format: { json_schema: { schema: unknown } };
+      };
       const text = (role: string) => b.messages.find((m) => m.role === role)?.content ?? '';
-      return upperBoundTokens({ system: text('system'), user: text('user'), maxOutputTokens: b.max_completion_tokens }, b.response_format.json_schema.schema);
+      return upperBoundTokens(
+        { system: text('system'), user: text('user'), maxOutputTokens: b.max_completion_tokens },
+        b.response_format.json_schema.schema,
+      );
     });
 }
 
@@ -211,7 +280,13 @@ export async function readBurst(pool: pg.Pool, burst: BurstMessages) {
       analysedAt = Math.max(analysedAt, r.analysed_at.getTime());
     } else ineligibleAnalysed++;
   }
-  return { stored: rows.length, analysed, ineligibleAnalysed, storedMs: storedAt - burst.startedAt, analysedMs: analysedAt - burst.startedAt };
+  return {
+    stored: rows.length,
+    analysed,
+    ineligibleAnalysed,
+    storedMs: storedAt - burst.startedAt,
+    analysedMs: analysedAt - burst.startedAt,
+  };
 }
 
 /** The auto-triage queue: a job running, or one due within a minute (one waiting for the next UTC day is neither). */
@@ -224,7 +299,11 @@ export async function triageBusy(pool: pg.Pool): Promise<boolean> {
 }
 
 /** Per account, the day's `auto-analyze` tokens and analyses, other operations' rows, and rows still reserved. */
-export async function readTokens(pool: pg.Pool, accountIds: string[], shareTokens: number): Promise<TriageRun['tokens']> {
+export async function readTokens(
+  pool: pg.Pool,
+  accountIds: string[],
+  shareTokens: number,
+): Promise<TriageRun['tokens']> {
   const { rows } = await pool.query<{ auto: string; analyses: string; other: string; reserved: string }>(
     `/*bench*/ select coalesce(sum(u.tokens) filter (where u.operation = 'auto-analyze'), 0) as auto,
             count(u.id) filter (where u.operation = 'auto-analyze') as analyses, count(u.id) filter (where u.operation <> 'auto-analyze') as other,

@@ -25,7 +25,6 @@ export interface BackfillQuota {
   profile: QuotaProfile;
 }
 
-
 export interface BackfillResult {
   messages: number;
   /** The quota the stand-in enforced and the server paced (units per moving window, 2026 costs). */
@@ -107,7 +106,8 @@ export async function backfill(opts: {
   for (const m of gmail.inbox(email)) perThread.set(m.threadId, (perThread.get(m.threadId) ?? 0) + 1);
   const threads = perThread.size;
   const big = [...perThread.values()].filter((k) => k * costs['messages.get'] > costs['threads.get']);
-  const shapeUnits = big.length * costs['threads.get'] + (opts.messages - big.reduce((a, k) => a + k, 0)) * costs['messages.get'];
+  const shapeUnits =
+    big.length * costs['threads.get'] + (opts.messages - big.reduce((a, k) => a + k, 0)) * costs['messages.get'];
   gmail.resetCounters();
   gmail.setQuota(opts.quota);
   const arrivals = new Map<string, { at: number; storedAt?: number }>();
@@ -132,7 +132,10 @@ export async function backfill(opts: {
       while (backfilling || [...arrivals.values()].some((a) => a.storedAt === undefined)) {
         const waiting = [...arrivals].filter(([, a]) => a.storedAt === undefined).map(([id]) => id);
         if (waiting.length) {
-          const { rows } = await pool.query<{ pmid: string }>('/*bench*/ select provider_message_id as pmid from mail_messages where provider_message_id = any($1::text[])', [waiting]);
+          const { rows } = await pool.query<{ pmid: string }>(
+            '/*bench*/ select provider_message_id as pmid from mail_messages where provider_message_id = any($1::text[])',
+            [waiting],
+          );
           const now = performance.now();
           for (const r of rows) arrivals.get(r.pmid)!.storedAt = now;
         }
@@ -141,9 +144,17 @@ export async function backfill(opts: {
       }
     })();
     // signIn returns once the account's background sync is done (no job, no lease); the user opens threads meanwhile.
-    const account = await signIn(opts.serverUrl, opts.webOrigin, opts.identity, { sub: 'bench-backfill', email }, pool, 30 * 60_000, (session) => {
-      if (opts.openEveryMs) user = openThreads(session, opts.openEveryMs, () => backfilling);
-    });
+    const account = await signIn(
+      opts.serverUrl,
+      opts.webOrigin,
+      opts.identity,
+      { sub: 'bench-backfill', email },
+      pool,
+      30 * 60_000,
+      (session) => {
+        if (opts.openEveryMs) user = openThreads(session, opts.openEveryMs, () => backfilling);
+      },
+    );
     const ms = performance.now() - t0;
     const wallEnd = Date.now();
     backfilling = false;
@@ -151,7 +162,13 @@ export async function backfill(opts: {
     await arriving;
     await Promise.race([watching, sleep(30_000)]);
     opts.setForwarding?.(false);
-    const stored = Number((await pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where account_id = $1', [account.accountId])).rows[0]!.n);
+    const stored = Number(
+      (
+        await pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where account_id = $1', [
+          account.accountId,
+        ])
+      ).rows[0]!.n,
+    );
     // What the stand-in charged, read before the resync resets its counters.
     const quotaSpent = gmail.quotaSpent(email);
     const quotaPeak = gmail.quotaPeak(email);
@@ -161,14 +178,25 @@ export async function backfill(opts: {
     const providerRequests = gmail.requests.length;
     // A listing by id at 2026 costs: one messages.list per 500 ids, one messages.get per message, the watch, the profile and the inbox count, and the history reads it made.
     const optimumUnits =
-      Math.ceil(opts.messages / 500) * costs['messages.list'] + opts.messages * costs['messages.get'] + costs.watch + costs.profile + costs['labels.get'] + (calls['history.list'] ?? 0) * costs['history.list'];
+      Math.ceil(opts.messages / 500) * costs['messages.list'] +
+      opts.messages * costs['messages.get'] +
+      costs.watch +
+      costs.profile +
+      costs['labels.get'] +
+      (calls['history.list'] ?? 0) * costs['history.list'];
     const optimumMs = (optimumUnits / opts.quota.unitsPerWindow) * opts.quota.windowMs;
     // The units sent between two times, as a share of the limit over that time.
     const share = (from: number) =>
-      gmail.requests.filter((r) => r.at > from && r.at <= wallEnd).reduce((a, r) => a + (costs[r.endpoint as keyof typeof costs] ?? 0), 0) / ((opts.quota.unitsPerWindow * (wallEnd - from)) / opts.quota.windowMs);
+      gmail.requests
+        .filter((r) => r.at > from && r.at <= wallEnd)
+        .reduce((a, r) => a + (costs[r.endpoint as keyof typeof costs] ?? 0), 0) /
+      ((opts.quota.unitsPerWindow * (wallEnd - from)) / opts.quota.windowMs);
     const after = wall0 + opts.quota.windowMs;
     const sustainedShare = wallEnd > after ? share(after) : null;
-    const fixed = ['watch', 'profile', 'labels.get', 'messages.list'].reduce((a, k) => a + (unitsByEndpoint[k] ?? 0), 0);
+    const fixed = ['watch', 'profile', 'labels.get', 'messages.list'].reduce(
+      (a, k) => a + (unitsByEndpoint[k] ?? 0),
+      0,
+    );
     const opensUnits = (calls['threads.get:full'] ?? 0) * costs['threads.get'];
     const delays = [...arrivals.values()].filter((a) => a.storedAt !== undefined).map((a) => a.storedAt! - a.at);
     const result: BackfillResult = {
@@ -196,10 +224,19 @@ export async function backfill(opts: {
       messageReads: calls['messages.get'] ?? 0,
       ...(userRequests ? { opens: { ...timings(userRequests.opens), lists: timings(userRequests.lists) } } : {}),
       ...(opts.arrivalEveryMs
-        ? { arrivals: { count: arrivals.size, stored: delays.length, p50Ms: Math.round(quantile(delays, 0.5)), p99Ms: Math.round(quantile(delays, 0.99)), maxMs: Math.round(Math.max(0, ...delays)) } }
+        ? {
+            arrivals: {
+              count: arrivals.size,
+              stored: delays.length,
+              p50Ms: Math.round(quantile(delays, 0.5)),
+              p99Ms: Math.round(quantile(delays, 0.99)),
+              maxMs: Math.round(Math.max(0, ...delays)),
+            },
+          }
         : {}),
     };
-    if (opts.resyncChangeShare && opts.setForwarding) result.resync = await resync(opts, email, account.accountId, opts.resyncChangeShare);
+    if (opts.resyncChangeShare && opts.setForwarding)
+      result.resync = await resync(opts, email, account.accountId, opts.resyncChangeShare);
     return result;
   } finally {
     backfilling = false;

@@ -41,7 +41,8 @@ export interface BurstAccount {
   email: string;
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null;
 
 /** `changes` new messages spread over the accounts as the freshness phase spreads them; the accounts touched. */
 function addChanges(gmail: GmailStandIn, accounts: BurstAccount[], changes: number, offset: number, label: string) {
@@ -62,7 +63,16 @@ const since = (read: CpuRead, start: { process: number; database: number }) => {
 };
 
 /** `pool`: where the bench polls for the stored rows (a connection whose CPU `cpu` leaves out). */
-export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: GmailStandIn; pool: pg.Pool | pg.Client; changes: number; offset: number; timeoutMs: number; cpu: CpuRead; setForwarding(on: boolean): unknown }): Promise<BurstRound> {
+export async function serviceBurst(opts: {
+  accounts: BurstAccount[];
+  gmail: GmailStandIn;
+  pool: pg.Pool | pg.Client;
+  changes: number;
+  offset: number;
+  timeoutMs: number;
+  cpu: CpuRead;
+  setForwarding(on: boolean): unknown;
+}): Promise<BurstRound> {
   const { gmail } = opts;
   const calls = { ...gmail.calls };
   const cpu0 = opts.cpu();
@@ -73,15 +83,26 @@ export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: Gmai
   const deadline = t0 + opts.timeoutMs;
   let rows: { id: string; at: Date }[] = [];
   while (Date.now() < deadline) {
-    rows = (await opts.pool.query<{ id: string; at: Date }>('/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)', [ids])).rows;
+    rows = (
+      await opts.pool.query<{ id: string; at: Date }>(
+        '/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)',
+        [ids],
+      )
+    ).rows;
     if (rows.length >= ids.length) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   const cpuMs = since(opts.cpu, cpu0);
   opts.setForwarding(false);
   const jobs = await opts.pool
-    .query<{ n: string }>(`/*bench*/ select count(*) as n from pgboss.job where name = 'mail-sync' and created_on >= to_timestamp($1 / 1000.0)`, [t0])
-    .then((r) => Number(r.rows[0]!.n), () => null);
+    .query<{ n: string }>(
+      `/*bench*/ select count(*) as n from pgboss.job where name = 'mail-sync' and created_on >= to_timestamp($1 / 1000.0)`,
+      [t0],
+    )
+    .then(
+      (r) => Number(r.rows[0]!.n),
+      () => null,
+    );
   const delays = rows.map((r) => new Date(r.at).getTime() - changedAt.get(r.id)!).sort((a, b) => a - b);
   const last = Math.max(...rows.map((r) => new Date(r.at).getTime()));
   return {
@@ -98,7 +119,16 @@ export async function serviceBurst(opts: { accounts: BurstAccount[]; gmail: Gmai
   };
 }
 
-export async function floorBurst(opts: { accounts: BurstAccount[]; gmail: GmailStandIn; floorUrl: string; token(email: string): string; changes: number; offset: number; concurrency: number; cpu: CpuRead }): Promise<BurstRound> {
+export async function floorBurst(opts: {
+  accounts: BurstAccount[];
+  gmail: GmailStandIn;
+  floorUrl: string;
+  token(email: string): string;
+  changes: number;
+  offset: number;
+  concurrency: number;
+  cpu: CpuRead;
+}): Promise<BurstRound> {
   const { gmail } = opts;
   const calls = { ...gmail.calls };
   const cpu0 = opts.cpu();
@@ -106,7 +136,10 @@ export async function floorBurst(opts: { accounts: BurstAccount[]; gmail: GmailS
   const { touched } = addChanges(gmail, opts.accounts, opts.changes, opts.offset, 'floor burst');
   const res = await fetch(`${opts.floorUrl}/sync`, {
     method: 'POST',
-    body: JSON.stringify({ concurrency: opts.concurrency, accounts: touched.map((a) => ({ accountId: a.accountId, token: opts.token(a.email) })) }),
+    body: JSON.stringify({
+      concurrency: opts.concurrency,
+      accounts: touched.map((a) => ({ accountId: a.accountId, token: opts.token(a.email) })),
+    }),
   });
   const drainMs = Date.now() - t0;
   const cpuMs = since(opts.cpu, cpu0);

@@ -32,7 +32,8 @@ export interface FreshnessResult {
   phases: FreshnessPhase[];
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null;
 
 /** Waits until every message is stored (or the time limit), then reads each one's delay. */
 async function delays(pool: pg.Pool, changedAt: Map<string, number>, timeoutMs: number): Promise<number[]> {
@@ -40,7 +41,12 @@ async function delays(pool: pg.Pool, changedAt: Map<string, number>, timeoutMs: 
   const deadline = Date.now() + timeoutMs;
   let rows: { id: string; at: Date }[] = [];
   while (Date.now() < deadline) {
-    rows = (await pool.query<{ id: string; at: Date }>('/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)', [ids])).rows;
+    rows = (
+      await pool.query<{ id: string; at: Date }>(
+        '/*bench*/ select provider_message_id as id, created_at as at from mail_messages where provider_message_id = any($1)',
+        [ids],
+      )
+    ).rows;
     if (rows.length >= ids.length) break;
     // The delays come from created_at, not from when this poll saw the row: poll gently.
     await new Promise((r) => setTimeout(r, 500));
@@ -51,7 +57,16 @@ async function delays(pool: pg.Pool, changedAt: Map<string, number>, timeoutMs: 
 /** What a phase cost: CPU by part (cumulative readings before and after), provider calls, wall time. */
 export type CpuReading = () => Record<string, number>;
 
-function phase(name: FreshnessPhase['name'], changes: number, d: number[], cost: { gmail: GmailStandIn; cpu?: CpuReading; start: { at: number; cpu?: Record<string, number>; calls: Record<string, number> } }): FreshnessPhase {
+function phase(
+  name: FreshnessPhase['name'],
+  changes: number,
+  d: number[],
+  cost: {
+    gmail: GmailStandIn;
+    cpu?: CpuReading;
+    start: { at: number; cpu?: Record<string, number>; calls: Record<string, number> };
+  },
+): FreshnessPhase {
   const cpu = cost.cpu?.();
   const calls = (k: string) => (cost.gmail.calls[k] ?? 0) - (cost.start.calls[k] ?? 0);
   return {
@@ -63,7 +78,13 @@ function phase(name: FreshnessPhase['name'], changes: number, d: number[], cost:
     maxMs: d.at(-1) ?? null,
     historyLists: calls('history.list'),
     messageGets: calls('messages.get'),
-    ...(cpu && cost.start.cpu ? { cpuMs: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.round(v - (cost.start.cpu![k] ?? 0))])) } : {}),
+    ...(cpu && cost.start.cpu
+      ? {
+          cpuMs: Object.fromEntries(
+            Object.entries(cpu).map(([k, v]) => [k, Math.round(v - (cost.start.cpu![k] ?? 0))]),
+          ),
+        }
+      : {}),
     wallMs: Date.now() - cost.start.at,
   };
 }
@@ -101,9 +122,15 @@ export async function freshness(opts: {
   // Burst: every change at once.
   const burst = new Map<string, number>();
   const burstStart = mark();
-  for (let i = 0; i < opts.burst; i++) burst.set(gmail.addMessage(pick(total + i), { subject: `burst ${i}` }).id, Date.now());
+  for (let i = 0; i < opts.burst; i++)
+    burst.set(gmail.addMessage(pick(total + i), { subject: `burst ${i}` }).id, Date.now());
   const burstDelays = await delays(opts.pool, burst, opts.timeoutMs);
   const burstPhase = phase('burst', opts.burst, burstDelays, cost(burstStart));
   gmail.setLatency(0);
-  return { accounts: emails.length, latencyMs: opts.latencyMs, steadyPerSecond: opts.steadyPerSecond, phases: [steadyPhase, burstPhase] };
+  return {
+    accounts: emails.length,
+    latencyMs: opts.latencyMs,
+    steadyPerSecond: opts.steadyPerSecond,
+    phases: [steadyPhase, burstPhase],
+  };
 }

@@ -69,17 +69,29 @@ export async function heavyOpensWindow(opts: {
   const rss = sampleRss(opts.server.pid);
   const t0 = performance.now();
   const { account, threadIds } = opts.normal;
-  const normal = benchChild<{ ms: number; status: number }[]>('bench/load/normal-client.ts', { NORMAL: JSON.stringify({ url: account.browser.baseUrl, cookie: account.browser.cookieHeader(), threadIds, ip: '10.33.0.1' }) });
+  const normal = benchChild<{ ms: number; status: number }[]>('bench/load/normal-client.ts', {
+    NORMAL: JSON.stringify({
+      url: account.browser.baseUrl,
+      cookie: account.browser.cookieHeader(),
+      threadIds,
+      ip: '10.33.0.1',
+    }),
+  });
   await normal.ready();
   let heavy: HeavyOpensOutput | undefined;
   if (opts.kind === 'heavy') {
     const job: HeavyOpensJob = {
       url: account.browser.baseUrl,
-      accounts: opts.heavy.accounts.map((a) => ({ cookie: a.account.browser.cookieHeader(), sets: a.sets.map((set) => set.map((id) => `/api/mail/threads/${id}`)) })),
+      accounts: opts.heavy.accounts.map((a) => ({
+        cookie: a.account.browser.cookieHeader(),
+        sets: a.sets.map((set) => set.map((id) => `/api/mail/threads/${id}`)),
+      })),
       until: Date.now() + opts.seconds * 1000,
       timeoutMs: opts.heavy.timeoutMs,
     };
-    heavy = await benchChild<HeavyOpensOutput>('bench/load/heavy-opens-clients.ts', { HEAVY_OPENS: JSON.stringify(job) }).result();
+    heavy = await benchChild<HeavyOpensOutput>('bench/load/heavy-opens-clients.ts', {
+      HEAVY_OPENS: JSON.stringify(job),
+    }).result();
   } else await sleep(opts.seconds * 1000);
   normal.end();
   const timings = await normal.result();
@@ -89,7 +101,8 @@ export async function heavyOpensWindow(opts: {
   const idleProcessLoop = await canary.stop();
   const mem = rss.stop();
   const ms = timings.map((n) => n.ms);
-  const count = (keys: (string | number)[]) => keys.reduce<Record<string, number>>((o, k) => ((o[k] = (o[k] ?? 0) + 1), o), {});
+  const count = (keys: (string | number)[]) =>
+    keys.reduce<Record<string, number>>((o, k) => ((o[k] = (o[k] ?? 0) + 1), o), {});
   const served = heavy?.opens.filter((o) => o.outcome === 'served').map((o) => o.ms) ?? [];
   return {
     kind: opts.kind,
@@ -97,7 +110,13 @@ export async function heavyOpensWindow(opts: {
     loop,
     idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
-    normal: { requests: timings.length, p50Ms: round1(rankQuantile(ms, 0.5)), p99Ms: round1(rankQuantile(ms, 0.99)), maxMs: round1(rankQuantile(ms, 1)), non200: timings.filter((n) => n.status !== 200).length },
+    normal: {
+      requests: timings.length,
+      p50Ms: round1(rankQuantile(ms, 0.5)),
+      p99Ms: round1(rankQuantile(ms, 0.99)),
+      maxMs: round1(rankQuantile(ms, 1)),
+      non200: timings.filter((n) => n.status !== 200).length,
+    },
     ...(heavy
       ? {
           heavy: {

@@ -22,7 +22,13 @@ export interface HeavyWindow {
   rssPeakMiB: number | null;
   normal: { requests: number; p50Ms: number | null; p99Ms: number | null; maxMs: number | null; non200: number };
   /** Heavy window only: opens of the heavy thread that finished, by status (0: failed or timed out). */
-  heavy?: { opens: number; byStatus: Record<string, number>; p50Ms: number | null; maxMs: number | null; bytesMedian: number | null };
+  heavy?: {
+    opens: number;
+    byStatus: Record<string, number>;
+    p50Ms: number | null;
+    maxMs: number | null;
+    bytesMedian: number | null;
+  };
 }
 
 export interface HeavyThreadResult {
@@ -56,16 +62,28 @@ const bodies = new Map<string, string>();
 const made = (key: string, make: () => string) => bodies.get(key) ?? bodies.set(key, make()).get(key)!;
 
 /** Adds a heavy thread to `email`'s mailbox; its provider thread id. */
-export function seedHeavyThread(gmail: GmailStandIn, email: string, opts: { messages: number; htmlKiB: number; textKiB: number; attachments: number }): string {
+export function seedHeavyThread(
+  gmail: GmailStandIn,
+  email: string,
+  opts: { messages: number; htmlKiB: number; textKiB: number; attachments: number },
+): string {
   let threadId: string | undefined;
-  const text = made(`text ${opts.textKiB}`, () => 'All work and no play makes a long message. '.repeat(Math.ceil((opts.textKiB * 1024) / 44)).slice(0, opts.textKiB * 1024));
+  const text = made(`text ${opts.textKiB}`, () =>
+    'All work and no play makes a long message. '
+      .repeat(Math.ceil((opts.textKiB * 1024) / 44))
+      .slice(0, opts.textKiB * 1024),
+  );
   for (let i = 0; i < opts.messages; i++) {
     const m = gmail.addMessage(email, {
       ...(threadId ? { threadId } : {}),
       subject: 'Heavy thread',
       bodyText: text,
       bodyHtml: made(`html ${opts.htmlKiB} ${i}`, () => heavyHtml(opts.htmlKiB, i)),
-      attachments: Array.from({ length: opts.attachments }, (_, k) => ({ filename: `file-${i}-${k}.pdf`, mimeType: 'application/pdf', size: 1_000_000 + k })),
+      attachments: Array.from({ length: opts.attachments }, (_, k) => ({
+        filename: `file-${i}-${k}.pdf`,
+        mimeType: 'application/pdf',
+        size: 1_000_000 + k,
+      })),
     });
     threadId ??= m.threadId;
   }
@@ -82,13 +100,23 @@ export const rankQuantile = (xs: number[], q: number) => {
 export type Send = (path: string, init: RequestInit) => Promise<Response>;
 
 /** One request, read to its end and timed (status 0: it failed or timed out; a Retry-After as given). The heavy clients' processes use it too. */
-export async function timed(send: Send, path: string, ip: string, timeoutMs: number): Promise<{ ms: number; status: number; bytes: number; retryAfter?: number }> {
+export async function timed(
+  send: Send,
+  path: string,
+  ip: string,
+  timeoutMs: number,
+): Promise<{ ms: number; status: number; bytes: number; retryAfter?: number }> {
   const t0 = performance.now();
   try {
     const res = await send(path, { headers: { 'X-Forwarded-For': ip }, signal: AbortSignal.timeout(timeoutMs) });
     const bytes = (await res.arrayBuffer()).byteLength;
     const retryAfter = res.headers.get('retry-after');
-    return { ms: performance.now() - t0, status: res.status, bytes, ...(retryAfter === null ? {} : { retryAfter: Number(retryAfter) }) };
+    return {
+      ms: performance.now() - t0,
+      status: res.status,
+      bytes,
+      ...(retryAfter === null ? {} : { retryAfter: Number(retryAfter) }),
+    };
   } catch {
     return { ms: performance.now() - t0, status: 0, bytes: 0 };
   }
@@ -119,8 +147,17 @@ export async function heavyWindow(opts: {
   };
   const heavyClients = async () => {
     const { account, threadId, clients } = opts.heavy;
-    const job = { url: account.browser.baseUrl, cookie: account.browser.cookieHeader(), path: `/api/mail/threads/${threadId}`, clients, until: Date.now() + (end - performance.now()), timeoutMs: 120_000 };
-    heavy.push(...(await benchChild<typeof heavy>('bench/load/heavy-clients.ts', { HEAVY: JSON.stringify(job) }).result()));
+    const job = {
+      url: account.browser.baseUrl,
+      cookie: account.browser.cookieHeader(),
+      path: `/api/mail/threads/${threadId}`,
+      clients,
+      until: Date.now() + (end - performance.now()),
+      timeoutMs: 120_000,
+    };
+    heavy.push(
+      ...(await benchChild<typeof heavy>('bench/load/heavy-clients.ts', { HEAVY: JSON.stringify(job) }).result()),
+    );
   };
   await Promise.all([normalLoop(), ...(opts.kind === 'heavy' ? [heavyClients()] : [])]);
   const seconds = Math.round((performance.now() - t0) / 100) / 10;
@@ -138,9 +175,36 @@ export async function heavyWindow(opts: {
     loop,
     idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
-    normal: { requests: normal.length, p50Ms: round1(rankQuantile(ms, 0.5)), p99Ms: round1(rankQuantile(ms, 0.99)), maxMs: round1(rankQuantile(ms, 1)), non200: normal.filter((n) => n.status !== 200).length },
+    normal: {
+      requests: normal.length,
+      p50Ms: round1(rankQuantile(ms, 0.5)),
+      p99Ms: round1(rankQuantile(ms, 0.99)),
+      maxMs: round1(rankQuantile(ms, 1)),
+      non200: normal.filter((n) => n.status !== 200).length,
+    },
     ...(opts.kind === 'heavy'
-      ? { heavy: { opens: heavy.length, byStatus, p50Ms: round1(rankQuantile(heavy.map((h) => h.ms), 0.5)), maxMs: round1(rankQuantile(heavy.map((h) => h.ms), 1)), bytesMedian: rankQuantile(heavy.map((h) => h.bytes), 0.5) } }
+      ? {
+          heavy: {
+            opens: heavy.length,
+            byStatus,
+            p50Ms: round1(
+              rankQuantile(
+                heavy.map((h) => h.ms),
+                0.5,
+              ),
+            ),
+            maxMs: round1(
+              rankQuantile(
+                heavy.map((h) => h.ms),
+                1,
+              ),
+            ),
+            bytesMedian: rankQuantile(
+              heavy.map((h) => h.bytes),
+              0.5,
+            ),
+          },
+        }
       : {}),
   };
 }
@@ -151,7 +215,10 @@ export async function heavyWindow(opts: {
  * closes its stdin, which a helper that runs until told stops on.
  */
 export function benchChild<T>(script: string, env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [path.join(ROOT, script)], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, script)], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -4,7 +4,16 @@
  */
 import autocannon from 'autocannon';
 import type pg from 'pg';
-import { cpuMs, postgresCpu, postgresCpuDelta, sampleRss, statementDelta, statementSnapshot, type BenchDatabase, type NodeProcess } from '../infra.ts';
+import {
+  cpuMs,
+  postgresCpu,
+  postgresCpuDelta,
+  sampleRss,
+  statementDelta,
+  statementSnapshot,
+  type BenchDatabase,
+  type NodeProcess,
+} from '../infra.ts';
 
 export interface LoadResult {
   target: 'service' | 'service-many' | 'bare';
@@ -45,9 +54,25 @@ export async function loadTest(opts: {
   let next = 0;
   const clients = opts.clients;
   const rotate = clients?.length
-    ? [{ method: 'GET', setupRequest: (req: { headers?: Record<string, string> }) => ({ ...req, headers: { ...req.headers, ...clients[next++ % clients.length] } }) }]
+    ? [
+        {
+          method: 'GET',
+          setupRequest: (req: { headers?: Record<string, string> }) => ({
+            ...req,
+            headers: { ...req.headers, ...clients[next++ % clients.length] },
+          }),
+        },
+      ]
     : undefined;
-  const base = { url: opts.url, connections: opts.connections, headers: opts.headers, pipelining: 1, timeout: 10, ...(rotate ? { requests: rotate } : {}), ...(opts.rate ? { overallRate: opts.rate } : {}) };
+  const base = {
+    url: opts.url,
+    connections: opts.connections,
+    headers: opts.headers,
+    pipelining: 1,
+    timeout: 10,
+    ...(rotate ? { requests: rotate } : {}),
+    ...(opts.rate ? { overallRate: opts.rate } : {}),
+  };
   if (opts.warmupSeconds > 0) await autocannon({ ...base, duration: opts.warmupSeconds });
   const before = await statementSnapshot(opts.db);
   const rssBefore = opts.process.rss();
@@ -68,7 +93,14 @@ export async function loadTest(opts: {
     seconds: opts.seconds,
     requests,
     rps: requests / opts.seconds,
-    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, p99_9: r.latency.p99_9, max: r.latency.max, mean: r.latency.mean },
+    latencyMs: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      p99_9: r.latency.p99_9,
+      max: r.latency.max,
+      mean: r.latency.mean,
+    },
     errors: r.errors,
     non2xx: r.non2xx,
     timeouts: r.timeouts,
@@ -104,7 +136,12 @@ let explained = 0;
  * the server's connections settle on (with the server's plan cache mode, or without it,
  * where PostgreSQL may switch to a generic plan after five runs).
  */
-export async function explainList(pool: pg.Pool, list: ListStatement, accountId: string, limit: number): Promise<Explained> {
+export async function explainList(
+  pool: pg.Pool,
+  list: ListStatement,
+  accountId: string,
+  limit: number,
+): Promise<Explained> {
   const client = await pool.connect();
   const params = list.params(accountId, { limit, offset: 0 });
   // A name of its own each time: pg remembers which names it prepared on a connection.
@@ -112,7 +149,8 @@ export async function explainList(pool: pg.Pool, list: ListStatement, accountId:
   // EXPLAIN EXECUTE takes no bound parameters: the values go in as quoted literals.
   const execute = `execute ${name}(${params.map((v) => client.escapeLiteral(String(v))).join(', ')})`;
   try {
-    for (const [setting, value] of list.settings) await client.query(`/*bench*/ select set_config($1, $2, false)`, [setting, value]);
+    for (const [setting, value] of list.settings)
+      await client.query(`/*bench*/ select set_config($1, $2, false)`, [setting, value]);
     for (let i = 0; i < 6; i++) await client.query({ name, text: list.sql, values: params });
     const { rows } = await client.query<{ 'QUERY PLAN': string }>(`/*bench*/ explain (analyze, buffers) ${execute}`);
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
@@ -124,4 +162,3 @@ export async function explainList(pool: pg.Pool, list: ListStatement, accountId:
     client.release();
   }
 }
-

@@ -15,7 +15,15 @@ export interface MemoryReading {
 }
 
 export interface LiveEventsResult {
-  memory: { streams: number; sessions: number; openMs: number; before: MemoryReading; after: MemoryReading; rssPerStreamBytes: number; heapPerStreamBytes: number } | null;
+  memory: {
+    streams: number;
+    sessions: number;
+    openMs: number;
+    before: MemoryReading;
+    after: MemoryReading;
+    rssPerStreamBytes: number;
+    heapPerStreamBytes: number;
+  } | null;
   freshness: {
     accounts: number;
     perSecond: number;
@@ -44,32 +52,36 @@ const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 function openStream(url: string, cookie: string): Promise<Stream> {
   return new Promise((resolve, reject) => {
     let listener: ((type: string, at: number) => void) | undefined;
-    const req = http.get(`${url}/api/mail/events`, { agent, headers: { Cookie: cookie, Accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        reject(new Error(`GET /api/mail/events answered ${res.statusCode}`));
-        return;
-      }
-      res.setEncoding('utf8');
-      let buffer = '';
-      let opened = false;
-      res.on('data', (chunk: string) => {
-        const at = Date.now();
-        buffer += chunk;
-        let i: number;
-        while ((i = buffer.indexOf('\n\n')) >= 0) {
-          const type = /^event: (\w+)$/m.exec(buffer.slice(0, i))?.[1];
-          buffer = buffer.slice(i + 2);
-          if (!type) continue;
-          if (!opened) {
-            opened = true;
-            resolve({ close: () => req.destroy(), listen: (fn) => (listener = fn) });
-          }
-          listener?.(type, at);
+    const req = http.get(
+      `${url}/api/mail/events`,
+      { agent, headers: { Cookie: cookie, Accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(new Error(`GET /api/mail/events answered ${res.statusCode}`));
+          return;
         }
-      });
-      res.on('error', () => undefined);
-    });
+        res.setEncoding('utf8');
+        let buffer = '';
+        let opened = false;
+        res.on('data', (chunk: string) => {
+          const at = Date.now();
+          buffer += chunk;
+          let i: number;
+          while ((i = buffer.indexOf('\n\n')) >= 0) {
+            const type = /^event: (\w+)$/m.exec(buffer.slice(0, i))?.[1];
+            buffer = buffer.slice(i + 2);
+            if (!type) continue;
+            if (!opened) {
+              opened = true;
+              resolve({ close: () => req.destroy(), listen: (fn) => (listener = fn) });
+            }
+            listener?.(type, at);
+          }
+        });
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', (err) => reject(err));
   });
 }
@@ -78,17 +90,24 @@ function openStream(url: string, cookie: string): Promise<Stream> {
 async function openAll(url: string, cookies: string[], parallel = 50): Promise<Stream[]> {
   const out: Stream[] = new Array(cookies.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(parallel, cookies.length) }, async () => {
-    while (next < cookies.length) {
-      const i = next++;
-      out[i] = await openStream(url, cookies[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, cookies.length) }, async () => {
+      while (next < cookies.length) {
+        const i = next++;
+        out[i] = await openStream(url, cookies[i]!);
+      }
+    }),
+  );
   return out;
 }
 
 /** The server's memory with `streamsPerSession` idle streams for each session, next to none; the streams are closed after. */
-export async function idleStreamMemory(opts: { url: string; sessions: string[]; streams: number; read: () => Promise<MemoryReading> }): Promise<NonNullable<LiveEventsResult['memory']>> {
+export async function idleStreamMemory(opts: {
+  url: string;
+  sessions: string[];
+  streams: number;
+  read: () => Promise<MemoryReading>;
+}): Promise<NonNullable<LiveEventsResult['memory']>> {
   const cookies = Array.from({ length: opts.streams }, (_, i) => opts.sessions[i % opts.sessions.length]!);
   const before = await opts.read();
   const t0 = performance.now();
@@ -97,10 +116,19 @@ export async function idleStreamMemory(opts: { url: string; sessions: string[]; 
   const after = await opts.read();
   for (const s of streams) s.close();
   const per = (k: keyof MemoryReading) => Math.round((after[k] - before[k]) / opts.streams);
-  return { streams: opts.streams, sessions: opts.sessions.length, openMs, before, after, rssPerStreamBytes: per('rss'), heapPerStreamBytes: per('heapUsed') };
+  return {
+    streams: opts.streams,
+    sessions: opts.sessions.length,
+    openMs,
+    before,
+    after,
+    rssPerStreamBytes: per('rss'),
+    heapPerStreamBytes: per('heapUsed'),
+  };
 }
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : null;
 
 /** Changes at `perSecond` for `seconds`, round-robin over the accounts, each timed to the `threads` event on that account's stream. */
 export async function streamFreshness(opts: {
@@ -113,7 +141,10 @@ export async function streamFreshness(opts: {
   cpu: () => Record<string, number>;
 }): Promise<NonNullable<LiveEventsResult['freshness']>> {
   const { accounts, gmail } = opts;
-  const streams = await openAll(opts.url, accounts.map((a) => a.cookie));
+  const streams = await openAll(
+    opts.url,
+    accounts.map((a) => a.cookie),
+  );
   const pending = new Map<string, number[]>();
   const delays: number[] = [];
   let events = 0;
@@ -179,26 +210,40 @@ export function renderLiveEvents(r: LiveEventsResult): string[] {
   const out: string[] = ['## 14. Live events — GET /api/mail/events', ''];
   if (r.memory) {
     const m = r.memory;
-    out.push(`Memory per idle open stream: ${m.streams} streams of ${m.sessions} sessions opened in ${(m.openMs / 1000).toFixed(1)} s, on a server of their own (full GC before each reading).`);
+    out.push(
+      `Memory per idle open stream: ${m.streams} streams of ${m.sessions} sessions opened in ${(m.openMs / 1000).toFixed(1)} s, on a server of their own (full GC before each reading).`,
+    );
     out.push('');
     out.push('| | none open | all open | per stream |');
     out.push('|---|---:|---:|---:|');
     out.push(`| resident set | ${mib(m.before.rss)} | ${mib(m.after.rss)} | ${kib(m.rssPerStreamBytes)} |`);
     out.push(`| heap used | ${mib(m.before.heapUsed)} | ${mib(m.after.heapUsed)} | ${kib(m.heapPerStreamBytes)} |`);
     out.push('');
-    out.push(`Goal (issue 30): ≤ 32 KiB per stream at 10,000 streams: ${m.streams >= 10_000 ? ok(m.rssPerStreamBytes <= 32 * 1024) : `not judged at ${m.streams} streams`} (resident set).`);
+    out.push(
+      `Goal (issue 30): ≤ 32 KiB per stream at 10,000 streams: ${m.streams >= 10_000 ? ok(m.rssPerStreamBytes <= 32 * 1024) : `not judged at ${m.streams} streams`} (resident set).`,
+    );
     out.push('');
   }
   if (r.freshness) {
     const f = r.freshness;
-    const cpuRows = Object.entries(f.cpuMs).map(([k, v]) => `${k} ${(v / Math.max(1, f.events)).toFixed(2)}`).join(', ');
-    out.push(`Freshness to the client: ${f.perSecond} changes/s for ${f.seconds} s over ${f.accounts} accounts, each with one open stream; from the provider storing the change to the \`threads\` event arriving on the account's stream (intake, job, sync, pg_notify, the hub, the socket).`);
+    const cpuRows = Object.entries(f.cpuMs)
+      .map(([k, v]) => `${k} ${(v / Math.max(1, f.events)).toFixed(2)}`)
+      .join(', ');
+    out.push(
+      `Freshness to the client: ${f.perSecond} changes/s for ${f.seconds} s over ${f.accounts} accounts, each with one open stream; from the provider storing the change to the \`threads\` event arriving on the account's stream (intake, job, sync, pg_notify, the hub, the socket).`,
+    );
     out.push('');
-    out.push('| changes | delivered | p50 ms | p99 ms | max ms | events received (threads) | CPU ms per event received |');
+    out.push(
+      '| changes | delivered | p50 ms | p99 ms | max ms | events received (threads) | CPU ms per event received |',
+    );
     out.push('|---:|---:|---:|---:|---:|---:|---|');
-    out.push(`| ${f.changes} | ${f.delivered} | ${f.p50Ms ?? 'n/a'} | ${f.p99Ms ?? 'n/a'} | ${f.maxMs ?? 'n/a'} | ${f.events} (${f.threadsEvents}) | ${cpuRows} |`);
+    out.push(
+      `| ${f.changes} | ${f.delivered} | ${f.p50Ms ?? 'n/a'} | ${f.p99Ms ?? 'n/a'} | ${f.maxMs ?? 'n/a'} | ${f.events} (${f.threadsEvents}) | ${cpuRows} |`,
+    );
     out.push('');
-    out.push(`Goal (issue 30): p99 ≤ 1 s: ${ok(f.p99Ms != null && f.p99Ms <= 1000 && f.delivered === f.changes)}. The CPU per event covers everything that made it (the syncs included), not the fan-out alone; the server row is the instance that held the streams (the other shares the syncs).`);
+    out.push(
+      `Goal (issue 30): p99 ≤ 1 s: ${ok(f.p99Ms != null && f.p99Ms <= 1000 && f.delivered === f.changes)}. The CPU per event covers everything that made it (the syncs included), not the fan-out alone; the server row is the instance that held the streams (the other shares the syncs).`,
+    );
     out.push('');
   }
   return out;

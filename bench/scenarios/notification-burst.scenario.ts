@@ -37,7 +37,14 @@ export async function notificationBurst(opts: {
   const { gmail, pubsub, pool } = opts;
   const ids = opts.accounts.map((a) => a.accountId);
   const stored = async () =>
-    Number((await pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where account_id = any($1::uuid[])', [ids])).rows[0]!.n);
+    Number(
+      (
+        await pool.query<{ n: string }>(
+          '/*bench*/ select count(*) as n from mail_messages where account_id = any($1::uuid[])',
+          [ids],
+        )
+      ).rows[0]!.n,
+    );
   const before = await stored();
   const expected = before + opts.accounts.length * opts.perAccount;
   gmail.setLatency(opts.latencyMs);
@@ -56,7 +63,8 @@ export async function notificationBurst(opts: {
     await new Promise((r) => setTimeout(r, 50));
     if (allStoredMs === null && (await stored()) >= expected) allStoredMs = performance.now() - t0;
     const s = pubsub.stats(opts.subscription);
-    if (drainedMs === null && published() >= opts.accounts.length * opts.perAccount && s.available + s.leased === 0) drainedMs = performance.now() - t0;
+    if (drainedMs === null && published() >= opts.accounts.length * opts.perAccount && s.available + s.leased === 0)
+      drainedMs = performance.now() - t0;
   }
   opts.setForwarding(false);
   const requests = [...gmail.requests];

@@ -9,7 +9,13 @@
  * of the resync do not depend on how fast the inbox was listed before it.
  */
 import type pg from 'pg';
-import { QUOTA_COSTS_2026, type GmailStandIn, type QuotaCosts, type QuotaEndpoint, type QuotaProfile } from '../../stand-ins/gmail.stand-in.ts';
+import {
+  QUOTA_COSTS_2026,
+  type GmailStandIn,
+  type QuotaCosts,
+  type QuotaEndpoint,
+  type QuotaProfile,
+} from '../../stand-ins/gmail.stand-in.ts';
 import { backgroundSyncDone } from '../infra.ts';
 
 export interface ResyncResult {
@@ -50,14 +56,23 @@ export interface StoreCheck {
 
 /** Gmail's quota units (the stand-in's cost table, 2026 by default) of the calls the stand-in counted (refused ones included). */
 export function unitsOf(calls: Record<string, number>, costs: QuotaCosts = QUOTA_COSTS_2026): number {
-  return (Object.entries(costs) as [QuotaEndpoint, number][]).reduce((a, [endpoint, cost]) => a + cost * (calls[endpoint] ?? 0), 0);
+  return (Object.entries(costs) as [QuotaEndpoint, number][]).reduce(
+    (a, [endpoint, cost]) => a + cost * (calls[endpoint] ?? 0),
+    0,
+  );
 }
 
 /** Fetching every message of an inbox of `n` again: its ids listed (500 a page) and one messages.get each. */
-export const fetchAllUnitsOf = (n: number, costs: QuotaCosts = QUOTA_COSTS_2026) => costs['messages.get'] * n + costs['messages.list'] * Math.ceil(n / 500);
+export const fetchAllUnitsOf = (n: number, costs: QuotaCosts = QUOTA_COSTS_2026) =>
+  costs['messages.get'] * n + costs['messages.list'] * Math.ceil(n / 500);
 
 /** The account's stored messages and inbox threads, compared with every message of the provider's mailbox. */
-export async function checkStore(gmail: GmailStandIn, pool: pg.Pool, email: string, accountId: string): Promise<StoreCheck> {
+export async function checkStore(
+  gmail: GmailStandIn,
+  pool: pg.Pool,
+  email: string,
+  accountId: string,
+): Promise<StoreCheck> {
   const provider = new Map(gmail.messages(email).map((m) => [m.id, m]));
   const { rows } = await pool.query<{ id: string; inbox: boolean; unread: boolean }>(
     '/*bench*/ select provider_message_id as id, in_inbox as inbox, is_unread as unread from mail_messages where account_id = $1',
@@ -76,7 +91,8 @@ export async function checkStore(gmail: GmailStandIn, pool: pg.Pool, email: stri
       threads.set(m.threadId, threads.get(m.threadId) ?? false);
     }
   }
-  for (const m of provider.values()) if (threads.has(m.threadId) && m.labelIds.includes('UNREAD')) threads.set(m.threadId, true);
+  for (const m of provider.values())
+    if (threads.has(m.threadId) && m.labelIds.includes('UNREAD')) threads.set(m.threadId, true);
   const storedInbox = rows.filter((r) => r.inbox);
   const storedNotInInbox = storedInbox.filter((r) => !provider.get(r.id)?.labelIds.includes('INBOX')).length;
   const storedDeleted = rows.filter((r) => !provider.has(r.id)).length;
@@ -96,12 +112,22 @@ export async function checkStore(gmail: GmailStandIn, pool: pg.Pool, email: stri
     providerThreads: threads.size,
     storedThreads: t.rows.length,
     threadsMismatched,
-    equal: inboxMismatched === 0 && storedNotInInbox === 0 && storedDeleted === 0 && threadsMismatched === 0 && providerInbox === storedInbox.length,
+    equal:
+      inboxMismatched === 0 &&
+      storedNotInInbox === 0 &&
+      storedDeleted === 0 &&
+      threadsMismatched === 0 &&
+      providerInbox === storedInbox.length,
   };
 }
 
 /** The history expires and `share` of the inbox changes (notified): the resync's units, next to fetching every message. */
-export async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForwarding?: (on: boolean) => unknown }, email: string, accountId: string, share: number): Promise<ResyncResult> {
+export async function resync(
+  opts: { gmail: GmailStandIn; pool: pg.Pool; setForwarding?: (on: boolean) => unknown },
+  email: string,
+  accountId: string,
+  share: number,
+): Promise<ResyncResult> {
   const { gmail, pool } = opts;
   const inbox = gmail.inbox(email);
   const n = Math.max(1, Math.round(inbox.length * share));
@@ -124,19 +150,34 @@ export async function resync(opts: { gmail: GmailStandIn; pool: pg.Pool; setForw
     // The counts are cheap to poll; the whole inbox is compared only once they agree.
     const after = gmail.inbox(email);
     const wantUnread = after.filter((m) => m.unread).length;
-    const want = after.map((m) => `${m.id}:${m.unread}`).sort().join(',');
-    for (const deadline = Date.now() + 30 * 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-      const c = (await pool.query<{ inbox: string; unread: string; last: boolean }>(
-        `/*bench*/ select count(*) filter (where in_inbox) as inbox, count(*) filter (where in_inbox and is_unread) as unread,
+    const want = after
+      .map((m) => `${m.id}:${m.unread}`)
+      .sort()
+      .join(',');
+    for (
+      const deadline = Date.now() + 30 * 60_000;
+      Date.now() < deadline;
+      await new Promise((r) => setTimeout(r, 200))
+    ) {
+      const c = (
+        await pool.query<{ inbox: string; unread: string; last: boolean }>(
+          `/*bench*/ select count(*) filter (where in_inbox) as inbox, count(*) filter (where in_inbox and is_unread) as unread,
                 bool_or(provider_message_id = $2) as last from mail_messages where account_id = $1`,
-        [accountId, last.id],
-      )).rows[0]!;
+          [accountId, last.id],
+        )
+      ).rows[0]!;
       if (Number(c.inbox) !== after.length || Number(c.unread) !== wantUnread || !c.last) continue;
       const { rows } = await pool.query<{ k: string }>(
         `/*bench*/ select provider_message_id || ':' || is_unread as k from mail_messages where account_id = $1 and in_inbox`,
         [accountId],
       );
-      if (rows.map((r) => r.k).sort().join(',') === want) break;
+      if (
+        rows
+          .map((r) => r.k)
+          .sort()
+          .join(',') === want
+      )
+        break;
     }
     await backgroundSyncDone(pool, accountId, 30 * 60_000);
   } finally {

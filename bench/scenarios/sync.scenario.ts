@@ -58,7 +58,12 @@ export async function syncOnce(opts: {
   const t0 = performance.now();
   const res = await fetch(`${opts.serverUrl}/api/mail/sync`, {
     method: 'POST',
-    headers: { Cookie: opts.account.cookie, 'X-CSRF-Token': opts.account.csrfToken, Origin: opts.webOrigin, 'X-Forwarded-For': freshIp() },
+    headers: {
+      Cookie: opts.account.cookie,
+      'X-CSRF-Token': opts.account.csrfToken,
+      Origin: opts.webOrigin,
+      'X-Forwarded-For': freshIp(),
+    },
   });
   const body = (await res.json()) as { messagesSynced?: number };
   const wallMs = performance.now() - t0;
@@ -98,4 +103,3 @@ export async function checkpointAt(pool: pg.Pool, accountId: string, historyId: 
     [accountId, historyId],
   );
 }
-

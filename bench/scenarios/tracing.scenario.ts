@@ -64,10 +64,16 @@ export function renderTracing(t: TracingResult): string[] {
     const target = t.targets[name];
     const f = tracingFigures(target);
     const vs = name === 'off' ? '' : `${pctText(more(f.cpuMs))} ${more(f.cpuMs) <= 0.1 ? 'yes' : '**no**'}`;
-    out.push(`| ${LABELS[name]} | ${f2(f.cpuMs)} | ${vs} | ${f0(f.rps)} | ${f0(f.p99)} | ${target.spansPerRequest?.toFixed(2) ?? '–'} | ${f.failed} | ${f0(target.afterStartMiB)} MiB |`);
+    out.push(
+      `| ${LABELS[name]} | ${f2(f.cpuMs)} | ${vs} | ${f0(f.rps)} | ${f0(f.p99)} | ${target.spansPerRequest?.toFixed(2) ?? '–'} | ${f.failed} | ${f0(target.afterStartMiB)} MiB |`,
+    );
   }
   const first = t.targets.off.rounds[0];
   const rate = first ? Math.round(first.requests / first.seconds) : 0;
-  out.push('', `Each round: ~${rate} requests/s (a fixed rate; ${first?.connections ?? 0} connections), the same account and URL against each server in turn (the order rotates), CPU from /proc. Traced servers: OTEL_BSP_MAX_QUEUE_SIZE=16384 (the default 2,048 can fill between two exports, 5 s apart, at this rate, and drops what does not fit).`, '');
+  out.push(
+    '',
+    `Each round: ~${rate} requests/s (a fixed rate; ${first?.connections ?? 0} connections), the same account and URL against each server in turn (the order rotates), CPU from /proc. Traced servers: OTEL_BSP_MAX_QUEUE_SIZE=16384 (the default 2,048 can fill between two exports, 5 s apart, at this rate, and drops what does not fit).`,
+    '',
+  );
   return out;
 }

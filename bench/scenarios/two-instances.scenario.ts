@@ -73,7 +73,14 @@ function runTimes(file: string, msg: string): number[] {
 }
 
 /** Runs per period for the periods that began in [from, to), from both instances' run times. */
-export function scheduledRuns(job: string, everyMinutes: number, atMinute: number, from: number, to: number, times: [number[], number[]]): ScheduledRuns {
+export function scheduledRuns(
+  job: string,
+  everyMinutes: number,
+  atMinute: number,
+  from: number,
+  to: number,
+  times: [number[], number[]],
+): ScheduledRuns {
   const step = everyMinutes * 60_000;
   const starts: number[] = [];
   const first = periodStart(from, everyMinutes, atMinute);
@@ -91,7 +98,13 @@ export function scheduledRuns(job: string, everyMinutes: number, atMinute: numbe
     return n;
   }) as [number, number];
   const counts = [...perPeriod.values()];
-  return { job, periods: starts.length, runs, maxPerPeriod: Math.max(0, ...counts), missed: counts.filter((c) => c === 0).length };
+  return {
+    job,
+    periods: starts.length,
+    runs,
+    maxPerPeriod: Math.max(0, ...counts),
+    missed: counts.filter((c) => c === 0).length,
+  };
 }
 
 export async function twoInstances(opts: {
@@ -110,12 +123,16 @@ export async function twoInstances(opts: {
   timeoutMs: number;
 }): Promise<TwoInstancesResult> {
   const { gmail } = opts;
-  const before = await Promise.all(opts.instances.map(async (i) => counterByLabel(await i.metrics(), 'mia_sync_jobs_total', 'outcome')));
+  const before = await Promise.all(
+    opts.instances.map(async (i) => counterByLabel(await i.metrics(), 'mia_sync_jobs_total', 'outcome')),
+  );
   const gets = new Map<string, number>();
   gmail.resetCounters();
   const t0 = Date.now();
   const tenMinutes = 10 * 60_000;
-  const end = opts.untilPeriods ? Math.max(t0 + opts.minSeconds * 1000, Math.ceil(t0 / tenMinutes) * tenMinutes + 75_000) : t0 + opts.minSeconds * 1000;
+  const end = opts.untilPeriods
+    ? Math.max(t0 + opts.minSeconds * 1000, Math.ceil(t0 / tenMinutes) * tenMinutes + 75_000)
+    : t0 + opts.minSeconds * 1000;
   const ids: string[] = [];
   for (let i = 0; Date.now() < end; i++) {
     const wait = t0 + (i * 1000) / opts.perSecond - Date.now();
@@ -125,7 +142,14 @@ export async function twoInstances(opts: {
   const deadline = Date.now() + opts.timeoutMs;
   let stored = 0;
   while (Date.now() < deadline) {
-    stored = Number((await opts.pool.query<{ n: string }>('/*bench*/ select count(*) as n from mail_messages where provider_message_id = any($1)', [ids])).rows[0]!.n);
+    stored = Number(
+      (
+        await opts.pool.query<{ n: string }>(
+          '/*bench*/ select count(*) as n from mail_messages where provider_message_id = any($1)',
+          [ids],
+        )
+      ).rows[0]!.n,
+    );
     if (stored >= ids.length) break;
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -135,9 +159,15 @@ export async function twoInstances(opts: {
     const id = r.path.slice(r.path.lastIndexOf('/') + 1);
     gets.set(id, (gets.get(id) ?? 0) + 1);
   }
-  const after = await Promise.all(opts.instances.map(async (i) => counterByLabel(await i.metrics(), 'mia_sync_jobs_total', 'outcome')));
+  const after = await Promise.all(
+    opts.instances.map(async (i) => counterByLabel(await i.metrics(), 'mia_sync_jobs_total', 'outcome')),
+  );
   const share = (i: 0 | 1): InstanceShare => ({
-    syncJobs: Object.fromEntries(Object.entries(after[i]!).map(([k, v]) => [k, v - (before[i]![k] ?? 0)]).filter(([, v]) => (v as number) > 0)),
+    syncJobs: Object.fromEntries(
+      Object.entries(after[i]!)
+        .map(([k, v]) => [k, v - (before[i]![k] ?? 0)])
+        .filter(([, v]) => (v as number) > 0),
+    ),
   });
   const now = Date.now();
   return {
@@ -150,7 +180,14 @@ export async function twoInstances(opts: {
     messageGets: gmail.calls['messages.get'] ?? 0,
     fetchedTwice: [...gets.values()].filter((n) => n > 1).length,
     scheduled: JOBS.map(({ job, everyMinutes, atMinute }) =>
-      scheduledRuns(job, everyMinutes, atMinute, opts.bothUpSince, now - 60_000, opts.instances.map((i) => runTimes(i.logFile, job)) as [number[], number[]]),
+      scheduledRuns(
+        job,
+        everyMinutes,
+        atMinute,
+        opts.bothUpSince,
+        now - 60_000,
+        opts.instances.map((i) => runTimes(i.logFile, job)) as [number[], number[]],
+      ),
     ),
   };
 }

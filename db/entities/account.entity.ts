@@ -17,11 +17,23 @@ export const AccountSchema = defineEntity({
     autoTriage: p.boolean().default(false),
     /** Mail sent before this is not triaged on arrival (three days before the setting was turned on). */
     autoTriageFrom: p.datetime().nullable(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   // The notification intake finds an account by lower(email).
-  indexes: [{ name: 'accounts_email_lower_idx', expression: 'create index "accounts_email_lower_idx" on "accounts" (lower("email"))' }],
+  indexes: [
+    {
+      name: 'accounts_email_lower_idx',
+      expression: 'create index "accounts_email_lower_idx" on "accounts" (lower("email"))',
+    },
+  ],
 });
 export class Account extends AccountSchema.class {}
 AccountSchema.setClass(Account);

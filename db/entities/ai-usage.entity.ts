@@ -18,7 +18,10 @@ export const AiUsageSchema = defineEntity({
     tokens: p.integer(),
     promptTokens: p.integer().default(0),
     completionTokens: p.integer().default(0),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
   },
   indexes: [{ name: 'ai_usage_account_created_idx', properties: ['account', 'createdAt'] }],
 });

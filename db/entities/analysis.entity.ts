@@ -22,8 +22,15 @@ export const AnalysisSchema = defineEntity({
     correctedAt: p.datetime().nullable(),
     modelPriority: p.string().nullable(),
     modelReplyStatus: p.string().nullable(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export class Analysis extends AnalysisSchema.class {}

@@ -12,7 +12,11 @@ export const AnalyticsEventSchema = defineEntity({
     name: p.string(),
     properties: p.json<Record<string, unknown>>().nullable(),
     // The purge job deletes by age (server/domain/auth/purge-expired.ts).
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).index(),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .index(),
   },
 });
 export class AnalyticsEvent extends AnalyticsEventSchema.class {}

@@ -12,7 +12,11 @@ export const CredentialSchema = defineEntity({
     accessTokenEnc: p.text().nullable(),
     accessTokenExpiresAt: p.datetime().nullable(),
     scope: p.text(),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export class Credential extends CredentialSchema.class {}

@@ -17,7 +17,10 @@ export const DraftSchema = defineEntity({
     language: p.string(),
     options: p.json<Record<string, string>>(),
     model: p.string(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
   },
 });
 export class Draft extends DraftSchema.class {}

@@ -35,7 +35,21 @@ import { RateLimitSchema } from './rate-limit.entity.ts';
 import { EventStreamSlotSchema } from './event-stream-slot.entity.ts';
 
 export const allEntities = [
-  AccountSchema, SessionSchema, OAuthStateSchema, CredentialSchema, MailThreadSchema, MailMessageSchema,
-  SyncStateSchema, AnalysisSchema, DraftSchema, AiUsageSchema, AnalyticsEventSchema, IncidentSchema, RateLimitSchema, MailInboxCountSchema,
-  MailSetAsideSchema, MailListingSchema, EventStreamSlotSchema,
+  AccountSchema,
+  SessionSchema,
+  OAuthStateSchema,
+  CredentialSchema,
+  MailThreadSchema,
+  MailMessageSchema,
+  SyncStateSchema,
+  AnalysisSchema,
+  DraftSchema,
+  AiUsageSchema,
+  AnalyticsEventSchema,
+  IncidentSchema,
+  RateLimitSchema,
+  MailInboxCountSchema,
+  MailSetAsideSchema,
+  MailListingSchema,
+  EventStreamSlotSchema,
 ];

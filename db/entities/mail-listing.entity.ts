@@ -9,7 +9,12 @@ import { Account } from './account.entity.ts';
 export const MailListingSchema = defineEntity({
   name: 'MailListing',
   tableName: 'mail_listing',
-  indexes: [{ name: 'mail_listing_pending_index', expression: 'create index "mail_listing_pending_index" on "mail_listing" ("account_id", "pos") where "pending"' }],
+  indexes: [
+    {
+      name: 'mail_listing_pending_index',
+      expression: 'create index "mail_listing_pending_index" on "mail_listing" ("account_id", "pos") where "pending"',
+    },
+  ],
   properties: {
     account: () => p.manyToOne(Account).mapToPk().primary().deleteRule('cascade'),
     providerMessageId: p.string().primary(),

@@ -33,8 +33,15 @@ export const MailMessageSchema = defineEntity({
     bodyFetchedAt: p.datetime().nullable(),
     /** The sanitiser version (SANITIZER_VERSION) body_html was made with; an older one is refetched on open. */
     bodySanitizer: p.integer().nullable(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   uniques: [{ name: 'mail_messages_account_provider_unique', properties: ['account', 'providerMessageId'] }],
   indexes: [{ name: 'mail_messages_thread_sent_idx', properties: ['thread', 'sentAt'] }],

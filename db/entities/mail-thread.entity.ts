@@ -22,14 +22,22 @@ export const MailThreadSchema = defineEntity({
     inInbox: p.boolean().default(false),
     /** The thread's latest message (any label), whose analysis the list shows; kept by refreshThreads. */
     latestMessage: p.uuid().nullable(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   uniques: [{ name: 'mail_threads_account_provider_unique', properties: ['account', 'providerThreadId'] }],
   indexes: [
     {
       name: 'mail_threads_inbox_list_idx',
-      expression: 'create index "mail_threads_inbox_list_idx" on "mail_threads" ("account_id", "last_message_at" desc, "id" desc) where "in_inbox"',
+      expression:
+        'create index "mail_threads_inbox_list_idx" on "mail_threads" ("account_id", "last_message_at" desc, "id" desc) where "in_inbox"',
     },
   ],
 });

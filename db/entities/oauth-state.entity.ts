@@ -11,7 +11,10 @@ export const OAuthStateSchema = defineEntity({
     browserHash: p.string(),
     codeVerifier: p.string(),
     expiresAt: p.datetime().index(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
   },
 });
 export class OAuthState extends OAuthStateSchema.class {}

@@ -10,7 +10,10 @@ export const SessionSchema = defineEntity({
     account: () => p.manyToOne(Account).mapToPk().nullable().deleteRule('cascade').index(),
     data: p.json<Record<string, unknown>>(),
     expiresAt: p.datetime().index(),
-    createdAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()),
+    createdAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date()),
   },
 });
 export class Session extends SessionSchema.class {}

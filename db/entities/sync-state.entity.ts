@@ -38,7 +38,11 @@ export const SyncStateSchema = defineEntity({
     failingSince: p.datetime().nullable(),
     /** When the account's sync job ran out of retries (kept in the job engine's dead-letter queue). */
     deadLetteredAt: p.datetime().nullable(),
-    updatedAt: p.datetime().defaultRaw('now()').onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .defaultRaw('now()')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
   indexes: [{ name: 'sync_states_watch_expires_idx', properties: ['watchExpiresAt'] }],
 });

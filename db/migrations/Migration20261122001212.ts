@@ -12,15 +12,18 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261122001212 extends Migration {
-
   override name = 'Migration20261122001212';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "mail_inbox_counts" ("account_id" uuid not null, "total" int not null default 0, primary key ("account_id"));`);
+    this.addSql(
+      `create table "mail_inbox_counts" ("account_id" uuid not null, "total" int not null default 0, primary key ("account_id"));`,
+    );
 
     this.addSql(`create index "accounts_email_lower_idx" on "accounts" (lower("email"));`);
 
-    this.addSql(`alter table "mail_inbox_counts" add constraint "mail_inbox_counts_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;`);
+    this.addSql(
+      `alter table "mail_inbox_counts" add constraint "mail_inbox_counts_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;`,
+    );
 
     this.addSql(`create function "mail_inbox_counts_on_insert"() returns trigger language plpgsql as $$
 begin
@@ -52,11 +55,21 @@ begin
   delete from mail_inbox_counts;
   return null;
 end $$;`);
-    this.addSql(`create trigger "mail_inbox_counts_insert" after insert on "mail_threads" referencing new table as new_rows for each statement execute function "mail_inbox_counts_on_insert"();`);
-    this.addSql(`create trigger "mail_inbox_counts_update" after update on "mail_threads" referencing old table as old_rows new table as new_rows for each statement execute function "mail_inbox_counts_on_update"();`);
-    this.addSql(`create trigger "mail_inbox_counts_delete" after delete on "mail_threads" referencing old table as old_rows for each statement execute function "mail_inbox_counts_on_delete"();`);
-    this.addSql(`create trigger "mail_inbox_counts_truncate" after truncate on "mail_threads" for each statement execute function "mail_inbox_counts_on_truncate"();`);
-    this.addSql(`insert into "mail_inbox_counts" ("account_id", "total") select "account_id", count(*) from "mail_threads" where "in_inbox" group by "account_id";`);
+    this.addSql(
+      `create trigger "mail_inbox_counts_insert" after insert on "mail_threads" referencing new table as new_rows for each statement execute function "mail_inbox_counts_on_insert"();`,
+    );
+    this.addSql(
+      `create trigger "mail_inbox_counts_update" after update on "mail_threads" referencing old table as old_rows new table as new_rows for each statement execute function "mail_inbox_counts_on_update"();`,
+    );
+    this.addSql(
+      `create trigger "mail_inbox_counts_delete" after delete on "mail_threads" referencing old table as old_rows for each statement execute function "mail_inbox_counts_on_delete"();`,
+    );
+    this.addSql(
+      `create trigger "mail_inbox_counts_truncate" after truncate on "mail_threads" for each statement execute function "mail_inbox_counts_on_truncate"();`,
+    );
+    this.addSql(
+      `insert into "mail_inbox_counts" ("account_id", "total") select "account_id", count(*) from "mail_threads" where "in_inbox" group by "account_id";`,
+    );
   }
 
   override down(): void | Promise<void> {
@@ -64,11 +77,12 @@ end $$;`);
     this.addSql(`drop trigger if exists "mail_inbox_counts_update" on "mail_threads";`);
     this.addSql(`drop trigger if exists "mail_inbox_counts_delete" on "mail_threads";`);
     this.addSql(`drop trigger if exists "mail_inbox_counts_truncate" on "mail_threads";`);
-    this.addSql(`drop function if exists "mail_inbox_counts_on_insert"(), "mail_inbox_counts_on_update"(), "mail_inbox_counts_on_delete"(), "mail_inbox_counts_on_truncate"();`);
+    this.addSql(
+      `drop function if exists "mail_inbox_counts_on_insert"(), "mail_inbox_counts_on_update"(), "mail_inbox_counts_on_delete"(), "mail_inbox_counts_on_truncate"();`,
+    );
 
     this.addSql(`drop table if exists "mail_inbox_counts" cascade;`);
 
     this.addSql(`drop index "accounts_email_lower_idx";`);
   }
-
 }

@@ -8,21 +8,27 @@ import { Migration } from '@mikro-orm/migrations';
  * the `pgboss` schema, which pg-boss creates and migrates at start.)
  */
 export class Migration20261125204720 extends Migration {
-
   override name = 'Migration20261125204720';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "mail_set_aside" ("account_id" uuid not null, "provider_message_id" varchar(255) not null, "reason" varchar(64) not null, "attempts" int not null default 1, "first_seen_at" timestamptz not null default now(), "retry_after" timestamptz not null, primary key ("account_id", "provider_message_id"));`);
+    this.addSql(
+      `create table "mail_set_aside" ("account_id" uuid not null, "provider_message_id" varchar(255) not null, "reason" varchar(64) not null, "attempts" int not null default 1, "first_seen_at" timestamptz not null default now(), "retry_after" timestamptz not null, primary key ("account_id", "provider_message_id"));`,
+    );
 
-    this.addSql(`alter table "sync_states" add "last_error_code" varchar(64) null, add "failing_since" timestamptz null, add "set_aside_at" timestamptz null;`);
+    this.addSql(
+      `alter table "sync_states" add "last_error_code" varchar(64) null, add "failing_since" timestamptz null, add "set_aside_at" timestamptz null;`,
+    );
 
-    this.addSql(`alter table "mail_set_aside" add constraint "mail_set_aside_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on delete cascade;`);
+    this.addSql(
+      `alter table "mail_set_aside" add constraint "mail_set_aside_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on delete cascade;`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "mail_set_aside" cascade;`);
 
-    this.addSql(`alter table "sync_states" drop column "last_error_code", drop column "failing_since", drop column "set_aside_at";`);
+    this.addSql(
+      `alter table "sync_states" drop column "last_error_code", drop column "failing_since", drop column "set_aside_at";`,
+    );
   }
-
 }

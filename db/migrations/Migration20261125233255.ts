@@ -7,11 +7,12 @@ import { Migration } from '@mikro-orm/migrations';
  * backfill added by hand.
  */
 export class Migration20261125233255 extends Migration {
-
   override name = 'Migration20261125233255';
 
   override up(): void | Promise<void> {
-    this.addSql(`alter table "mail_threads" add "last_from_name" text not null default '', add "last_from_address" text not null default '';`);
+    this.addSql(
+      `alter table "mail_threads" add "last_from_name" text not null default '', add "last_from_address" text not null default '';`,
+    );
     this.addSql(`update mail_threads t set last_from_name = l.from_name, last_from_address = l.from_address
       from (select distinct on (thread_id) thread_id, from_name, from_address from mail_messages
             order by thread_id, in_inbox desc, sent_at desc, provider_message_id desc) l
@@ -21,5 +22,4 @@ export class Migration20261125233255 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "mail_threads" drop column "last_from_name", drop column "last_from_address";`);
   }
-
 }

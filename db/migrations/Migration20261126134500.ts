@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * the time its job was dead-lettered.
  */
 export class Migration20261126134500 extends Migration {
-
   override name = 'Migration20261126134500';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261126134500 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "sync_states" rename column "dead_lettered_at" to "set_aside_at";`);
   }
-
 }

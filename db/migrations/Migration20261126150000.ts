@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * writer, server/domain/events/announce.ts); the rows hold ids, never mail.
  */
 export class Migration20261126150000 extends Migration {
-
   override name = 'Migration20261126150000';
 
   override up(): void | Promise<void> {
@@ -20,5 +19,4 @@ export class Migration20261126150000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "mail_events";`);
   }
-
 }

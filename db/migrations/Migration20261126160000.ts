@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * unloadable, relative sources dropped) is never served as it was.
  */
 export class Migration20261126160000 extends Migration {
-
   override name = 'Migration20261126160000';
 
   override up(): void | Promise<void> {
@@ -19,5 +18,4 @@ export class Migration20261126160000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "mail_messages" drop column "body_sanitizer";`);
   }
-
 }

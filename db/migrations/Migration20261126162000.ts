@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * public page views make it the largest one that grows without bound.
  */
 export class Migration20261126162000 extends Migration {
-
   override name = 'Migration20261126162000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261126162000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop index "analytics_events_created_at_index";`);
   }
-
 }

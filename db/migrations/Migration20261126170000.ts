@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * stream. Null while unknown (not read yet, or the read failed).
  */
 export class Migration20261126170000 extends Migration {
-
   override name = 'Migration20261126170000';
 
   override up(): void | Promise<void> {
@@ -17,5 +16,4 @@ export class Migration20261126170000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "sync_states" drop column "inbox_estimate";`);
   }
-
 }

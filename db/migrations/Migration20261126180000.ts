@@ -8,12 +8,15 @@ import { Migration } from '@mikro-orm/migrations';
  * Emptied when the listing ends.
  */
 export class Migration20261126180000 extends Migration {
-
   override name = 'Migration20261126180000';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "mail_listing" ("account_id" uuid not null, "provider_message_id" varchar(255) not null, "pos" int not null default 0, "unread" boolean not null default false, "inbox" boolean not null default false, "pending" boolean not null default false, constraint "mail_listing_pkey" primary key ("account_id", "provider_message_id"));`);
-    this.addSql(`alter table "mail_listing" add constraint "mail_listing_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;`);
+    this.addSql(
+      `create table "mail_listing" ("account_id" uuid not null, "provider_message_id" varchar(255) not null, "pos" int not null default 0, "unread" boolean not null default false, "inbox" boolean not null default false, "pending" boolean not null default false, constraint "mail_listing_pkey" primary key ("account_id", "provider_message_id"));`,
+    );
+    this.addSql(
+      `alter table "mail_listing" add constraint "mail_listing_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;`,
+    );
     // The ids still to fetch, newest first: read without joining the store (whose statistics lag a fast backfill).
     this.addSql(`create index "mail_listing_pending_index" on "mail_listing" ("account_id", "pos") where "pending";`);
   }
@@ -21,5 +24,4 @@ export class Migration20261126180000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "mail_listing" cascade;`);
   }
-
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * backing off, for a couple of minutes (server/jobs/mail-sync.job.ts).
  */
 export class Migration20261126181000 extends Migration {
-
   override name = 'Migration20261126181000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261126181000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "sync_states" drop column "notified_history_id";`);
   }
-
 }

@@ -10,14 +10,15 @@ import { Migration } from '@mikro-orm/migrations';
  * - `mail_listing.provider_thread_id`: a listed id's thread (fetches by thread, gmail-metadata.ts).
  */
 export class Migration20261201230000 extends Migration {
-
   override name = 'Migration20261201230000';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "mail_quota_grants" ("id" bigserial primary key,
       "account_id" uuid not null references "accounts" ("id") on delete cascade,
       "lane" varchar(16) not null, "units" int not null, "granted_at" timestamptz not null);`);
-    this.addSql(`create index "mail_quota_grants_account_id_granted_at_index" on "mail_quota_grants" ("account_id", "granted_at");`);
+    this.addSql(
+      `create index "mail_quota_grants_account_id_granted_at_index" on "mail_quota_grants" ("account_id", "granted_at");`,
+    );
     this.addSql(`create index "mail_quota_grants_granted_at_index" on "mail_quota_grants" ("granted_at");`);
     this.addSql(`create table "mail_quota_days" ("day" date not null, "method" varchar(32) not null, "purpose" varchar(16) not null,
       "units" bigint not null default 0, primary key ("day", "method", "purpose"));`);
@@ -70,5 +71,4 @@ end $$;`);
     this.addSql(`drop table if exists "mail_quota_grants";`);
     this.addSql(`drop table if exists "mail_quota_days";`);
   }
-
 }

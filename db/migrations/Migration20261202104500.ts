@@ -7,15 +7,15 @@ import { Migration } from '@mikro-orm/migrations';
  * row and needs no purge.
  */
 export class Migration20261202104500 extends Migration {
-
   override name = 'Migration20261202104500';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "analytics_budget" ("scope" varchar(32) not null primary key, "minute" bigint not null, "events" int not null);`);
+    this.addSql(
+      `create table "analytics_budget" ("scope" varchar(32) not null primary key, "minute" bigint not null, "events" int not null);`,
+    );
   }
 
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "analytics_budget";`);
   }
-
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * those it does not name are fetched at the end, to learn whether they are gone.
  */
 export class Migration20261202140000 extends Migration {
-
   override name = 'Migration20261202140000';
 
   override up(): void | Promise<void> {
@@ -16,5 +15,4 @@ export class Migration20261202140000 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`alter table "mail_listing" drop column if exists "outside";`);
   }
-
 }

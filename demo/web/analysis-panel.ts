@@ -4,7 +4,17 @@
 // so everything it wrote is set as text, never as markup.
 import { isApiError } from '../../shared/client.ts';
 import { api, busy, el, explain, labelledSelect, report } from './dom.ts';
-import { choices, correction, fromAnalysis, PRIORITY_LABELS, REPLY_LABELS, summaryLine, type Priority, type ReplyStatus, type ShownAnalysis } from './triage.ts';
+import {
+  choices,
+  correction,
+  fromAnalysis,
+  PRIORITY_LABELS,
+  REPLY_LABELS,
+  summaryLine,
+  type Priority,
+  type ReplyStatus,
+  type ShownAnalysis,
+} from './triage.ts';
 
 export interface AnalysisPanel {
   /** The panel's element: empty until there is an analysis to show. */
@@ -35,7 +45,10 @@ export function createAnalysisPanel(threadId: string, initial: ShownAnalysis | n
   const card = el('div', undefined, 'card analysis');
   card.append(summary, reason, suggested, form);
 
-  const chosen = () => ({ priority: priority.select.value as Priority, replyStatus: reply.select.value as ReplyStatus });
+  const chosen = () => ({
+    priority: priority.select.value as Priority,
+    replyStatus: reply.select.value as ReplyStatus,
+  });
   /** Save is offered only for a change: the API would otherwise mark the model's values as the user's. */
   const offerSave = () => {
     save.disabled = !shown || correction(shown, chosen()) === null;
@@ -70,7 +83,9 @@ export function createAnalysisPanel(threadId: string, initial: ShownAnalysis | n
         status.textContent = 'Saved.';
       } catch (err) {
         // A correction is of the latest message's analysis: a newer message has none yet (or the thread is gone).
-        status.textContent = isApiError(err, 'NOT_FOUND') ? 'Nothing to correct: a newer message came (press Analyze) or the conversation is gone.' : explain(err);
+        status.textContent = isApiError(err, 'NOT_FOUND')
+          ? 'Nothing to correct: a newer message came (press Analyze) or the conversation is gone.'
+          : explain(err);
         report(err);
       }
     }).then(offerSave); // busy() re-enables the button; it stays offered only for a change

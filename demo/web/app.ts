@@ -21,7 +21,11 @@ async function renderAccount(): Promise<string | null> {
   }
   const out = el('button', 'Sign out');
   out.type = 'button';
-  out.onclick = () => void busy(out, 'Signing out…', async () => { await api.auth.logout.mutate(); location.href = '/'; });
+  out.onclick = () =>
+    void busy(out, 'Signing out…', async () => {
+      await api.auth.logout.mutate();
+      location.href = '/';
+    });
   box.append(el('span', session.email ?? '', 'email'), out);
   ($('sync') as HTMLButtonElement).disabled = false;
   return session.email ?? '';
@@ -37,7 +41,14 @@ async function openThread(id: string, analysis: ShownAnalysis | null) {
     renderThread(thread, () => document.body.classList.remove('reading'), analysis);
     return thread;
   } catch (err) {
-    pane.replaceChildren(el('p', isApiError(err, 'NOT_FOUND') ? 'This conversation is no longer in the inbox.' : 'The conversation could not be loaded.'));
+    pane.replaceChildren(
+      el(
+        'p',
+        isApiError(err, 'NOT_FOUND')
+          ? 'This conversation is no longer in the inbox.'
+          : 'The conversation could not be loaded.',
+      ),
+    );
     report(err);
     return null;
   } finally {

@@ -8,7 +8,11 @@ export type Api = typeof api;
 
 export const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, cls?: string): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string,
+  cls?: string,
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
   if (cls) node.className = cls;
@@ -33,7 +37,10 @@ export function explain(err: unknown): string {
 
 /** The notice that the mail connection must be renewed, with the link that does it. */
 export function reconnectNotice() {
-  notice('The mail connection has expired (after a restart of the demo, for example).', { text: 'Reconnect', href: `${API_BASE}/auth/provider` });
+  notice('The mail connection has expired (after a restart of the demo, for example).', {
+    text: 'Reconnect',
+    href: `${API_BASE}/auth/provider`,
+  });
 }
 
 /** Reports an error in the notice line; an expired connection offers to reconnect. */
@@ -64,7 +71,12 @@ export function when(iso: string): HTMLTimeElement {
   const sameDay = d.toDateString() === now.toDateString();
   const text = sameDay
     ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
-    : d.toLocaleDateString(undefined, d.getFullYear() === now.getFullYear() ? { day: 'numeric', month: 'short' } : { day: 'numeric', month: 'short', year: 'numeric' });
+    : d.toLocaleDateString(
+        undefined,
+        d.getFullYear() === now.getFullYear()
+          ? { day: 'numeric', month: 'short' }
+          : { day: 'numeric', month: 'short', year: 'numeric' },
+      );
   const node = el('time', text);
   node.dateTime = iso;
   node.title = d.toLocaleString();
@@ -72,7 +84,11 @@ export function when(iso: string): HTMLTimeElement {
 }
 
 /** A `<label>` holding its text and a `<select>` of `values` (value, shown text). */
-export function labelledSelect(text: string, name: string, values: [string, string][]): { label: HTMLLabelElement; select: HTMLSelectElement } {
+export function labelledSelect(
+  text: string,
+  name: string,
+  values: [string, string][],
+): { label: HTMLLabelElement; select: HTMLSelectElement } {
   const label = el('label', `${text} `);
   const select = el('select');
   select.name = name;

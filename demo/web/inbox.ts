@@ -15,7 +15,9 @@ const PAGE = 25;
 /** Waits before subscribing again after the server ended the stream, or after a failure (growing, up to the last). */
 const RESUBSCRIBE_MS = [500, 2_000, 5_000, 15_000, 30_000];
 
-export function createInbox(opts: { open: (id: string, analysis: ShownAnalysis | null) => Promise<ThreadDetail | null> }) {
+export function createInbox(opts: {
+  open: (id: string, analysis: ShownAnalysis | null) => Promise<ThreadDetail | null>;
+}) {
   let offset = 0;
   let filter: FilterId = 'all';
   /** Which filter and page the list shows: an answer read for another one is dropped. */
@@ -143,7 +145,11 @@ export function createInbox(opts: { open: (id: string, analysis: ShownAnalysis |
   function listen(lastEventId: string | null = null, failures = 0) {
     let last = lastEventId;
     let got = false;
-    const resubscribe = () => setTimeout(() => listen(last, got ? 0 : failures + 1), RESUBSCRIBE_MS[Math.min(failures, RESUBSCRIBE_MS.length - 1)]);
+    const resubscribe = () =>
+      setTimeout(
+        () => listen(last, got ? 0 : failures + 1),
+        RESUBSCRIBE_MS[Math.min(failures, RESUBSCRIBE_MS.length - 1)],
+      );
     api.mail.events.subscribe(last ? { lastEventId: last } : undefined, {
       onData: ({ id, data }) => {
         // A new stream's first event: the server listens from before it, so a list read now misses
@@ -154,7 +160,8 @@ export function createInbox(opts: { open: (id: string, analysis: ShownAnalysis |
         onEvent(data);
       },
       onError: (err) => {
-        if (isApiError(err, 'AUTH_REQUIRED')) return notice('You are signed out.', { text: 'Sign in', href: `${API_BASE}/auth/provider` });
+        if (isApiError(err, 'AUTH_REQUIRED'))
+          return notice('You are signed out.', { text: 'Sign in', href: `${API_BASE}/auth/provider` });
         report(err);
         resubscribe();
       },

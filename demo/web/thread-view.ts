@@ -44,10 +44,24 @@ function button(text: string): HTMLButtonElement {
 function actions(threadId: string, known: ShownAnalysis | null): HTMLElement[] {
   const analyze = button('Analyze');
   const draft = button('Draft a reply');
-  const tone = labelledSelect('Tone', 'tone', [['default', 'Default'], ['professional', 'Professional'], ['friendly', 'Friendly']]);
-  const length = labelledSelect('Length', 'length', [['short', 'Short'], ['medium', 'Medium'], ['long', 'Long']]);
+  const tone = labelledSelect('Tone', 'tone', [
+    ['default', 'Default'],
+    ['professional', 'Professional'],
+    ['friendly', 'Friendly'],
+  ]);
+  const length = labelledSelect('Length', 'length', [
+    ['short', 'Short'],
+    ['medium', 'Medium'],
+    ['long', 'Long'],
+  ]);
   length.select.value = 'medium';
-  const language = labelledSelect('Language', 'language', [['', 'As the message'], ['English', 'English'], ['German', 'German'], ['French', 'French'], ['Spanish', 'Spanish']]);
+  const language = labelledSelect('Language', 'language', [
+    ['', 'As the message'],
+    ['English', 'English'],
+    ['German', 'German'],
+    ['French', 'French'],
+    ['Spanish', 'Spanish'],
+  ]);
   // The analysis keeps its own place: a draft below it leaves the correction at hand.
   const panel = createAnalysisPanel(threadId, known);
   const out = el('div');
@@ -102,7 +116,8 @@ export function renderThread(thread: ThreadDetail, onBack: () => void, known: Sh
     box.append(head);
     if (m.bodyHtml) box.append(...htmlBody(m.bodyHtml));
     else box.append(el('pre', m.bodyText || m.snippet));
-    if (m.attachments.length) box.append(el('p', `Attachments: ${m.attachments.map((a) => a.filename).join(', ')}`, 'muted'));
+    if (m.attachments.length)
+      box.append(el('p', `Attachments: ${m.attachments.map((a) => a.filename).join(', ')}`, 'muted'));
     parts.push(box);
   }
   parts.push(...actions(thread.id, known));

@@ -12,11 +12,21 @@ export type ReplyStatus = z.infer<typeof replyStatus>;
 export type ShownAnalysis = NonNullable<ThreadSummary['analysis']> & { reason?: string; suggestedAction?: string };
 
 /** In the order the correction's select offers them (most pressing first). */
-export const PRIORITY_LABELS: Record<Priority, string> = { URGENT: 'Urgent', IMPORTANT: 'Important', NORMAL: 'Normal', LOW: 'Low' };
-export const REPLY_LABELS: Record<ReplyStatus, string> = { NEEDS_REPLY: 'Needs reply', WAITING_ON_OTHERS: 'Waiting on others', NO_REPLY_NEEDED: 'No reply needed' };
+export const PRIORITY_LABELS: Record<Priority, string> = {
+  URGENT: 'Urgent',
+  IMPORTANT: 'Important',
+  NORMAL: 'Normal',
+  LOW: 'Low',
+};
+export const REPLY_LABELS: Record<ReplyStatus, string> = {
+  NEEDS_REPLY: 'Needs reply',
+  WAITING_ON_OTHERS: 'Waiting on others',
+  NO_REPLY_NEEDED: 'No reply needed',
+};
 
 /** The `[value, shown text]` pairs of a select over one of the label tables. */
-export const choices = <K extends string>(labels: Record<K, string>): [K, string][] => Object.entries(labels) as [K, string][];
+export const choices = <K extends string>(labels: Record<K, string>): [K, string][] =>
+  Object.entries(labels) as [K, string][];
 
 export interface Badge {
   text: string;
@@ -36,8 +46,16 @@ export function badges(a: ShownAnalysis | null): Badge[] {
   if (!a) return [];
   const by = a.corrected ? 'corrected by you' : `the model's, confidence ${percent(a.confidence)}`;
   const out: Badge[] = [
-    { text: PRIORITY_LABELS[a.priority], cls: `badge priority-${slug(a.priority)}`, title: `Priority: ${PRIORITY_LABELS[a.priority]} (${by})` },
-    { text: REPLY_LABELS[a.replyStatus], cls: `badge reply-${slug(a.replyStatus)}`, title: `${REPLY_LABELS[a.replyStatus]} (${by})` },
+    {
+      text: PRIORITY_LABELS[a.priority],
+      cls: `badge priority-${slug(a.priority)}`,
+      title: `Priority: ${PRIORITY_LABELS[a.priority]} (${by})`,
+    },
+    {
+      text: REPLY_LABELS[a.replyStatus],
+      cls: `badge reply-${slug(a.replyStatus)}`,
+      title: `${REPLY_LABELS[a.replyStatus]} (${by})`,
+    },
   ];
   if (a.corrected) out.push({ text: 'corrected', cls: 'corrected', title: 'You corrected this analysis' });
   return out;
@@ -51,11 +69,21 @@ export function summaryLine(a: ShownAnalysis): string {
 
 /** What Analyze or a correction answered, as the page shows it. */
 export function fromAnalysis(a: Analysis): ShownAnalysis {
-  return { priority: a.priority, replyStatus: a.replyStatus, confidence: a.confidence, corrected: a.correctedAt !== null, reason: a.reason, suggestedAction: a.suggestedAction };
+  return {
+    priority: a.priority,
+    replyStatus: a.replyStatus,
+    confidence: a.confidence,
+    corrected: a.correctedAt !== null,
+    reason: a.reason,
+    suggestedAction: a.suggestedAction,
+  };
 }
 
 /** The fields of a correction that differ from what is shown (the API takes either or both); null when none does. */
-export function correction(shown: ShownAnalysis, chosen: { priority: Priority; replyStatus: ReplyStatus }): { priority?: Priority; replyStatus?: ReplyStatus } | null {
+export function correction(
+  shown: ShownAnalysis,
+  chosen: { priority: Priority; replyStatus: ReplyStatus },
+): { priority?: Priority; replyStatus?: ReplyStatus } | null {
   const out: { priority?: Priority; replyStatus?: ReplyStatus } = {};
   if (chosen.priority !== shown.priority) out.priority = chosen.priority;
   if (chosen.replyStatus !== shown.replyStatus) out.replyStatus = chosen.replyStatus;
@@ -68,8 +96,16 @@ type FilterQuery = Pick<ListInput, 'priority' | 'replyStatus' | 'unread'>;
 /** The list's filters, in the order index.html shows them (a test holds the two together). */
 export const FILTERS = {
   all: { label: 'All', query: {} as FilterQuery, empty: 'No conversations yet.' },
-  'needs-reply': { label: 'Needs reply', query: { replyStatus: 'NEEDS_REPLY' } as FilterQuery, empty: 'No analysed conversation needs a reply.' },
-  urgent: { label: 'Urgent', query: { priority: 'URGENT' } as FilterQuery, empty: 'No analysed conversation is urgent.' },
+  'needs-reply': {
+    label: 'Needs reply',
+    query: { replyStatus: 'NEEDS_REPLY' } as FilterQuery,
+    empty: 'No analysed conversation needs a reply.',
+  },
+  urgent: {
+    label: 'Urgent',
+    query: { priority: 'URGENT' } as FilterQuery,
+    empty: 'No analysed conversation is urgent.',
+  },
   unread: { label: 'Unread', query: { unread: true } as FilterQuery, empty: 'No unread conversations.' },
 } as const;
 export type FilterId = keyof typeof FILTERS;

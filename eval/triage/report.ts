@@ -20,24 +20,45 @@ export function endpointLabel(baseUrl: string | undefined): string {
 /** Columns padded to their widest cell; the first left-aligned, the rest right-aligned. */
 function table(rows: string[][], indent = '  '): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => indent + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map(
+      (r) =>
+        indent +
+        r
+          .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+          .join('  ')
+          .trimEnd(),
+    )
+    .join('\n');
 }
 
 const int = (n: number) => n.toLocaleString('en-US');
 const pct = (n: number | null) => (n === null ? 'n/a' : `${(n * 100).toFixed(1)} %`);
 const usd = (n: number) => `$${n.toFixed(n >= 0.01 ? 4 : 6)}`;
-const points = (a: number | null, b: number | null) => (a === null || b === null ? 'n/a' : `${b >= a ? '+' : ''}${((b - a) * 100).toFixed(1)} pts`);
+const points = (a: number | null, b: number | null) =>
+  a === null || b === null ? 'n/a' : `${b >= a ? '+' : ''}${((b - a) * 100).toFixed(1)} pts`;
 
 function confusionTable<L extends string>(name: string, m: Confusion<L>): string {
-  const rows = [[`${name} labelled \\ answered`, ...m.labels], ...m.labels.map((l, i) => [l, ...m.counts[i]!.map(String)])];
+  const rows = [
+    [`${name} labelled \\ answered`, ...m.labels],
+    ...m.labels.map((l, i) => [l, ...m.counts[i]!.map(String)]),
+  ];
   return table(rows);
 }
 
 function renderPass(p: TriageEvalResult): string {
-  const title = p.withExamples ? `With the owner's corrections as examples (${p.examplesInPrompt} of ${p.examplesGiven} fit in the prompt)` : 'Without examples';
-  const accuracy = (field: 'priority' | 'replyStatus' | 'both') => [field, pct(p.accuracy[field]), `${p.correct[field]}/${p.answered}`];
+  const title = p.withExamples
+    ? `With the owner's corrections as examples (${p.examplesInPrompt} of ${p.examplesGiven} fit in the prompt)`
+    : 'Without examples';
+  const accuracy = (field: 'priority' | 'replyStatus' | 'both') => [
+    field,
+    pct(p.accuracy[field]),
+    `${p.correct[field]}/${p.answered}`,
+  ];
   const tags = Object.entries(p.byTag).sort(([a, x], [b, y]) => y.messages - x.messages || a.localeCompare(b));
-  const misses = p.outcomes.filter((o) => o.answer && (o.answer.priority !== o.expected.priority || o.answer.replyStatus !== o.expected.replyStatus));
+  const misses = p.outcomes.filter(
+    (o) => o.answer && (o.answer.priority !== o.expected.priority || o.answer.replyStatus !== o.expected.replyStatus),
+  );
   const failures = p.outcomes.filter((o) => o.failure);
   return [
     `== ${title} ==`,
@@ -57,18 +78,44 @@ function renderPass(p: TriageEvalResult): string {
     ]),
     `  at $${p.cost.pricePerMillion.input} input / $${p.cost.pricePerMillion.output} output per million tokens; ${p.tokens.callsWithUsage} calls reported usage`,
     '',
-    table([['tag', 'messages', 'answered', 'priority', 'replyStatus', 'both'], ...tags.map(([t, s]) => [t, String(s.messages), String(s.answered), pct(s.answered ? s.priority / s.answered : null), pct(s.answered ? s.replyStatus / s.answered : null), pct(s.answered ? s.both / s.answered : null)])]),
+    table([
+      ['tag', 'messages', 'answered', 'priority', 'replyStatus', 'both'],
+      ...tags.map(([t, s]) => [
+        t,
+        String(s.messages),
+        String(s.answered),
+        pct(s.answered ? s.priority / s.answered : null),
+        pct(s.answered ? s.replyStatus / s.answered : null),
+        pct(s.answered ? s.both / s.answered : null),
+      ]),
+    ]),
     '',
     misses.length
-      ? `  misses (labelled -> answered):\n${table(misses.map((o) => [o.id, `${o.expected.priority}/${o.expected.replyStatus}`, '->', `${o.answer!.priority}/${o.answer!.replyStatus}`]), '    ')}`
+      ? `  misses (labelled -> answered):\n${table(
+          misses.map((o) => [
+            o.id,
+            `${o.expected.priority}/${o.expected.replyStatus}`,
+            '->',
+            `${o.answer!.priority}/${o.answer!.replyStatus}`,
+          ]),
+          '    ',
+        )}`
       : '  misses: none',
-    failures.length ? `  failures:\n${table(failures.map((o) => [o.id, o.failure!]), '    ')}` : '  failures: none',
+    failures.length
+      ? `  failures:\n${table(
+          failures.map((o) => [o.id, o.failure!]),
+          '    ',
+        )}`
+      : '  failures: none',
   ].join('\n');
 }
 
 export function renderReport(passes: readonly TriageEvalResult[], meta: { endpoint: string }): string {
   const [without, withExamples] = passes;
-  const parts = [`Triage eval: ${passes[0]?.messages ?? 0} labelled messages, endpoint ${meta.endpoint}`, ...passes.map(renderPass)];
+  const parts = [
+    `Triage eval: ${passes[0]?.messages ?? 0} labelled messages, endpoint ${meta.endpoint}`,
+    ...passes.map(renderPass),
+  ];
   if (without && withExamples) {
     parts.push(
       [
@@ -78,7 +125,10 @@ export function renderReport(passes: readonly TriageEvalResult[], meta: { endpoi
           ['priority', points(without.accuracy.priority, withExamples.accuracy.priority)],
           ['replyStatus', points(without.accuracy.replyStatus, withExamples.accuracy.replyStatus)],
           ['both', points(without.accuracy.both, withExamples.accuracy.both)],
-          ['prompt tokens a message', `${withExamples.tokens.perMessage.prompt - without.tokens.perMessage.prompt >= 0 ? '+' : ''}${(withExamples.tokens.perMessage.prompt - without.tokens.perMessage.prompt).toFixed(1)}`],
+          [
+            'prompt tokens a message',
+            `${withExamples.tokens.perMessage.prompt - without.tokens.perMessage.prompt >= 0 ? '+' : ''}${(withExamples.tokens.perMessage.prompt - without.tokens.perMessage.prompt).toFixed(1)}`,
+          ],
         ]),
         `  total cost of both passes: ${usd(without.cost.totalUsd + withExamples.cost.totalUsd)}`,
       ].join('\n'),

@@ -42,7 +42,6 @@ export interface TriageEvalOptions {
   ownerAddress?: string;
 }
 
-
 /** What the mailbox would hold for the message: Gmail's snippet is the start of the body, whitespace folded. */
 const snippetOf = (text: string) => text.replace(/\s+/g, ' ').trim().slice(0, 200);
 
@@ -92,7 +91,15 @@ export async function runTriageEval(opts: TriageEvalOptions): Promise<TriageEval
   const triageOne = async (m: LabelledMessage): Promise<MessageOutcome> => {
     const prompt = analysisPrompt({ threadSubject: m.subject, latest: promptMessage(m), ownerAddress, examples });
     examplesInPrompt = Math.max(examplesInPrompt, carried(prompt.user));
-    const outcome: MessageOutcome = { id: m.id, tags: m.tags, expected: m.expected, answer: null, failure: null, usage: null, costUsd: 0 };
+    const outcome: MessageOutcome = {
+      id: m.id,
+      tags: m.tags,
+      expected: m.expected,
+      answer: null,
+      failure: null,
+      usage: null,
+      costUsd: 0,
+    };
     let reply: StructuredAnswer;
     try {
       reply = await opts.provider.complete({
@@ -141,10 +148,14 @@ function priceFrom(env: NodeJS.ProcessEnv): Price {
     const raw = env[name]?.trim();
     if (!raw) return fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0) throw new UsageError(`${name} must be a price in USD per million tokens, e.g. 0.15 (got ${JSON.stringify(raw)})`);
+    if (!Number.isFinite(n) || n < 0)
+      throw new UsageError(`${name} must be a price in USD per million tokens, e.g. 0.15 (got ${JSON.stringify(raw)})`);
     return n;
   };
-  return { input: read('EVAL_PRICE_INPUT', DEFAULT_PRICE.input), output: read('EVAL_PRICE_OUTPUT', DEFAULT_PRICE.output) };
+  return {
+    input: read('EVAL_PRICE_INPUT', DEFAULT_PRICE.input),
+    output: read('EVAL_PRICE_OUTPUT', DEFAULT_PRICE.output),
+  };
 }
 
 function jsonPathFrom(argv: readonly string[]): string | undefined {
@@ -153,16 +164,24 @@ function jsonPathFrom(argv: readonly string[]): string | undefined {
     if (argv[i] === '--json') {
       json = argv[++i];
       if (!json) throw new UsageError('--json needs a file name');
-    } else throw new UsageError(`unknown argument ${JSON.stringify(argv[i])}; usage: npm run eval:triage [-- --json <file>]`);
+    } else
+      throw new UsageError(
+        `unknown argument ${JSON.stringify(argv[i])}; usage: npm run eval:triage [-- --json <file>]`,
+      );
   }
   return json;
 }
 
 /** The CLI; returns the exit code: 0 done, 1 nothing answered (or a bad set), 2 not configured. */
-export async function main(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  argv: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
   const apiKey = env.OPENAI_API_KEY?.trim();
   if (!apiKey) {
-    process.stderr.write('eval:triage: OPENAI_API_KEY is not set; nothing was sent. Set it (and OPENAI_BASE_URL for an endpoint other than OpenAI\'s); see docs/triage-eval.md.\n');
+    process.stderr.write(
+      "eval:triage: OPENAI_API_KEY is not set; nothing was sent. Set it (and OPENAI_BASE_URL for an endpoint other than OpenAI's); see docs/triage-eval.md.\n",
+    );
     return 2;
   }
   let price: Price;
@@ -172,7 +191,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
     price = priceFrom(env);
     jsonPath = jsonPathFrom(argv);
     concurrency = Number(env.EVAL_CONCURRENCY?.trim() || 4);
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError('EVAL_CONCURRENCY must be a whole number of at least 1');
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new UsageError('EVAL_CONCURRENCY must be a whole number of at least 1');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`eval:triage: ${err.message}\n`);
@@ -187,7 +207,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2), env:
   const model = env.OPENAI_MODEL?.trim() || DEFAULT_MODEL;
   const provider = createOpenAiProvider({ apiKey, baseUrl, model, log: createLogger({ level: 'silent' }) });
   const common = { provider, messages: LABELLED, corrections: CORRECTIONS, pricePerMillion: price, concurrency };
-  const passes = [await runTriageEval({ ...common, withExamples: false }), await runTriageEval({ ...common, withExamples: true })];
+  const passes = [
+    await runTriageEval({ ...common, withExamples: false }),
+    await runTriageEval({ ...common, withExamples: true }),
+  ];
   const endpoint = endpointLabel(baseUrl);
   process.stdout.write(renderReport(passes, { endpoint }));
   if (jsonPath) writeFileSync(jsonPath, `${JSON.stringify({ model, endpoint, passes }, null, 2)}\n`);

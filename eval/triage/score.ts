@@ -54,7 +54,12 @@ export interface Score {
   accuracy: { priority: number | null; replyStatus: number | null; both: number | null };
   confusion: { priority: Confusion<Priority>; replyStatus: Confusion<ReplyStatus> };
   byTag: Record<string, TagScore>;
-  tokens: { prompt: number; completion: number; callsWithUsage: number; perMessage: { prompt: number; completion: number } };
+  tokens: {
+    prompt: number;
+    completion: number;
+    callsWithUsage: number;
+    perMessage: { prompt: number; completion: number };
+  };
   cost: { pricePerMillion: Price; totalUsd: number; perMessageUsd: number };
 }
 
@@ -62,7 +67,10 @@ export interface Score {
 export const costOf = (usage: TokenUsage | null, price: Price) =>
   usage ? (usage.promptTokens * price.input + usage.completionTokens * price.output) / 1_000_000 : 0;
 
-const matrix = <L extends string>(labels: readonly L[]): Confusion<L> => ({ labels, counts: labels.map(() => labels.map(() => 0)) });
+const matrix = <L extends string>(labels: readonly L[]): Confusion<L> => ({
+  labels,
+  counts: labels.map(() => labels.map(() => 0)),
+});
 const ratio = (n: number, of: number) => (of ? n / of : null);
 
 export function score(outcomes: readonly MessageOutcome[], price: Price): Score {
@@ -95,7 +103,9 @@ export function score(outcomes: readonly MessageOutcome[], price: Price): Score 
       t.both += Number(p && r);
     }
     confusion.priority.counts[PRIORITIES.indexOf(o.expected.priority)][PRIORITIES.indexOf(o.answer.priority)] += 1;
-    confusion.replyStatus.counts[REPLY_STATUSES.indexOf(o.expected.replyStatus)][REPLY_STATUSES.indexOf(o.answer.replyStatus)] += 1;
+    confusion.replyStatus.counts[REPLY_STATUSES.indexOf(o.expected.replyStatus)][
+      REPLY_STATUSES.indexOf(o.answer.replyStatus)
+    ] += 1;
   }
   // From the totals, not a sum of per-call costs: the figure does not depend on call order.
   const totalUsd = costOf({ promptTokens: prompt, completionTokens: completion }, price);
@@ -104,7 +114,11 @@ export function score(outcomes: readonly MessageOutcome[], price: Price): Score 
     answered,
     failed: outcomes.length - answered,
     correct,
-    accuracy: { priority: ratio(correct.priority, answered), replyStatus: ratio(correct.replyStatus, answered), both: ratio(correct.both, answered) },
+    accuracy: {
+      priority: ratio(correct.priority, answered),
+      replyStatus: ratio(correct.replyStatus, answered),
+      both: ratio(correct.both, answered),
+    },
     confusion,
     byTag,
     tokens: {

@@ -12,6 +12,7 @@ import { numberedPlaceholders } from './prepared-sql.ts';
 
 export async function executeBound<Row>(em: EntityManager, sql: string, params: unknown[]): Promise<Row[]> {
   const query = CompiledQuery.raw(numberedPlaceholders(sql), params);
-  const runner: ControlledTransaction<unknown> | Kysely<unknown> = em.getTransactionContext<ControlledTransaction<unknown>>() ?? em.getConnection().getClient();
+  const runner: ControlledTransaction<unknown> | Kysely<unknown> =
+    em.getTransactionContext<ControlledTransaction<unknown>>() ?? em.getConnection().getClient();
   return (await runner.executeQuery(query)).rows as Row[];
 }

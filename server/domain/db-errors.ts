@@ -15,7 +15,15 @@ import { ConnectionException } from '@mikro-orm/core';
 const SQLSTATE_UNAVAILABLE = (code: string) =>
   (code.startsWith('08') && code !== '08P01') || code.startsWith('57P0') || code === '53300' || code === '57014';
 const isSqlState = (code: string) => /^[0-9A-Z]{5}$/.test(code);
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+]);
 
 /** node-postgres (pg, pg-pool) errors that carry no code: the start of their fixed message. */
 const CODELESS_PG_ERRORS = [
@@ -34,7 +42,8 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
     if (SOCKET_CODES.has(e.code)) return true;
     // The server answered with a SQLSTATE: that, and nothing it wraps, says whether it is down.
     if (isSqlState(e.code)) return SQLSTATE_UNAVAILABLE(e.code);
-  } else if (typeof e.message === 'string' && CODELESS_PG_ERRORS.some((m) => (e.message as string).startsWith(m))) return true;
+  } else if (typeof e.message === 'string' && CODELESS_PG_ERRORS.some((m) => (e.message as string).startsWith(m)))
+    return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
   return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.previous, depth + 1);
 }

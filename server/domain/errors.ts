@@ -48,7 +48,11 @@ export function issuesFromZod(issues: ZodLikeIssue[]): ValidationIssue[] {
     const base = i.path.map(String);
     if (i.code === 'unrecognized_keys' && i.keys?.length) {
       for (const k of i.keys) out.push({ path: [...base, k].join('.'), code: i.code });
-    } else out.push({ path: base.join('.'), code: i.code === 'custom' && typeof i.params?.code === 'string' ? i.params.code : i.code });
+    } else
+      out.push({
+        path: base.join('.'),
+        code: i.code === 'custom' && typeof i.params?.code === 'string' ? i.params.code : i.code,
+      });
   }
   return out;
 }

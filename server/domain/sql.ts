@@ -6,4 +6,5 @@ export interface Sql {
 }
 
 /** The rows a statement returns. */
-export const select = async <T>(em: Sql, query: string, params: unknown[] = []): Promise<T[]> => (await em.execute(query, params)) as T[];
+export const select = async <T>(em: Sql, query: string, params: unknown[] = []): Promise<T[]> =>
+  (await em.execute(query, params)) as T[];

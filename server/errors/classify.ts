@@ -13,7 +13,12 @@ import { AppError, invalidInput, issuesFromZod, retryAfterFor, type ZodLikeIssue
 import { isDatabaseUnavailable } from '../domain/db-errors.ts';
 
 function isZodError(err: unknown): err is { issues: ZodLikeIssue[] } {
-  return !!err && typeof err === 'object' && (err as Error).name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+  return (
+    !!err &&
+    typeof err === 'object' &&
+    (err as Error).name === 'ZodError' &&
+    Array.isArray((err as { issues?: unknown }).issues)
+  );
 }
 
 /** tRPC's own refusals of a request's form, as the issue code the envelope names. */

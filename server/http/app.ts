@@ -31,7 +31,17 @@ import { trpcMiddleware } from './trpc.ts';
 /** Readable from any origin, without credentials. */
 const PUBLIC_CORS_PATHS = new Set(['/health', '/api/status/incidents']);
 /** Routes that never touch the session (and so still answer while the database is down). */
-const SESSIONLESS_PATHS = new Set(['/', '/health', '/metrics', '/openapi.json', '/status', '/status.js', '/status.css', '/docs', '/docs/init.js']);
+const SESSIONLESS_PATHS = new Set([
+  '/',
+  '/health',
+  '/metrics',
+  '/openapi.json',
+  '/status',
+  '/status.js',
+  '/status.css',
+  '/docs',
+  '/docs/init.js',
+]);
 
 /**
  * Helmet's security headers. They depend on the configuration only, so helmet computes them
@@ -57,17 +67,28 @@ export function securityHeaders(options: Readonly<HelmetOptions>): Readonly<Reco
  * `routes`: more plain routes (a test adds one to prove the /api/ guard); `observe`: called
  * with every answer as sent (tests check them against /openapi.json).
  */
-export function buildApp(container: Container, opts: { routes?: RouteInstaller[]; observe?: AnswerObserver } = {}): Koa {
+export function buildApp(
+  container: Container,
+  opts: { routes?: RouteInstaller[]; observe?: AnswerObserver } = {},
+): Koa {
   const { config, services } = container;
-  const contextDeps = { services, sessions: container.sessions, rateLimits: container.rateLimits, orm: container.orm, log: container.log };
+  const contextDeps = {
+    services,
+    sessions: container.sessions,
+    rateLimits: container.rateLimits,
+    orm: container.orm,
+    log: container.log,
+  };
   // Behind proxies, the client is the X-Forwarded-For entry TRUST_PROXY_HOPS from the right.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustProxyHops });
   app.silent = true;
 
-  const limit = (bucket: BucketName): Koa.Middleware => async (ctx, next) => {
-    await consumeFor(ctx, container.rateLimits, bucket);
-    return next();
-  };
+  const limit =
+    (bucket: BucketName): Koa.Middleware =>
+    async (ctx, next) => {
+      await consumeFor(ctx, container.rateLimits, bucket);
+      return next();
+    };
 
   const routes = new Router();
   const health = () => services.health.check();
@@ -106,10 +127,29 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   });
   app.use(requestId(container.log));
   let label: ((path: string) => string) | undefined;
-  app.use(requestMetrics(container.metrics, () => (label ??= routeLabeler([...routes.stack.map((l) => String(l.path)), ...Object.keys(openapiDocument().paths ?? {})]))));
+  app.use(
+    requestMetrics(
+      container.metrics,
+      () =>
+        (label ??= routeLabeler([
+          ...routes.stack.map((l) => String(l.path)),
+          ...Object.keys(openapiDocument().paths ?? {}),
+        ])),
+    ),
+  );
   app.use(errorEnvelope());
   const security = securityHeaders({
-    contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"], upgradeInsecureRequests: config.secureCookies ? [] : null } },
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+        upgradeInsecureRequests: config.secureCookies ? [] : null,
+      },
+    },
     strictTransportSecurity: config.secureCookies ? { maxAge: 31_536_000, includeSubDomains: true } : false,
     crossOriginResourcePolicy: { policy: 'same-site' },
   });
@@ -120,7 +160,8 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
   });
   app.use(
     cors({
-      origin: (ctx) => (PUBLIC_CORS_PATHS.has(ctx.path) ? '*' : ctx.get('Origin') === config.webOrigin ? config.webOrigin : ''),
+      origin: (ctx) =>
+        PUBLIC_CORS_PATHS.has(ctx.path) ? '*' : ctx.get('Origin') === config.webOrigin ? config.webOrigin : '',
       credentials: (ctx) => !PUBLIC_CORS_PATHS.has(ctx.path),
       allowMethods: ['GET', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       allowHeaders: ['Content-Type', 'X-CSRF-Token', 'X-Request-Id', 'Authorization', 'trpc-accept'],
@@ -129,10 +170,13 @@ export function buildApp(container: Container, opts: { routes?: RouteInstaller[]
     }),
   );
   app.use(countRefused(container.rateLimits, (path) => procedureMeta(path)?.rateLimit));
-  app.use((ctx, next) => (SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next)));
+  app.use((ctx, next) =>
+    SESSIONLESS_PATHS.has(ctx.path) || ctx.path.startsWith('/docs/') ? next() : sessionMw(ctx, next),
+  );
   // The REST paths (/api/…) are trpc-to-openapi's, never the router's: they skip its matching.
   const routerPaths = routes.stack.map((layer) => String(layer.path).toLowerCase());
-  if (routerPaths.some((p) => p.startsWith('/api/'))) throw new Error('a plain route under /api/ would be shadowed by the REST paths');
+  if (routerPaths.some((p) => p.startsWith('/api/')))
+    throw new Error('a plain route under /api/ would be shadowed by the REST paths');
   const routed = routes.routes() as Koa.Middleware;
   app.use((ctx, next) => (ctx.path.startsWith('/api/') ? next() : routed(ctx, next)));
   app.use(eventsRoute(appRouter, contextDeps));

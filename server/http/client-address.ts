@@ -16,7 +16,10 @@ export function clientKey(address: string | undefined): string {
   if (ipaddr.IPv6.isValid(v6)) {
     const parsed = ipaddr.IPv6.parse(v6);
     if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
-    const prefix = parsed.parts.slice(0, 4).map((p) => p.toString(16)).join(':');
+    const prefix = parsed.parts
+      .slice(0, 4)
+      .map((p) => p.toString(16))
+      .join(':');
     return `${prefix}::/64`;
   }
   return `unparsed:${sha256hex(raw).slice(0, 32)}`;

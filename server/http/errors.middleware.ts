@@ -17,9 +17,12 @@ export function errorEnvelope(): Koa.Middleware {
       if (ctx.status === 404 && ctx.body == null) throw new AppError('NOT_FOUND');
     } catch (err) {
       const app = toAppError(err);
-      if (app.status >= 500) ctx.state.log?.error({ code: app.code, ...errorSummary(app.cause ?? err) }, 'request failed');
+      if (app.status >= 500)
+        ctx.state.log?.error({ code: app.code, ...errorSummary(app.cause ?? err) }, 'request failed');
       const requestId = ctx.state.requestId ?? '';
-      const rendered = ctx.path.startsWith('/trpc/') ? { ...errorHead(app), body: { error: trpcErrorShape(app, requestId) } } : renderEnvelope(app, requestId);
+      const rendered = ctx.path.startsWith('/trpc/')
+        ? { ...errorHead(app), body: { error: trpcErrorShape(app, requestId) } }
+        : renderEnvelope(app, requestId);
       ctx.state.errorCode = app.code;
       ctx.status = rendered.status;
       ctx.set(rendered.headers);

@@ -40,7 +40,12 @@ export function eventsRoute(appRouter: AppRouter, deps: RequestContextDeps): Koa
   const heartbeat = createHeartbeat(deps.services.events.heartbeatMs, ': ping\n\n');
 
   /** Writes the events to the response until either side ends. */
-  async function pump(res: ServerResponse, events: AsyncIterable<{ id: string; data: MailEvent }>, abort: AbortController, log: RequestContextDeps['log']) {
+  async function pump(
+    res: ServerResponse,
+    events: AsyncIterable<{ id: string; data: MailEvent }>,
+    abort: AbortController,
+    log: RequestContextDeps['log'],
+  ) {
     heartbeat.add(res);
     try {
       // The head on its own, before the first event: Node then writes the header string it

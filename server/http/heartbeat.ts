@@ -9,7 +9,10 @@ export interface Heartbeat<T> {
   delete(target: T): void;
 }
 
-export function createHeartbeat<T extends { write(chunk: string): unknown }>(everyMs: number, beat: string): Heartbeat<T> {
+export function createHeartbeat<T extends { write(chunk: string): unknown }>(
+  everyMs: number,
+  beat: string,
+): Heartbeat<T> {
   const turns = Array.from({ length: Math.max(1, Math.min(25, Math.round(everyMs / 1_000))) }, () => new Set<T>());
   let turn = 0;
   let size = 0;

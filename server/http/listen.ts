@@ -35,7 +35,13 @@ export interface RunningServer extends Server {
  * `maxConnections`: past it Node closes a new connection at once, so sockets (and file descriptors) stay bounded
  * whatever the clients do; set above the streams' cap (each open stream holds one) with room for ordinary requests.
  */
-export function listen(app: Koa, port: number, host: string, bound?: NetServer, maxConnections?: number): Promise<RunningServer> {
+export function listen(
+  app: Koa,
+  port: number,
+  host: string,
+  bound?: NetServer,
+  maxConnections?: number,
+): Promise<RunningServer> {
   const server = createServer(app.callback()) as RunningServer;
   server.keepAliveTimeout = 5_000;
   if (maxConnections) server.maxConnections = maxConnections;

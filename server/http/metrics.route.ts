@@ -16,7 +16,8 @@ export function metricsRoute(metrics: Metrics, metricsToken: string | undefined)
   const scraper = createStatusAdmin(metricsToken); // the same constant-time bearer check, another token
   return async (ctx) => {
     const authorization = ctx.get('Authorization');
-    if (!scraper.allows(authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined)) throw new AppError('FORBIDDEN');
+    if (!scraper.allows(authorization.startsWith('Bearer ') ? authorization.slice(7) : undefined))
+      throw new AppError('FORBIDDEN');
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   };
@@ -30,11 +31,21 @@ export function requestMetrics(metrics: Metrics, label: () => (path: string) => 
       await next();
     } finally {
       const route = label()(ctx.path);
-      metrics.observeRequest({ route, method: ctx.method, status: ctx.status, seconds: (performance.now() - started) / 1000, code: ctx.state.errorCode });
+      metrics.observeRequest({
+        route,
+        method: ctx.method,
+        status: ctx.status,
+        seconds: (performance.now() - started) / 1000,
+        code: ctx.state.errorCode,
+      });
       if (tracing()) {
         // The /trpc path names the procedure as the caller wrote it: only a real one is recorded.
         const procedure: string | undefined = ctx.state.procedurePath;
-        nameRequestSpan(ctx.method, route === 'unmatched' ? undefined : route, procedure && procedureMeta(procedure) ? procedure : undefined);
+        nameRequestSpan(
+          ctx.method,
+          route === 'unmatched' ? undefined : route,
+          procedure && procedureMeta(procedure) ? procedure : undefined,
+        );
       }
     }
   };

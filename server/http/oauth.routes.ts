@@ -15,7 +15,12 @@ export const PREAUTH_COOKIE = 'mia_oauth';
 
 const single = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-export function oauthRoutes(deps: { config: Readonly<Config>; auth: AuthService; sessions: Sessions; orm: { em: { fork(): any } } }): RouteInstaller {
+export function oauthRoutes(deps: {
+  config: Readonly<Config>;
+  auth: AuthService;
+  sessions: Sessions;
+  orm: { em: { fork(): any } };
+}): RouteInstaller {
   const { config } = deps;
   // Path-scoped (to the sign-in routes), so `__Secure-` rather than `__Host-` over https.
   const preauthCookie = config.secureCookies ? `__Secure-${PREAUTH_COOKIE}` : PREAUTH_COOKIE;
@@ -62,7 +67,10 @@ export function oauthRoutes(deps: { config: Readonly<Config>; auth: AuthService;
         ctx.redirect(webAppUrl('connected', '1'));
       } catch (err) {
         const reason = err instanceof SignInFailure ? err.reason : 'unexpected error';
-        ctx.state.log.warn({ reason, ...errorSummary(err instanceof SignInFailure ? err.cause : err) }, 'oauth callback failed');
+        ctx.state.log.warn(
+          { reason, ...errorSummary(err instanceof SignInFailure ? err.cause : err) },
+          'oauth callback failed',
+        );
         ctx.redirect(webAppUrl('error', 'oauth_failed'));
       }
     });

@@ -41,7 +41,13 @@ export function observeAnswers(observe: AnswerObserver, log: Logger): Koa.Middle
     let escaped = false;
     ctx.res.once('finish', () => {
       try {
-        observe({ method: ctx.method, path: ctx.path, status: ctx.res.statusCode, headers: ctx.res.getHeaders(), body: sentText(ctx, escaped) });
+        observe({
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.res.statusCode,
+          headers: ctx.res.getHeaders(),
+          body: sentText(ctx, escaped),
+        });
       } catch (err) {
         log.error(errorSummary(err), 'answer observer failed');
       }

@@ -14,18 +14,40 @@ const envelope = json({ $ref: '#/components/schemas/ErrorEnvelope' });
 export function plainRoutes(): Json {
   const deletion = procedureMeta('auth.deleteAccount')!;
   const health = json({ $ref: '#/components/schemas/HealthReport' });
-  const redirect = (description: string) => ({ description, headers: { Location: { description: 'Where the browser goes next', required: true, schema: { type: 'string', format: 'uri' } }, ...successHeaders } });
-  const unavailable = { ...errorResponses(['SERVICE_UNAVAILABLE'])['503'], description: 'SERVICE_UNAVAILABLE: sign-in is not configured' };
-  const healthDown = { ...errorResponses(['SERVICE_UNAVAILABLE'])['503'], description: 'Database unreachable', content: health };
+  const redirect = (description: string) => ({
+    description,
+    headers: {
+      Location: {
+        description: 'Where the browser goes next',
+        required: true,
+        schema: { type: 'string', format: 'uri' },
+      },
+      ...successHeaders,
+    },
+  });
+  const unavailable = {
+    ...errorResponses(['SERVICE_UNAVAILABLE'])['503'],
+    description: 'SERVICE_UNAVAILABLE: sign-in is not configured',
+  };
+  const healthDown = {
+    ...errorResponses(['SERVICE_UNAVAILABLE'])['503'],
+    description: 'Database unreachable',
+    content: health,
+  };
   return {
     '/health': {
       get: {
         operationId: 'system-healthProbe',
         summary: 'Health probe (any origin)',
-        description: 'The state of the database and the providers. 503 when the database is unreachable; the body is still the report.',
+        description:
+          'The state of the database and the providers. 503 when the database is unreachable; the body is still the report.',
         tags: ['system'],
         security: [],
-        responses: { 200: { description: 'Health report', headers: successHeaders, content: health }, 503: healthDown, ...errorResponses([]) },
+        responses: {
+          200: { description: 'Health report', headers: successHeaders, content: health },
+          503: healthDown,
+          ...errorResponses([]),
+        },
       },
     },
     '/': {
@@ -35,7 +57,14 @@ export function plainRoutes(): Json {
         description: 'The same live state as /health, as a page.',
         tags: ['system'],
         security: [],
-        responses: { 200: { description: 'HTML', headers: successHeaders, content: { 'text/html': { schema: { type: 'string' } } } }, ...errorResponses([]) },
+        responses: {
+          200: {
+            description: 'HTML',
+            headers: successHeaders,
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+          ...errorResponses([]),
+        },
       },
     },
     '/metrics': {
@@ -43,10 +72,17 @@ export function plainRoutes(): Json {
         operationId: 'system-metrics',
         summary: 'Operational metrics (Prometheus text format)',
         description:
-          'For operators\' scrapers, with the metrics credential (`Authorization: Bearer <METRICS_TOKEN>`, not the status-admin one). Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).',
+          "For operators' scrapers, with the metrics credential (`Authorization: Bearer <METRICS_TOKEN>`, not the status-admin one). Requests by route and status (count and duration), provider errors and quota answers by code, background sync jobs by outcome, AI tokens by operation (this instance); job queue depths, the longest sync lag and the sync backlog (the cluster, read from the database); Node process metrics (event-loop delay, memory).",
         tags: ['system'],
         security: [{ metricsScraper: [] }],
-        responses: { 200: { description: 'Prometheus exposition format 0.0.4', headers: successHeaders, content: { 'text/plain': { schema: { type: 'string' } } } }, ...errorResponses(['FORBIDDEN']) },
+        responses: {
+          200: {
+            description: 'Prometheus exposition format 0.0.4',
+            headers: successHeaders,
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(['FORBIDDEN']),
+        },
       },
     },
     '/auth/provider': {
@@ -63,10 +99,16 @@ export function plainRoutes(): Json {
       get: {
         operationId: 'auth-providerCallback',
         summary: 'OAuth redirect target',
-        description: 'For the identity provider\'s redirect: signs in and redirects to the web app with `connected=1`, or with `error=oauth_failed`.',
+        description:
+          "For the identity provider's redirect: signs in and redirects to the web app with `connected=1`, or with `error=oauth_failed`.",
         tags: ['auth'],
         security: [],
-        parameters: ['code', 'state', 'error'].map((name) => ({ name, in: 'query', required: false, schema: { type: 'string' } })),
+        parameters: ['code', 'state', 'error'].map((name) => ({
+          name,
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+        })),
         responses: { 302: redirect('Redirect to the web app'), 503: unavailable, ...errorResponses([]) },
       },
     },
@@ -74,11 +116,23 @@ export function plainRoutes(): Json {
       delete: {
         operationId: 'auth-deleteAccount',
         summary: 'Delete the account and all its data',
-        description: 'Stops the mail watch, revokes the grant and deletes every row of the account, then ends its sessions.',
+        description:
+          'Stops the mail watch, revokes the grant and deletes every row of the account, then ends its sessions.',
         tags: ['auth'],
         security: securityFor(deletion.errors ?? []),
-        requestBody: { required: true, content: json({ type: 'object', required: ['confirm'], additionalProperties: false, properties: { confirm: { type: 'boolean', enum: [true] } } }) },
-        responses: { 204: { description: 'No Content', headers: successHeaders }, ...errorResponses(deletion.errors ?? []) },
+        requestBody: {
+          required: true,
+          content: json({
+            type: 'object',
+            required: ['confirm'],
+            additionalProperties: false,
+            properties: { confirm: { type: 'boolean', enum: [true] } },
+          }),
+        },
+        responses: {
+          204: { description: 'No Content', headers: successHeaders },
+          ...errorResponses(deletion.errors ?? []),
+        },
       },
     },
   };

@@ -29,7 +29,12 @@ export const envelopeSchema = {
           properties: {
             issues: {
               type: 'array',
-              items: { type: 'object', required: ['path', 'code'], additionalProperties: false, properties: { path: { type: 'string' }, code: { type: 'string' } } },
+              items: {
+                type: 'object',
+                required: ['path', 'code'],
+                additionalProperties: false,
+                properties: { path: { type: 'string' }, code: { type: 'string' } },
+              },
             },
           },
         },
@@ -39,10 +44,18 @@ export const envelopeSchema = {
 };
 
 // Every header the document lists is one the service always sends with that response: required.
-const integerHeader = (description: string) => ({ description, required: true, schema: { type: 'integer', minimum: 0 } });
+const integerHeader = (description: string) => ({
+  description,
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+});
 
 export const headers: Json = {
-  RequestId: { description: 'The request id (a well-formed X-Request-Id sent by the caller is kept).', required: true, schema: { type: 'string' } },
+  RequestId: {
+    description: 'The request id (a well-formed X-Request-Id sent by the caller is kept).',
+    required: true,
+    schema: { type: 'string' },
+  },
   RateLimitLimit: integerHeader("Requests allowed in the window of the route's bucket."),
   RateLimitRemaining: integerHeader('Requests left in the window.'),
   RateLimitReset: integerHeader('Seconds until the window resets.'),
@@ -50,7 +63,12 @@ export const headers: Json = {
 };
 
 const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
-export const successHeaders = { 'X-Request-Id': ref('RequestId'), 'RateLimit-Limit': ref('RateLimitLimit'), 'RateLimit-Remaining': ref('RateLimitRemaining'), 'RateLimit-Reset': ref('RateLimitReset') };
+export const successHeaders = {
+  'X-Request-Id': ref('RequestId'),
+  'RateLimit-Limit': ref('RateLimitLimit'),
+  'RateLimit-Remaining': ref('RateLimitRemaining'),
+  'RateLimit-Reset': ref('RateLimitReset'),
+};
 
 /** The error responses of an operation: its codes grouped by status, with the headers each status carries. */
 export function errorResponses(codes: readonly ErrorCode[]): Json {
@@ -63,20 +81,41 @@ export function errorResponses(codes: readonly ErrorCode[]): Json {
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     const h: Json = { 'X-Request-Id': ref('RequestId') };
     if (status === 429 || status === 503) h['Retry-After'] = ref('RetryAfter');
-    if (status === 429) Object.assign(h, { 'RateLimit-Limit': ref('RateLimitLimit'), 'RateLimit-Remaining': ref('RateLimitRemaining'), 'RateLimit-Reset': ref('RateLimitReset') });
-    out[String(status)] = { description: list.join(', '), headers: h, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+    if (status === 429)
+      Object.assign(h, {
+        'RateLimit-Limit': ref('RateLimitLimit'),
+        'RateLimit-Remaining': ref('RateLimitRemaining'),
+        'RateLimit-Reset': ref('RateLimitReset'),
+      });
+    out[String(status)] = {
+      description: list.join(', '),
+      headers: h,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    };
   }
   return out;
 }
 
 export const securitySchemes = {
-  sessionCookie: { type: 'apiKey', in: 'cookie', name: 'mia_session', description: 'The session cookie set by GET /auth/provider/callback after sign-in; named `__Host-mia_session` when the service is served over https.' },
-  sessionSignature: { type: 'apiKey', in: 'cookie', name: 'mia_session.sig', description: 'Its signature: both cookies must be sent together.' },
+  sessionCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'mia_session',
+    description:
+      'The session cookie set by GET /auth/provider/callback after sign-in; named `__Host-mia_session` when the service is served over https.',
+  },
+  sessionSignature: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'mia_session.sig',
+    description: 'Its signature: both cookies must be sent together.',
+  },
   csrfToken: {
     type: 'apiKey',
     in: 'header',
     name: 'X-CSRF-Token',
-    description: 'The csrfToken of GET /auth/session. State-changing calls also need `Origin` equal to the web app origin (WEB_ORIGIN).',
+    description:
+      'The csrfToken of GET /auth/session. State-changing calls also need `Origin` equal to the web app origin (WEB_ORIGIN).',
   },
   statusAdmin: { type: 'http', scheme: 'bearer', description: 'STATUS_ADMIN_TOKEN.' },
   metricsScraper: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN: GET /metrics only.' },
@@ -92,9 +131,12 @@ export function securityFor(codes: readonly ErrorCode[], sessionOptional = false
 }
 
 export const tags = [
-  { name: 'auth', description: 'Sign-in (a browser redirect flow), the session and its CSRF token, disconnect, account deletion.' },
+  {
+    name: 'auth',
+    description: 'Sign-in (a browser redirect flow), the session and its CSRF token, disconnect, account deletion.',
+  },
   { name: 'mail', description: 'The synced copy of the inbox: sync, thread list, thread detail.' },
-  { name: 'ai', description: 'Triage and reply drafts of a thread, within the account\'s token budget.' },
+  { name: 'ai', description: "Triage and reply drafts of a thread, within the account's token budget." },
   { name: 'settings', description: 'Signature and response-style defaults.' },
   { name: 'analytics', description: 'Product-analytics events.' },
   { name: 'status', description: 'The public incident feed and its admin writes.' },

@@ -15,11 +15,17 @@ export function healthStatusCode(report: HealthReport): number {
 
 export function renderHomePage(report: HealthReport, statusPageUrl: string): string {
   const rows: [string, string, string][] = [
-    ['Database', report.database === 'ok' ? 'operational' : 'down', report.database === 'ok' ? 'reachable' : 'unreachable'],
+    [
+      'Database',
+      report.database === 'ok' ? 'operational' : 'down',
+      report.database === 'ok' ? 'reachable' : 'unreachable',
+    ],
     ['Mail provider', report.mail.state, report.mail.detail],
     ['AI provider', report.ai.state, report.ai.detail],
   ];
-  const headline = { ok: 'All systems operational', degraded: 'Some components are degraded', down: 'Service is down' }[report.status];
+  const headline = { ok: 'All systems operational', degraded: 'Some components are degraded', down: 'Service is down' }[
+    report.status
+  ];
   return `<!doctype html>
 <html lang="en">
 <head>

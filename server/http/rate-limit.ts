@@ -41,7 +41,10 @@ type Consume = (client: string) => Promise<RateLimiterRes>;
  * within the limit, and its remaining points. A batch refused from memory (the key is
  * blocked) refuses every waiter; a failure fails every waiter.
  */
-export function coalesced(limiter: { consume(key: string, points: number): Promise<RateLimiterRes> }, points: number): Consume {
+export function coalesced(
+  limiter: { consume(key: string, points: number): Promise<RateLimiterRes> },
+  points: number,
+): Consume {
   interface Waiter {
     resolve(r: RateLimiterRes): void;
     reject(err: unknown): void;
@@ -62,7 +65,12 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
     }
     batch.forEach((w, i) => {
       const position = outcome.consumedPoints - n + i + 1;
-      const res = new RateLimiterRes(Math.max(0, points - position), outcome.msBeforeNext, position, outcome.isFirstInDuration && i === 0);
+      const res = new RateLimiterRes(
+        Math.max(0, points - position),
+        outcome.msBeforeNext,
+        position,
+        outcome.isFirstInDuration && i === 0,
+      );
       if (position > points) w.reject(res);
       else w.resolve(res);
     });
@@ -84,10 +92,12 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
       return;
     }
     waiting.set(key, []);
-    count(key, batch.length).then(
-      (res) => settle(batch, res, true),
-      (err: unknown) => settle(batch, err, false),
-    ).finally(() => next(key));
+    count(key, batch.length)
+      .then(
+        (res) => settle(batch, res, true),
+        (err: unknown) => settle(batch, err, false),
+      )
+      .finally(() => next(key));
   };
 
   return (key) => {
@@ -95,7 +105,10 @@ export function coalesced(limiter: { consume(key: string, points: number): Promi
     if (queue) return new Promise<RateLimiterRes>((resolve, reject) => queue.push({ resolve, reject }));
     waiting.set(key, []);
     const alone = count(key, 1);
-    alone.then(() => next(key), () => next(key));
+    alone.then(
+      () => next(key),
+      () => next(key),
+    );
     return alone;
   };
 }
@@ -157,7 +170,11 @@ export async function consumeFor(ctx: Koa.Context, limits: RateLimits, bucket: B
     ctx.set(rateLimitHeaders(await limits.consume(bucket, ctx.state.clientIp)));
   } catch (err) {
     if (err instanceof AppError && err.code === 'RATE_LIMITED') {
-      ctx.set({ 'RateLimit-Limit': String(limits.limitOf(bucket)), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(retryAfterFor(err)) });
+      ctx.set({
+        'RateLimit-Limit': String(limits.limitOf(bucket)),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(retryAfterFor(err)),
+      });
     }
     throw err;
   }
@@ -169,7 +186,10 @@ export async function consumeFor(ctx: Koa.Context, limits: RateLimits, bucket: B
  * content type) is counted afterwards, against its procedure's bucket when known, else the
  * global one; if that puts it over the limit, the answer becomes RATE_LIMITED.
  */
-export function countRefused(limits: RateLimits, bucketOf: (procedurePath: string) => BucketName | undefined): Koa.Middleware {
+export function countRefused(
+  limits: RateLimits,
+  bucketOf: (procedurePath: string) => BucketName | undefined,
+): Koa.Middleware {
   return async (ctx, next) => {
     let failure: unknown;
     try {

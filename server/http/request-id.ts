@@ -27,7 +27,14 @@ export function requestId(log: Logger): Koa.Middleware {
     } finally {
       // Path only: query strings can carry OAuth codes and state.
       access.info(
-        { requestId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started), code: ctx.state.errorCode },
+        {
+          requestId: id,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(performance.now() - started),
+          code: ctx.state.errorCode,
+        },
         'request',
       );
     }

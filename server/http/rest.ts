@@ -35,10 +35,21 @@ class CapturedResponse {
     this.body = chunk;
   }
   // Abort-signal wiring of the handler listens for the real socket closing.
-  on(event: string, fn: (...a: unknown[]) => void) { this.real.on(event, fn); return this; }
-  once(event: string, fn: (...a: unknown[]) => void) { this.real.once(event, fn); return this; }
-  off(event: string, fn: (...a: unknown[]) => void) { this.real.off(event, fn); return this; }
-  get writableEnded() { return this.body !== undefined; }
+  on(event: string, fn: (...a: unknown[]) => void) {
+    this.real.on(event, fn);
+    return this;
+  }
+  once(event: string, fn: (...a: unknown[]) => void) {
+    this.real.once(event, fn);
+    return this;
+  }
+  off(event: string, fn: (...a: unknown[]) => void) {
+    this.real.off(event, fn);
+    return this;
+  }
+  get writableEnded() {
+    return this.body !== undefined;
+  }
 }
 
 /** The handler only parses bodies labelled exactly `application/json`: normalise the label. */
@@ -59,7 +70,10 @@ function normaliseContentType(req: IncomingMessage) {
  * which), matched the way trpc-to-openapi matches them (see `targetPath`).
  */
 function restOperations(router: AppRouter): { method: string; pattern: RegExp; procedure: string }[] {
-  const procedures = router._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string } } } }>;
+  const procedures = router._def.procedures as unknown as Record<
+    string,
+    { _def: { meta?: { openapi?: { method: string; path: string } } } }
+  >;
   return Object.entries(procedures).flatMap(([procedure, p]) => {
     const op = p._def.meta?.openapi;
     if (!op) return [];
@@ -94,7 +108,8 @@ function requestUrl(req: IncomingMessage): URL {
 function readQuery(req: IncomingMessage & { query?: unknown }, url: URL): void {
   const query: Record<string, string[]> = Object.create(null);
   for (const [key, value] of url.searchParams) (query[key] ??= []).push(value);
-  if (Object.hasOwn(query, '__proto__')) throw new AppError('VALIDATION_FAILED', { issues: [{ path: '__proto__', code: 'unrecognized_keys' }] });
+  if (Object.hasOwn(query, '__proto__'))
+    throw new AppError('VALIDATION_FAILED', { issues: [{ path: '__proto__', code: 'unrecognized_keys' }] });
   req.query = query;
 }
 

@@ -12,7 +12,11 @@ import type { RouteInstaller } from './route-installer.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
 
 function file(fullPath: string, cache = 'no-cache') {
   let body: Promise<Buffer> | undefined;
@@ -32,5 +36,8 @@ export const staticRoutes: RouteInstaller = (routes, { limit }) => {
   routes.get('/docs', limit('global'), page('docs.html'));
   routes.get('/docs/init.js', page('docs-init.js'));
   routes.get('/docs/assets/swagger-ui.css', file(path.join(swaggerDir, 'swagger-ui.css'), 'public, max-age=86400'));
-  routes.get('/docs/assets/swagger-ui-bundle.js', file(path.join(swaggerDir, 'swagger-ui-bundle.js'), 'public, max-age=86400'));
+  routes.get(
+    '/docs/assets/swagger-ui-bundle.js',
+    file(path.join(swaggerDir, 'swagger-ui-bundle.js'), 'public, max-age=86400'),
+  );
 };

@@ -23,7 +23,9 @@ const key32 = z.string().refine((v) => /^[A-Za-z0-9+/_-]+={0,2}$/.test(v) && Buf
   message: 'must be 32 bytes, base64-encoded',
 });
 
-const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc'], { error: 'must be http/protobuf, http/json or grpc' });
+const otlpProtocol = z.enum(['http/protobuf', 'http/json', 'grpc'], {
+  error: 'must be http/protobuf, http/json or grpc',
+});
 
 const envSchema = z.object({
   PORT: opt(intIn(0, 65535)),
@@ -32,8 +34,22 @@ const envSchema = z.object({
   WEB_ORIGIN: opt(httpUrl),
   STATUS_PAGE_URL: opt(httpUrl),
   NODE_ENV: opt(z.string()),
-  SESSION_SECRET: opt(z.string().refine((v) => v.split(',').every((k) => k.trim().length >= 16), 'every comma-separated key must be at least 16 characters')),
-  TOKEN_ENCRYPTION_KEY: opt(z.string().refine((v) => v.split(',').every((k) => key32.safeParse(k.trim()).success), 'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)')),
+  SESSION_SECRET: opt(
+    z
+      .string()
+      .refine(
+        (v) => v.split(',').every((k) => k.trim().length >= 16),
+        'every comma-separated key must be at least 16 characters',
+      ),
+  ),
+  TOKEN_ENCRYPTION_KEY: opt(
+    z
+      .string()
+      .refine(
+        (v) => v.split(',').every((k) => key32.safeParse(k.trim()).success),
+        'must be 32 bytes, base64-encoded (comma-separate several, newest first, to rotate)',
+      ),
+  ),
   TOKEN_ACCEPT_V1: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   TRUST_PROXY: opt(z.enum(['true', 'false'], { error: 'must be true or false' })),
   TRUST_PROXY_HOPS: opt(intIn(1, 10)),
@@ -53,7 +69,14 @@ const envSchema = z.object({
   GMAIL_QUOTA_WINDOW_SECONDS: opt(intIn(1, 60)),
   PUBSUB_PROJECT_ID: opt(z.string().regex(/^[a-z][a-z0-9-]{2,62}$/i, 'must be a project id')),
   PUBSUB_TOPIC: opt(z.string().regex(/^projects\/[^/]+\/topics\/[^/]+$/, 'must be projects/P/topics/T')),
-  PUBSUB_SUBSCRIPTION: opt(z.string().regex(/^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/, 'must be a subscription id or projects/P/subscriptions/S')),
+  PUBSUB_SUBSCRIPTION: opt(
+    z
+      .string()
+      .regex(
+        /^([^/]+|projects\/[^/]+\/subscriptions\/[^/]+)$/,
+        'must be a subscription id or projects/P/subscriptions/S',
+      ),
+  ),
   PUBSUB_EMULATOR_HOST: opt(z.string().regex(/^[^\s/:]+:\d{1,5}$/, 'must be host:port')),
   OPENAI_API_KEY: opt(z.string()),
   OPENAI_BASE_URL: opt(httpUrl),
@@ -62,7 +85,13 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: opt(intIn(1, 86_400)),
   ANALYTICS_ANONYMOUS_PER_MINUTE: opt(intIn(0, 1_000_000)),
   AI_DAILY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
-  AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)), AUTO_TRIAGE_BUDGET_SHARE: opt(z.string().regex(/^(0(\.\d{1,6})?|1(\.0{1,6})?)$/, 'must be a number from 0 to 1').transform(Number)),
+  AI_MONTHLY_TOKEN_BUDGET: opt(intIn(1, 1_000_000_000)),
+  AUTO_TRIAGE_BUDGET_SHARE: opt(
+    z
+      .string()
+      .regex(/^(0(\.\d{1,6})?|1(\.0{1,6})?)$/, 'must be a number from 0 to 1')
+      .transform(Number),
+  ),
   STATUS_ADMIN_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   METRICS_TOKEN: opt(z.string().min(16, 'must be at least 16 characters')),
   OAUTH_STATE_TTL_SECONDS: opt(intIn(1, 86_400)),
@@ -123,7 +152,12 @@ export interface Config {
    * per-user limit each account's calls are paced within across instances (0: unpaced), and the
    * deployment's daily budget past which bulk work waits for the next UTC day.
    */
-  gmailQuota: { profile: '2026' | 'legacy'; userUnitsPerMinute?: number; dailyUnitBudget: number; windowSeconds: number };
+  gmailQuota: {
+    profile: '2026' | 'legacy';
+    userUnitsPerMinute?: number;
+    dailyUnitBudget: number;
+    windowSeconds: number;
+  };
   pubsub: { projectId?: string; topic?: string; subscription?: string; emulatorHost?: string };
   openai: { configured: boolean; apiKey?: string; baseUrl?: string; model: string };
   /** Each provider's request timeout (ms; a Pub/Sub pull waits this long for notifications); unset: the provider module's default. */
@@ -155,8 +189,18 @@ export interface Config {
 const originOf = (url: string) => new URL(url).origin;
 
 /** Variables naming a provider's, the web app's or the trace collector's address: production speaks to each over TLS only. */
-const TLS_ONLY = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL',
-  'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] as const;
+const TLS_ONLY = [
+  'WEB_ORIGIN',
+  'GOOGLE_REDIRECT_URI',
+  'GOOGLE_AUTH_URL',
+  'GOOGLE_TOKEN_URL',
+  'GOOGLE_REVOKE_URL',
+  'GOOGLE_USERINFO_URL',
+  'GMAIL_API_URL',
+  'OPENAI_BASE_URL',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+] as const;
 
 /**
  * What production refuses (runtime contract part 2): missing secrets and database, an http
@@ -171,13 +215,19 @@ function productionProblems(env: NodeJS.ProcessEnv): string[] {
   for (const k of ['SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'DATABASE_URL'] as const) {
     if (!env[k]?.trim()) problems.push(`${k}: required when NODE_ENV=production`);
   }
-  if (!env.PUBLIC_BASE_URL?.trim()?.startsWith('https://')) problems.push('PUBLIC_BASE_URL: must be an https URL when NODE_ENV=production');
-  if (!env.WEB_ORIGIN?.trim()) problems.push('WEB_ORIGIN: required when NODE_ENV=production (the development default is http://localhost:5173)');
+  if (!env.PUBLIC_BASE_URL?.trim()?.startsWith('https://'))
+    problems.push('PUBLIC_BASE_URL: must be an https URL when NODE_ENV=production');
+  if (!env.WEB_ORIGIN?.trim())
+    problems.push('WEB_ORIGIN: required when NODE_ENV=production (the development default is http://localhost:5173)');
   for (const k of TLS_ONLY) {
     const v = env[k]?.trim();
-    if (v && !v.toLowerCase().startsWith('https://')) problems.push(`${k}: must be an https URL when NODE_ENV=production`);
+    if (v && !v.toLowerCase().startsWith('https://'))
+      problems.push(`${k}: must be an https URL when NODE_ENV=production`);
   }
-  if (env.PUBSUB_EMULATOR_HOST?.trim()) problems.push('PUBSUB_EMULATOR_HOST: not allowed when NODE_ENV=production (the emulator is unauthenticated plaintext)');
+  if (env.PUBSUB_EMULATOR_HOST?.trim())
+    problems.push(
+      'PUBSUB_EMULATOR_HOST: not allowed when NODE_ENV=production (the emulator is unauthenticated plaintext)',
+    );
   const short = (env.SESSION_SECRET ?? '').split(',').some((k) => k.trim() && k.trim().length < 32);
   if (short) problems.push('SESSION_SECRET: every key must be at least 32 characters when NODE_ENV=production');
   return problems;
@@ -226,23 +276,47 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Confi
       // Google counts per minute; a shorter window scales the minute down (the bench), never for a real provider.
       windowSeconds: e.GMAIL_QUOTA_WINDOW_SECONDS ?? 60,
     },
-    pubsub: { projectId: e.PUBSUB_PROJECT_ID, topic: e.PUBSUB_TOPIC, subscription: e.PUBSUB_SUBSCRIPTION, emulatorHost: e.PUBSUB_EMULATOR_HOST },
+    pubsub: {
+      projectId: e.PUBSUB_PROJECT_ID,
+      topic: e.PUBSUB_TOPIC,
+      subscription: e.PUBSUB_SUBSCRIPTION,
+      emulatorHost: e.PUBSUB_EMULATOR_HOST,
+    },
     openai: {
       configured: Boolean(e.OPENAI_API_KEY),
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,
       model: e.OPENAI_MODEL ?? 'gpt-4o-mini',
     },
-    timeoutsMs: { identity: e.GOOGLE_TIMEOUT_MS, mail: e.GMAIL_TIMEOUT_MS, ai: e.OPENAI_TIMEOUT_MS, queue: e.PUBSUB_TIMEOUT_MS },
+    timeoutsMs: {
+      identity: e.GOOGLE_TIMEOUT_MS,
+      mail: e.GMAIL_TIMEOUT_MS,
+      ai: e.OPENAI_TIMEOUT_MS,
+      queue: e.PUBSUB_TIMEOUT_MS,
+    },
     syncLeaseSeconds: e.SYNC_LEASE_SECONDS,
-    jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS, eventStreamsPerInstance: e.EVENT_STREAMS_PER_INSTANCE ?? 2_000,
+    jobSuperviseSeconds: e.JOB_SUPERVISE_SECONDS,
+    eventStreamsPerInstance: e.EVENT_STREAMS_PER_INSTANCE ?? 2_000,
     // 600 a minute: ten signed-out page views a second, far above real traffic; at most ~0.85 GB of rows a day (docs/security.md).
-    rateLimit: { max: e.RATE_LIMIT_MAX ?? 100, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60, analyticsAnonymousPerMinute: e.ANALYTICS_ANONYMOUS_PER_MINUTE ?? 600 },
-    aiBudget: { daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000, monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000, autoShare: e.AUTO_TRIAGE_BUDGET_SHARE ?? 0.5 },
-    statusAdminToken: e.STATUS_ADMIN_TOKEN, metricsToken: e.METRICS_TOKEN,
-    logLevel: e.LOG_LEVEL ?? 'info', logFormat: e.LOG_FORMAT,
+    rateLimit: {
+      max: e.RATE_LIMIT_MAX ?? 100,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS ?? 60,
+      analyticsAnonymousPerMinute: e.ANALYTICS_ANONYMOUS_PER_MINUTE ?? 600,
+    },
+    aiBudget: {
+      daily: e.AI_DAILY_TOKEN_BUDGET ?? 20_000,
+      monthly: e.AI_MONTHLY_TOKEN_BUDGET ?? 200_000,
+      autoShare: e.AUTO_TRIAGE_BUDGET_SHARE ?? 0.5,
+    },
+    statusAdminToken: e.STATUS_ADMIN_TOKEN,
+    metricsToken: e.METRICS_TOKEN,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    logFormat: e.LOG_FORMAT,
     tracing: {
-      enabled: e.OTEL_SDK_DISABLED !== 'true' && e.OTEL_TRACES_EXPORTER !== 'none' && Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
+      enabled:
+        e.OTEL_SDK_DISABLED !== 'true' &&
+        e.OTEL_TRACES_EXPORTER !== 'none' &&
+        Boolean(e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || e.OTEL_TRACES_EXPORTER),
       trustTraceparent: e.TRUST_TRACEPARENT === 'true',
     },
   };

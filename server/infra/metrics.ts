@@ -20,7 +20,14 @@ export interface ClusterReadings {
   /** Jobs waiting or running per queue. */
   queueDepth(): Promise<Record<string, number>>;
   /** Over connected accounts: sync lag, backlog, dead-lettered jobs, watches not renewed, set-aside messages (domain/mail/sync/states/). */
-  syncState(): Promise<{ maxLagSeconds: number; backlogAccounts: number; deadLetteredAccounts: number; watchesExpiringAccounts: number; setAsideMessages: number; setAsideOldestSeconds: number }>;
+  syncState(): Promise<{
+    maxLagSeconds: number;
+    backlogAccounts: number;
+    deadLetteredAccounts: number;
+    watchesExpiringAccounts: number;
+    setAsideMessages: number;
+    setAsideOldestSeconds: number;
+  }>;
 }
 
 export interface Metrics {
@@ -72,10 +79,29 @@ export function createMetrics(): Metrics {
     labelNames: ['provider', 'code'],
     registers: [registry],
   });
-  const triagePasses = new Counter({ name: 'mia_auto_triage_passes_total', help: 'Passes of analysis on arrival, by how they ended.', labelNames: ['outcome'], registers: [registry] });
-  const triaged = new Counter({ name: 'mia_auto_triage_threads_total', help: 'Threads analysed on arrival.', registers: [registry] });
-  const syncJobs = new Counter({ name: 'mia_sync_jobs_total', help: 'Background sync jobs by outcome.', labelNames: ['outcome'], registers: [registry] });
-  const tokens = new Counter({ name: 'mia_ai_tokens_total', help: 'AI tokens spent, by operation and kind (prompt, completion).', labelNames: ['operation', 'kind'], registers: [registry] });
+  const triagePasses = new Counter({
+    name: 'mia_auto_triage_passes_total',
+    help: 'Passes of analysis on arrival, by how they ended.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const triaged = new Counter({
+    name: 'mia_auto_triage_threads_total',
+    help: 'Threads analysed on arrival.',
+    registers: [registry],
+  });
+  const syncJobs = new Counter({
+    name: 'mia_sync_jobs_total',
+    help: 'Background sync jobs by outcome.',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: 'mia_ai_tokens_total',
+    help: 'AI tokens spent, by operation and kind (prompt, completion).',
+    labelNames: ['operation', 'kind'],
+    registers: [registry],
+  });
   const gmailUnits = new Counter({
     name: 'mia_gmail_units_total',
     help: 'Mail provider quota units this instance spent, by method and purpose (open, sync, incremental, watch, backfill, resync).',
@@ -84,7 +110,7 @@ export function createMetrics(): Metrics {
   });
   const analyticsDropped = new Counter({
     name: 'mia_analytics_dropped_total',
-    help: 'Analytics events this instance accepted and did not store: budget (past ANALYTICS_ANONYMOUS_PER_MINUTE, the deployment\'s anonymous budget), unknown_name.',
+    help: "Analytics events this instance accepted and did not store: budget (past ANALYTICS_ANONYMOUS_PER_MINUTE, the deployment's anonymous budget), unknown_name.",
     labelNames: ['reason'],
     registers: [registry],
   });
@@ -112,7 +138,11 @@ export function createMetrics(): Metrics {
       gmailUnits.inc({ method, purpose }, units);
     },
     readMailQuota({ budget, today }) {
-      new Gauge({ name: 'mia_gmail_daily_unit_budget', help: 'Mail quota units the deployment may spend in a UTC day before bulk work waits (GMAIL_DAILY_UNIT_BUDGET).', registers: [registry] }).set(budget);
+      new Gauge({
+        name: 'mia_gmail_daily_unit_budget',
+        help: 'Mail quota units the deployment may spend in a UTC day before bulk work waits (GMAIL_DAILY_UNIT_BUDGET).',
+        registers: [registry],
+      }).set(budget);
       new Gauge({
         name: 'mia_gmail_units_today',
         help: 'Mail quota units the whole deployment spent in the current UTC day (every instance, as flushed to the database).',
@@ -134,16 +164,52 @@ export function createMetrics(): Metrics {
     readCluster(readings) {
       let sync: Promise<Awaited<ReturnType<ClusterReadings['syncState']>>> | undefined;
       // One query per scrape for the sync gauges.
-      const syncOnce = () => (sync ??= readings.syncState().finally(() => setTimeout(() => (sync = undefined), 1_000).unref()));
-      const gauge = (name: string, help: string, pick: (s: Awaited<ReturnType<ClusterReadings['syncState']>>) => number) =>
-        new Gauge({ name, help, registers: [registry], async collect() { this.set(pick(await syncOnce())); } });
-      gauge('mia_sync_lag_max_seconds', 'Longest time since a connected account last completed a sync.', (s) => s.maxLagSeconds);
-      gauge('mia_sync_backlog_accounts', 'Connected accounts with notified changes not yet synced.', (s) => s.backlogAccounts);
-      gauge('mia_sync_dead_lettered_accounts', 'Connected accounts whose sync job ran out of retries (dead-lettered) and waits for the quiet sweep.', (s) => s.deadLetteredAccounts);
-      gauge('mia_mail_set_aside_messages', 'Messages of connected accounts the provider would not return or that did not parse, set aside and retried on their own.', (s) => s.setAsideMessages);
-      gauge('mia_mail_set_aside_oldest_seconds', 'Age of the oldest set-aside message of a connected account (0 when there is none).', (s) => s.setAsideOldestSeconds);
+      const syncOnce = () =>
+        (sync ??= readings.syncState().finally(() => setTimeout(() => (sync = undefined), 1_000).unref()));
+      const gauge = (
+        name: string,
+        help: string,
+        pick: (s: Awaited<ReturnType<ClusterReadings['syncState']>>) => number,
+      ) =>
+        new Gauge({
+          name,
+          help,
+          registers: [registry],
+          async collect() {
+            this.set(pick(await syncOnce()));
+          },
+        });
+      gauge(
+        'mia_sync_lag_max_seconds',
+        'Longest time since a connected account last completed a sync.',
+        (s) => s.maxLagSeconds,
+      );
+      gauge(
+        'mia_sync_backlog_accounts',
+        'Connected accounts with notified changes not yet synced.',
+        (s) => s.backlogAccounts,
+      );
+      gauge(
+        'mia_sync_dead_lettered_accounts',
+        'Connected accounts whose sync job ran out of retries (dead-lettered) and waits for the quiet sweep.',
+        (s) => s.deadLetteredAccounts,
+      );
+      gauge(
+        'mia_mail_set_aside_messages',
+        'Messages of connected accounts the provider would not return or that did not parse, set aside and retried on their own.',
+        (s) => s.setAsideMessages,
+      );
+      gauge(
+        'mia_mail_set_aside_oldest_seconds',
+        'Age of the oldest set-aside message of a connected account (0 when there is none).',
+        (s) => s.setAsideOldestSeconds,
+      );
       // Renewal runs daily; a watch this close to its end without one means renewal stopped, and push with it.
-      gauge('mia_sync_watches_expiring_accounts', 'Connected accounts whose mail watch lapses within 48 h (or has lapsed) and was not renewed in the last 24 h.', (s) => s.watchesExpiringAccounts);
+      gauge(
+        'mia_sync_watches_expiring_accounts',
+        'Connected accounts whose mail watch lapses within 48 h (or has lapsed) and was not renewed in the last 24 h.',
+        (s) => s.watchesExpiringAccounts,
+      );
       new Gauge({
         name: 'mia_jobs_queued',
         help: 'Background jobs waiting or running, by queue.',

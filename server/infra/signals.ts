@@ -34,7 +34,8 @@ export async function importWithoutExitHandlers<T>(load: () => Promise<T>): Prom
   // Signals and 'beforeExit' come as tasks of the event loop, none between the module's
   // evaluation and this continuation.
   for (const event of TAKEN_BACK) {
-    for (const listener of events.listeners(event)) if (!before.get(event)!.has(listener)) events.removeListener(event, listener as (...args: unknown[]) => void);
+    for (const listener of events.listeners(event))
+      if (!before.get(event)!.has(listener)) events.removeListener(event, listener as (...args: unknown[]) => void);
   }
   return loaded;
 }

@@ -58,7 +58,12 @@ export function nameRequestSpan(method: string, route: string | undefined, proce
   hooks?.nameRequest(method, route, procedure);
 }
 
-export function inSpan<T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>, opts?: SpanOptions): Promise<T> {
+export function inSpan<T>(
+  name: string,
+  attributes: SpanAttributes,
+  fn: () => Promise<T>,
+  opts?: SpanOptions,
+): Promise<T> {
   return hooks ? hooks.inSpan(name, attributes, fn, opts) : fn();
 }
 

@@ -65,8 +65,13 @@ export function scrubSpan(span: Span): void {
   for (const event of span.events) {
     const a = event.attributes as Record<string, unknown> | undefined;
     if (!a) continue;
-    if (typeof a['exception.message'] === 'string') a['exception.message'] = redactQuoted(a['exception.message']).slice(0, 300);
+    if (typeof a['exception.message'] === 'string')
+      a['exception.message'] = redactQuoted(a['exception.message']).slice(0, 300);
     // A stack's first line repeats the message: keep only the frames.
-    if (typeof a['exception.stacktrace'] === 'string') a['exception.stacktrace'] = a['exception.stacktrace'].split('\n').filter((l) => /^\s+at /.test(l)).join('\n');
+    if (typeof a['exception.stacktrace'] === 'string')
+      a['exception.stacktrace'] = a['exception.stacktrace']
+        .split('\n')
+        .filter((l) => /^\s+at /.test(l))
+        .join('\n');
   }
 }

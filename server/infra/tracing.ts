@@ -22,7 +22,18 @@
  * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES (read by the SDK). Traces only: metrics stay on
  * GET /metrics and logs on stdout.
  */
-import { context, defaultTextMapGetter, defaultTextMapSetter, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Link } from '@opentelemetry/api';
+import {
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Link,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { installTraceHooks, type SpanOptions } from './trace-hooks.ts';
@@ -43,15 +54,21 @@ const w3c = new W3CTraceContextPropagator();
 const numberFrom = (v: string | undefined) => (v && /^\d+$/.test(v) ? Number(v) : undefined);
 
 /** The span exporter the variables name, and how it is described in the start-up log line. */
-async function exporterFromEnv(env: NodeJS.ProcessEnv): Promise<{ exporter: SpanExporter; batch: boolean; name: string }> {
+async function exporterFromEnv(
+  env: NodeJS.ProcessEnv,
+): Promise<{ exporter: SpanExporter; batch: boolean; name: string }> {
   const { ConsoleSpanExporter } = await import('@opentelemetry/sdk-trace');
-  if (env.OTEL_TRACES_EXPORTER?.trim() === 'console') return { exporter: new ConsoleSpanExporter(), batch: false, name: 'console' };
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || 'http/protobuf';
+  if (env.OTEL_TRACES_EXPORTER?.trim() === 'console')
+    return { exporter: new ConsoleSpanExporter(), batch: false, name: 'console' };
+  const protocol =
+    (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || 'http/protobuf';
   // Only the chosen one is loaded (the gRPC exporter brings @grpc/grpc-js with it).
   const { OTLPTraceExporter } =
-    protocol === 'grpc' ? await import('@opentelemetry/exporter-trace-otlp-grpc')
-    : protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http')
-    : await import('@opentelemetry/exporter-trace-otlp-proto');
+    protocol === 'grpc'
+      ? await import('@opentelemetry/exporter-trace-otlp-grpc')
+      : protocol === 'http/json'
+        ? await import('@opentelemetry/exporter-trace-otlp-http')
+        : await import('@opentelemetry/exporter-trace-otlp-proto');
   return { exporter: new OTLPTraceExporter(), batch: true, name: `otlp ${protocol}` };
 }
 
@@ -68,7 +85,9 @@ async function hookModules(names: string[]): Promise<void> {
 
 function linksTo(traceparent: string | undefined): Link[] | undefined {
   if (!traceparent) return undefined;
-  const parent = trace.getSpanContext(w3c.extract(context.active(), { traceparent }, { get: (c, k) => c[k], keys: (c) => Object.keys(c) }));
+  const parent = trace.getSpanContext(
+    w3c.extract(context.active(), { traceparent }, { get: (c, k) => c[k], keys: (c) => Object.keys(c) }),
+  );
   return parent && trace.isSpanContextValid(parent) ? [{ context: parent }] : undefined;
 }
 
@@ -82,13 +101,17 @@ const errorType = (err: unknown) => {
  * request always starts a trace of its own: under a parent-based sampler a client's header would
  * force its requests to be sampled (exported at its will) and pick the trace id written into log lines.
  */
-export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: { trustTraceparent?: boolean } = {}): Promise<Tracing> {
-  const [{ HttpInstrumentation }, { UndiciInstrumentation }, { PgInstrumentation }, { GrpcInstrumentation }] = await Promise.all([
-    import('@opentelemetry/instrumentation-http'),
-    import('@opentelemetry/instrumentation-undici'),
-    import('@opentelemetry/instrumentation-pg'),
-    import('@opentelemetry/instrumentation-grpc'),
-  ]);
+export async function startTracing(
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { trustTraceparent?: boolean } = {},
+): Promise<Tracing> {
+  const [{ HttpInstrumentation }, { UndiciInstrumentation }, { PgInstrumentation }, { GrpcInstrumentation }] =
+    await Promise.all([
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-undici'),
+      import('@opentelemetry/instrumentation-pg'),
+      import('@opentelemetry/instrumentation-grpc'),
+    ]);
   const instrumentations = [
     new HttpInstrumentation({ disableIncomingRequestInstrumentation: true, requireParentforOutgoingSpans: true }),
     new UndiciInstrumentation({ requireParentforSpans: true }),
@@ -98,9 +121,18 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: {
   ];
   await hookModules([...new Set(instrumentations.flatMap((i) => i.getModuleDefinitions().map((d) => d.name)))]);
 
-  const [{ NodeSDK }, { BatchSpanProcessor, SimpleSpanProcessor }] = await Promise.all([import('@opentelemetry/sdk-node'), import('@opentelemetry/sdk-trace')]);
+  const [{ NodeSDK }, { BatchSpanProcessor, SimpleSpanProcessor }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/sdk-trace'),
+  ]);
   const { exporter, batch, name } = await exporterFromEnv(env);
-  const scrubber: SpanProcessor = { onStart() {}, onEnding: scrubSpan, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
+  const scrubber: SpanProcessor = {
+    onStart() {},
+    onEnding: scrubSpan,
+    onEnd() {},
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
   const exporting = batch
     ? new BatchSpanProcessor({
         exporter,
@@ -124,8 +156,14 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: {
     serveRequest(req, fn) {
       if (PROBES.has(req.path)) return fn();
       // A trusted caller's traceparent (a proxy that sets or strips it) makes the request part of its trace.
-      const parent = opts.trustTraceparent ? propagation.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter) : ROOT_CONTEXT;
-      const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
+      const parent = opts.trustTraceparent
+        ? propagation.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter)
+        : ROOT_CONTEXT;
+      const span = tracer.startSpan(
+        req.method,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
+        parent,
+      );
       // A request the sampler left out costs no more than its context.
       if (!span.isRecording()) return context.with(trace.setSpan(parent, span), fn);
       span.setAttribute('url.path', req.path);
@@ -154,18 +192,27 @@ export async function startTracing(env: NodeJS.ProcessEnv = process.env, opts: {
       if (route) span.updateName(`${method} ${route}`).setAttribute('http.route', route);
       if (procedure) span.setAttributes({ 'rpc.system': 'trpc', 'rpc.method': procedure });
     },
-    inSpan<T>(spanName: string, attributes: Record<string, string | number | boolean>, fn: () => Promise<T>, opts?: SpanOptions) {
-      return tracer.startActiveSpan(spanName, { kind: KINDS[opts?.kind ?? 'internal'], attributes, links: linksTo(opts?.linkTo) }, async (span) => {
-        try {
-          return await fn();
-        } catch (err) {
-          span.setAttribute('error.type', errorType(err));
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          throw err;
-        } finally {
-          span.end();
-        }
-      });
+    inSpan<T>(
+      spanName: string,
+      attributes: Record<string, string | number | boolean>,
+      fn: () => Promise<T>,
+      opts?: SpanOptions,
+    ) {
+      return tracer.startActiveSpan(
+        spanName,
+        { kind: KINDS[opts?.kind ?? 'internal'], attributes, links: linksTo(opts?.linkTo) },
+        async (span) => {
+          try {
+            return await fn();
+          } catch (err) {
+            span.setAttribute('error.type', errorType(err));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+            throw err;
+          } finally {
+            span.end();
+          }
+        },
+      );
     },
     traceparent() {
       const carrier: Record<string, string> = {};

@@ -40,7 +40,10 @@ export interface Notified {
 }
 
 /** A pulled batch by mailbox (its notifications coalesce into one sync), and the ack ids of what cannot be decoded. */
-export function groupByMailbox(messages: ReceivedNotification[]): { byEmail: Map<string, Notified[]>; undecodable: string[] } {
+export function groupByMailbox(messages: ReceivedNotification[]): {
+  byEmail: Map<string, Notified[]>;
+  undecodable: string[];
+} {
   const byEmail = new Map<string, Notified[]>();
   const undecodable: string[] = [];
   for (const m of messages) {

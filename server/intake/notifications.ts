@@ -21,8 +21,10 @@ import { covered, groupByMailbox } from './notification-message.ts';
 export function notificationAccounts(orm: MikroORM) {
   const db = () => orm.em.getConnection();
   return {
-    resolveAccount: (emailAddress: string): Promise<NotifiedAccount | null> => resolveNotifiedAccount(db(), emailAddress),
-    noteNotification: (accountId: string, historyId: bigint | null): Promise<void> => noteNotification(db(), accountId, historyId),
+    resolveAccount: (emailAddress: string): Promise<NotifiedAccount | null> =>
+      resolveNotifiedAccount(db(), emailAddress),
+    noteNotification: (accountId: string, historyId: bigint | null): Promise<void> =>
+      noteNotification(db(), accountId, historyId),
   };
 }
 
@@ -60,7 +62,10 @@ export function createNotificationIntake(deps: IntakeDeps) {
     // A point the checkpoint already passed costs no sync at all, and leaves the account's state as it was
     // (noted, it would say "catching up" until the next sync: a redelivery or a change read by an earlier sync).
     if (covered(group, account.syncedThrough)) return;
-    const target = group.reduce<bigint | null>((max, d) => (d.historyId !== null && (max === null || d.historyId > max) ? d.historyId : max), null);
+    const target = group.reduce<bigint | null>(
+      (max, d) => (d.historyId !== null && (max === null || d.historyId > max) ? d.historyId : max),
+      null,
+    );
     await deps.noteNotification(account.id, target);
     await deps.engine.enqueueSync({ accountId: account.id, reason: 'notification' });
   }
@@ -69,7 +74,12 @@ export function createNotificationIntake(deps: IntakeDeps) {
     const messages = await deps.queue.pull(batchSize);
     if (!messages.length) return 0;
     // When tracing runs, a batch is one span: the jobs it stores carry it (the sync jobs link to it).
-    return inSpan('mail notifications', { 'messaging.system': 'gcp_pubsub', 'messaging.batch.message_count': messages.length }, () => takeIn(messages), { kind: 'consumer' });
+    return inSpan(
+      'mail notifications',
+      { 'messaging.system': 'gcp_pubsub', 'messaging.batch.message_count': messages.length },
+      () => takeIn(messages),
+      { kind: 'consumer' },
+    );
   }
 
   /** A pulled batch: its mailboxes' jobs stored, then the batch acknowledged (or handed back). */
@@ -90,11 +100,26 @@ export function createNotificationIntake(deps: IntakeDeps) {
         }
       }),
     );
-    if (undecodable.length) log.warn({ count: undecodable.length }, 'undecodable notifications acknowledged and dropped');
+    if (undecodable.length)
+      log.warn({ count: undecodable.length }, 'undecodable notifications acknowledged and dropped');
     // An ack that fails is harmless: the redelivered copy finds a job waiting, or the checkpoint covering it.
-    if (ack.length) await deps.queue.ack(ack).catch((err: unknown) => log.warn(errorSummary(err), 'acknowledging notifications failed; they will come again'));
-    if (back.length) await deps.queue.retryLater(back.map((m) => m.ackId), deps.retryDelaySeconds ?? 5).catch(() => undefined);
-    log.info({ notifications: messages.length, accounts: byEmail.size, handedBack: back.length, mailboxes: queued }, 'notification batch taken in');
+    if (ack.length)
+      await deps.queue
+        .ack(ack)
+        .catch((err: unknown) =>
+          log.warn(errorSummary(err), 'acknowledging notifications failed; they will come again'),
+        );
+    if (back.length)
+      await deps.queue
+        .retryLater(
+          back.map((m) => m.ackId),
+          deps.retryDelaySeconds ?? 5,
+        )
+        .catch(() => undefined);
+    log.info(
+      { notifications: messages.length, accounts: byEmail.size, handedBack: back.length, mailboxes: queued },
+      'notification batch taken in',
+    );
     return messages.length;
   }
 
@@ -113,7 +138,10 @@ export function createNotificationIntake(deps: IntakeDeps) {
           } catch (err) {
             failuresInARow++;
             const ms = Math.min(30_000, 500 * 2 ** Math.min(failuresInARow, 6));
-            log.warn({ ...errorSummary(err), code: (err as { code?: unknown }).code, retryInMs: ms }, 'notification pull failed');
+            log.warn(
+              { ...errorSummary(err), code: (err as { code?: unknown }).code, retryInMs: ms },
+              'notification pull failed',
+            );
             if (running) await sleep(ms);
           }
         }

@@ -52,7 +52,12 @@ export function createAutoTriageWorker(deps: {
     const { accountId } = job.data;
     const end = await deps.triage.pass(accountId, perPass);
     const then = next(end);
-    if (then) await deps.engine.enqueue(QUEUES.autoTriage, { accountId, reason: then.reason }, { singletonKey: accountId, startAfterSeconds: then.afterSeconds });
+    if (then)
+      await deps.engine.enqueue(
+        QUEUES.autoTriage,
+        { accountId, reason: then.reason },
+        { singletonKey: accountId, startAfterSeconds: then.afterSeconds },
+      );
     const outcome = then?.reason ?? (end.kind === 'stop' ? 'stopped' : 'done');
     deps.metrics?.autoTriage(outcome, end.analysed);
     log.debug({ accountId, reason: job.data.reason, outcome, analysed: end.analysed }, 'auto-triage job done');
@@ -67,7 +72,9 @@ export function createAutoTriageWorker(deps: {
      */
     async nudge(accountId: string, reason: 'arrival' | 'setting' = 'arrival'): Promise<boolean> {
       const conn = deps.orm.em.getConnection();
-      const [row] = await conn.execute<{ on: boolean }[]>('select auto_triage as on from accounts where id = ?', [accountId]);
+      const [row] = await conn.execute<{ on: boolean }[]>('select auto_triage as on from accounts where id = ?', [
+        accountId,
+      ]);
       if (!row?.on) return false;
       if (await deps.engine.enqueue(QUEUES.autoTriage, { accountId, reason }, { singletonKey: accountId })) return true;
       // The waiting job is brought forward only when it waits for a message's retry (a spent share or a rate limit holds).
@@ -76,14 +83,22 @@ export function createAutoTriageWorker(deps: {
     async start() {
       // While jobs are ready (pg-boss's cached queue statistics), a worker that found one looks again at once: a
       // backlog of short passes runs back to back, not one per poll (burstWhenBatchFull does nothing at batch 1).
-      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: 1, burstWhenReadyExceeds: 1, pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2 } as const;
+      const options = {
+        localConcurrency: deps.concurrency?.workers ?? WORKERS,
+        batchSize: 1,
+        burstWhenReadyExceeds: 1,
+        pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2,
+      } as const;
       await deps.engine.work<TriageRequest>(QUEUES.autoTriage, options, async (jobs) => {
         for (const job of jobs) {
           try {
             await run(job);
           } catch (err) {
             // The engine retries the job with backoff; the line says which account and why.
-            log.warn({ accountId: job.data.accountId, attempt: job.retryCount + 1, ...errorSummary(err) }, 'auto-triage job failed; retrying with backoff');
+            log.warn(
+              { accountId: job.data.accountId, attempt: job.retryCount + 1, ...errorSummary(err) },
+              'auto-triage job failed; retrying with backoff',
+            );
             throw err;
           }
         }

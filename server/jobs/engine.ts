@@ -17,7 +17,14 @@
 import { PgBoss, type Clock, type JobWithMetadata, type WorkOptions } from 'pg-boss';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import { currentTraceparent } from '../infra/trace-hooks.ts';
-import { MAIL_SYNC_RETRY_LIMIT, QUEUES, queueOptions, SCHEDULES, type MailSyncRetry, type QueueName } from './queues.ts';
+import {
+  MAIL_SYNC_RETRY_LIMIT,
+  QUEUES,
+  queueOptions,
+  SCHEDULES,
+  type MailSyncRetry,
+  type QueueName,
+} from './queues.ts';
 import { createWakePolicy, listenForJobs, notifyChannel, type WakePolicy } from './wakeups.ts';
 
 export { MAIL_SYNC_RETRY_LIMIT, QUEUES, SCHEDULES, type MailSyncRetry, type QueueName } from './queues.ts';
@@ -63,7 +70,11 @@ export interface JobEngine {
    * answers each job's outcome (pg-boss settles them one by one). On a queue that notifies, a
    * new job wakes one idle worker of this instance (wakeups.ts), not all of them.
    */
-  work<T extends object>(name: QueueName, options: WorkOptions, handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>): Promise<void>;
+  work<T extends object>(
+    name: QueueName,
+    options: WorkOptions,
+    handler: (jobs: JobWithMetadata<T>[]) => Promise<unknown>,
+  ): Promise<void>;
   /** Jobs waiting (ready or deferred) or running in a queue, from the engine's queue statistics (GET /metrics). */
   depth(name: QueueName): Promise<number>;
   /** Jobs of a queue in one state (tests, the status of an account). */
@@ -73,7 +84,10 @@ export interface JobEngine {
    * ready or running, how many running, and how long (ms) until the first deferred one is due
    * (null: none is). Tests move a test clock by it.
    */
-  waiting(name: QueueName, singletonKeys: string[] | null): Promise<{ readyOrActive: number; active: number; nextDueMs: number | null }>;
+  waiting(
+    name: QueueName,
+    singletonKeys: string[] | null,
+  ): Promise<{ readyOrActive: number; active: number; nextDueMs: number | null }>;
   readonly boss: PgBoss;
   stop(): Promise<void>;
 }
@@ -91,7 +105,14 @@ export const SUPERVISE_SECONDS = 10;
  * `clock`: pg-boss's source of time, for its timers and (a TestClock) its database time, read
  * through `pgboss.job_now()`: every deferral, backoff and "ready now" of the engine is on it.
  */
-export async function startJobEngine(deps: { databaseUrl: string; log: Logger; schedule?: boolean; retry?: MailSyncRetry; superviseSeconds?: number; clock?: Clock }): Promise<JobEngine> {
+export async function startJobEngine(deps: {
+  databaseUrl: string;
+  log: Logger;
+  schedule?: boolean;
+  retry?: MailSyncRetry;
+  superviseSeconds?: number;
+  clock?: Clock;
+}): Promise<JobEngine> {
   const log = deps.log.child({ component: 'jobs' });
   const boss = new PgBoss({
     connectionString: deps.databaseUrl,
@@ -118,21 +139,39 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
   // (pg-boss applies createQueue's options at creation only; the policy cannot change).
   const queues = queueOptions(deps.retry ?? { limit: MAIL_SYNC_RETRY_LIMIT, delaySeconds: 5 });
   for (const [name, options] of Object.entries(queues)) {
-    const created = (await boss.getQueue(name)) ? false : await boss.createQueue(name, options).then(() => true, async (err: unknown) => {
-      if (!(await boss.getQueue(name))) throw err; // another instance created it meanwhile: fine
-      return false;
-    });
+    const created = (await boss.getQueue(name))
+      ? false
+      : await boss.createQueue(name, options).then(
+          () => true,
+          async (err: unknown) => {
+            if (!(await boss.getQueue(name))) throw err; // another instance created it meanwhile: fine
+            return false;
+          },
+        );
     if (!created) {
       const { policy: _fixed, ...changeable } = options;
       await boss.updateQueue(name, changeable);
     }
   }
-  if (deps.schedule ?? true) for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
+  if (deps.schedule ?? true)
+    for (const [name, cron] of Object.entries(SCHEDULES)) await boss.schedule(name, cron, {}, { tz: 'UTC' });
   // Listening starts with the first workers of a queue that notifies (an instance that only enqueues never listens).
   const wakePolicies = new Map<string, WakePolicy>();
-  const wakeups = listenForJobs({ databaseUrl: deps.databaseUrl, log, channel: notifyChannel(SCHEMA), policies: wakePolicies });
+  const wakeups = listenForJobs({
+    databaseUrl: deps.databaseUrl,
+    log,
+    channel: notifyChannel(SCHEMA),
+    policies: wakePolicies,
+  });
   const retryWaiting = async (key: string) =>
-    (await boss.getDb().executeSql(`select 1 from ${SCHEMA}.job where name = $1 and singleton_key = $2 and state = 'retry' limit 1`, [QUEUES.mailSync, key])).rows.length > 0;
+    (
+      await boss
+        .getDb()
+        .executeSql(`select 1 from ${SCHEMA}.job where name = $1 and singleton_key = $2 and state = 'retry' limit 1`, [
+          QUEUES.mailSync,
+          key,
+        ])
+    ).rows.length > 0;
 
   return {
     boss,
@@ -172,10 +211,12 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
       return (rows[0] as { waiting?: boolean } | undefined)?.waiting === true;
     },
     async mergeIntoRetry(singletonKey) {
-      const { rows } = await boss.getDb().executeSql(
-        `update ${SCHEMA}.job set start_after = ${SCHEMA}.job_now() where name = $1 and singleton_key = $2 and state = 'retry' returning id`,
-        [QUEUES.mailSync, singletonKey],
-      );
+      const { rows } = await boss
+        .getDb()
+        .executeSql(
+          `update ${SCHEMA}.job set start_after = ${SCHEMA}.job_now() where name = $1 and singleton_key = $2 and state = 'retry' returning id`,
+          [QUEUES.mailSync, singletonKey],
+        );
       return rows.length > 0;
     },
     async bringForward(name, singletonKey, reason) {
@@ -229,7 +270,11 @@ export async function startJobEngine(deps: { databaseUrl: string; log: Logger; s
         [name, singletonKeys],
       );
       const row = rows[0] as { ready: number; active: number; due: string | number | null } | undefined;
-      return { readyOrActive: row?.ready ?? 0, active: row?.active ?? 0, nextDueMs: row?.due == null ? null : Math.ceil(Number(row.due)) };
+      return {
+        readyOrActive: row?.ready ?? 0,
+        active: row?.active ?? 0,
+        nextDueMs: row?.due == null ? null : Math.ceil(Number(row.due)),
+      };
     },
     async stop() {
       await wakeups.stop();

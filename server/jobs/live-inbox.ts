@@ -64,15 +64,40 @@ export async function createLiveInbox(deps: {
     orm,
     topic: config.pubsub.topic,
     log,
-    api: { open: async (accountId) => gmail(await credentials.client(orm.em.fork(), accountId), { accountId, purpose: 'watch' }) },
+    api: {
+      open: async (accountId) =>
+        gmail(await credentials.client(orm.em.fork(), accountId), { accountId, purpose: 'watch' }),
+    },
   });
-  const engine = await startJobEngine({ databaseUrl: deps.databaseUrl, log, schedule: config.oauth.configured, retry: deps.options?.retry, superviseSeconds: config.jobSuperviseSeconds, clock: deps.options?.clock });
-  const syncWorker = createMailSyncWorker({ orm, engine, sync, log, metrics: deps.metrics, historyLag: deps.options?.historyLag, concurrency: deps.options?.concurrency });
+  const engine = await startJobEngine({
+    databaseUrl: deps.databaseUrl,
+    log,
+    schedule: config.oauth.configured,
+    retry: deps.options?.retry,
+    superviseSeconds: config.jobSuperviseSeconds,
+    clock: deps.options?.clock,
+  });
+  const syncWorker = createMailSyncWorker({
+    orm,
+    engine,
+    sync,
+    log,
+    metrics: deps.metrics,
+    historyLag: deps.options?.historyLag,
+    concurrency: deps.options?.concurrency,
+  });
   const scheduled = createScheduledJobs({ orm, engine, watch, purge: () => purgeExpired(orm.em.fork()), log });
 
   // The Pub/Sub client (gRPC, protobufs: ~27 MiB resident) is loaded only where a subscription is read.
   const pubsub = config.pubsub.subscription ? await import('../providers/pubsub.ts') : undefined;
-  const intake = pubsub ? createNotificationIntake({ queue: pubsub.createNotificationQueue(config), engine, log, ...notificationAccounts(orm) }) : undefined;
+  const intake = pubsub
+    ? createNotificationIntake({
+        queue: pubsub.createNotificationQueue(config),
+        engine,
+        log,
+        ...notificationAccounts(orm),
+      })
+    : undefined;
 
   // Stopped in reverse: the intake first, then the engine (its running jobs finish and commit).
   const workers: Worker[] = [{ start: () => undefined, stop: () => engine.stop() }];
@@ -89,7 +114,9 @@ export async function createLiveInbox(deps: {
     workers.push({
       start() {
         // Local emulator convenience; an unreachable queue must never block the HTTP server.
-        pubsub.ensureEmulatorSubscription(config).catch((err: unknown) => log.warn(errorSummary(err), 'could not prepare the emulator subscription'));
+        pubsub
+          .ensureEmulatorSubscription(config)
+          .catch((err: unknown) => log.warn(errorSummary(err), 'could not prepare the emulator subscription'));
         intake.start();
       },
       stop: () => intake.stop(),

@@ -19,7 +19,12 @@ import type { JobWithMetadata } from 'pg-boss';
 import { AppError } from '../domain/errors.ts';
 import { QuotaWait } from '../providers/gmail-quota.ts';
 import { announceSync } from '../domain/events/announce.ts';
-import { recordCaughtUp, recordQuotaWait, recordSyncFailure, recordSyncSuccess } from '../domain/mail/sync/states/index.ts';
+import {
+  recordCaughtUp,
+  recordQuotaWait,
+  recordSyncFailure,
+  recordSyncSuccess,
+} from '../domain/mail/sync/states/index.ts';
 import type { SyncService } from '../domain/mail/sync/sync.service.ts';
 import { errorSummary, type Logger } from '../infra/logger.ts';
 import type { Metrics } from '../infra/metrics.ts';
@@ -73,10 +78,12 @@ export function createMailSyncWorker(deps: {
   let stopping = false;
 
   async function connected(accountId: string): Promise<boolean> {
-    const rows = (await deps.orm.em.getConnection().execute(
-      'select 1 from accounts a join credentials c on c.account_id = a.id where a.id = ? and not a.needs_reconnect',
-      [accountId],
-    )) as unknown[];
+    const rows = (await deps.orm.em
+      .getConnection()
+      .execute(
+        'select 1 from accounts a join credentials c on c.account_id = a.id where a.id = ? and not a.needs_reconnect',
+        [accountId],
+      )) as unknown[];
     return rows.length > 0;
   }
 
@@ -86,8 +93,13 @@ export function createMailSyncWorker(deps: {
     await recordSyncFailure(deps.orm.em.getConnection(), job.data.accountId, code, final).catch(() => undefined);
     const line = { accountId: job.data.accountId, code, attempt: job.retryCount + 1, retryLimit: job.retryLimit };
     // The engine's own decision, read back: past the limit, or (a retry it could not queue) before it; the line says which.
-    if (final && job.retryCount >= job.retryLimit) log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
-    else if (final) log.error(line, 'mail sync job dead-lettered before its retry limit: its retry could not be queued; the quiet sweep will ask again');
+    if (final && job.retryCount >= job.retryLimit)
+      log.error(line, 'mail sync job dead-lettered after its retries; the quiet sweep will ask again');
+    else if (final)
+      log.error(
+        line,
+        'mail sync job dead-lettered before its retry limit: its retry could not be queued; the quiet sweep will ask again',
+      );
     else log.warn(line, 'mail sync job failed; retrying with backoff');
   }
 
@@ -99,7 +111,10 @@ export function createMailSyncWorker(deps: {
    * slowest job of its batch does: a finished job never stays active, holding its account's
    * next job back. A failure's retry or dead letter is the engine's own decision: read back.
    */
-  async function settle(job: JobWithMetadata<SyncRequest>, result: { status: 'completed'; outcome: string } | { status: 'failed'; code: string }): Promise<void> {
+  async function settle(
+    job: JobWithMetadata<SyncRequest>,
+    result: { status: 'completed'; outcome: string } | { status: 'failed'; code: string },
+  ): Promise<void> {
     if (result.status === 'completed') {
       await deps.engine.boss.complete(QUEUES.mailSync, job, { outcome: result.outcome });
       return;
@@ -108,7 +123,11 @@ export function createMailSyncWorker(deps: {
     // Fenced out: this attempt had lost its job (a stalled worker's, handed on by the supervisor), whose
     // own attempt records how it went; a failure recorded here would outlive the other's success.
     // (pg-boss 12.38 answers { affected } at run time; its CommandResponse type declares no field.)
-    if ((failed as { affected?: number }).affected === 0) return void log.warn({ accountId: job.data.accountId, code: result.code, attempt: job.retryCount + 1 }, 'a job attempt that had lost its claim failed; its job was handed on');
+    if ((failed as { affected?: number }).affected === 0)
+      return void log.warn(
+        { accountId: job.data.accountId, code: result.code, attempt: job.retryCount + 1 },
+        'a job attempt that had lost its claim failed; its job was handed on',
+      );
     const after = await deps.engine.boss.getJobById<SyncRequest>(QUEUES.mailSync, job.id).catch(() => null);
     await recordFailure(job, result.code, after ? after.state === 'failed' : job.retryCount >= job.retryLimit);
   }
@@ -131,7 +150,10 @@ export function createMailSyncWorker(deps: {
       } catch (err) {
         const code = codeOf(err);
         if (code === 'RATE_LIMITED') {
-          await deps.engine.enqueueSync({ accountId, reason: 'busy' }, { startAfterSeconds: (err as AppError).retryAfter ?? 5 });
+          await deps.engine.enqueueSync(
+            { accountId, reason: 'busy' },
+            { startAfterSeconds: (err as AppError).retryAfter ?? 5 },
+          );
           return 'busy';
         }
         if (code === 'MAIL_RATE_LIMITED' && (err as AppError).cause instanceof QuotaWait) {
@@ -142,14 +164,23 @@ export function createMailSyncWorker(deps: {
             await recordQuotaWait(em, accountId, wait.waitMs);
             await announceSync(em, accountId);
           }
-          await deps.engine.enqueueSync({ accountId, reason: 'paced' }, { startAfterSeconds: Math.max(1, wait.waitMs / 1000) });
+          await deps.engine.enqueueSync(
+            { accountId, reason: 'paced' },
+            { startAfterSeconds: Math.max(1, wait.waitMs / 1000) },
+          );
           return wait.reason === 'daily' ? 'daily-budget' : 'paced';
         }
         if (code === 'MAIL_RATE_LIMITED') {
           // The provider's Retry-After, and at least a wait that doubles with each quota answer in a row (1 s, 2 s, 4 s … 5 min).
           const streak = (job.data.reason === 'quota' ? (job.data.quotaStreak ?? 0) : 0) + 1;
-          const wait = Math.max((err as AppError).retryAfter ?? 0, Math.min(QUOTA_BACKOFF_MAX_SECONDS, QUOTA_BACKOFF_FIRST_SECONDS * 2 ** (streak - 1)));
-          await deps.engine.enqueueSync({ accountId, reason: 'quota', quotaStreak: streak }, { startAfterSeconds: wait });
+          const wait = Math.max(
+            (err as AppError).retryAfter ?? 0,
+            Math.min(QUOTA_BACKOFF_MAX_SECONDS, QUOTA_BACKOFF_FIRST_SECONDS * 2 ** (streak - 1)),
+          );
+          await deps.engine.enqueueSync(
+            { accountId, reason: 'quota', quotaStreak: streak },
+            { startAfterSeconds: wait },
+          );
           return 'quota';
         }
         // Disconnected or deleted while this sync ran: nothing to retry until a reconnect enqueues again.
@@ -160,7 +191,10 @@ export function createMailSyncWorker(deps: {
         // The history ended before the point a notification named: it lags; look again soon, backing off.
         const ahead = await recordCaughtUp(deps.orm.em.getConnection(), accountId);
         if (ahead && ahead.notifiedAheadSeconds < lag.windowSeconds) {
-          await deps.engine.enqueueSync({ accountId, reason: 'history-lag' }, { startAfterSeconds: Math.max(lag.firstSeconds, ahead.notifiedAheadSeconds) });
+          await deps.engine.enqueueSync(
+            { accountId, reason: 'history-lag' },
+            { startAfterSeconds: Math.max(lag.firstSeconds, ahead.notifiedAheadSeconds) },
+          );
           return 'history-lag';
         }
         return 'caught-up';
@@ -181,21 +215,40 @@ export function createMailSyncWorker(deps: {
     },
     async start() {
       stopping = false;
-      const options = { localConcurrency: deps.concurrency?.workers ?? WORKERS, batchSize: deps.concurrency?.batch ?? BATCH, burstWhenBatchFull: true, perJobResults: true, pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2 } as const;
+      const options = {
+        localConcurrency: deps.concurrency?.workers ?? WORKERS,
+        batchSize: deps.concurrency?.batch ?? BATCH,
+        burstWhenBatchFull: true,
+        perJobResults: true,
+        pollingIntervalSeconds: deps.concurrency?.pollSeconds ?? 2,
+      } as const;
       await deps.engine.work<SyncRequest>(QUEUES.mailSync, options, (jobs) =>
         // Each job of a batch runs and settles on its own (a failure retries that job only).
         Promise.all(
           jobs.map(async (job) => {
             try {
               // When tracing runs: one span per job, linked to the span that queued it (job.data.trace).
-              const outcome = await inSpan('mail-sync job', { 'messaging.message.id': job.id, 'mail.sync.reason': job.data.reason, 'mail.sync.attempt': job.retryCount + 1 }, () => run(job), { kind: 'consumer', linkTo: job.data.trace });
+              const outcome = await inSpan(
+                'mail-sync job',
+                {
+                  'messaging.message.id': job.id,
+                  'mail.sync.reason': job.data.reason,
+                  'mail.sync.attempt': job.retryCount + 1,
+                },
+                () => run(job),
+                { kind: 'consumer', linkTo: job.data.trace },
+              );
               deps.metrics?.syncJob(outcome, outcome === 'quota' ? 'MAIL_RATE_LIMITED' : undefined);
               log.debug({ accountId: job.data.accountId, reason: job.data.reason, outcome }, 'mail sync job done');
-              await settle(job, { status: 'completed', outcome }).catch((e: unknown) => log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'));
+              await settle(job, { status: 'completed', outcome }).catch((e: unknown) =>
+                log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'),
+              );
               return { id: job.id, status: 'completed' as const };
             } catch (err) {
               deps.metrics?.syncJob('failed', codeOf(err));
-              await settle(job, { status: 'failed', code: codeOf(err) }).catch((e: unknown) => log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'));
+              await settle(job, { status: 'failed', code: codeOf(err) }).catch((e: unknown) =>
+                log.warn({ jobId: job.id, ...errorSummary(e) }, 'settling a sync job failed; the batch settles it'),
+              );
               // Already settled above (the batch's settle of the same attempt is then a no-op).
               return { id: job.id, status: 'failed' as const, output: { code: codeOf(err) } };
             }

@@ -31,10 +31,37 @@ export const queueOptions = (retry: MailSyncRetry): Record<QueueName, Omit<Queue
     deleteAfterSeconds: 3600,
     deadLetter: QUEUES.mailSyncDeadLetter,
   },
-  [QUEUES.autoTriage]: { policy: 'stately', notify: true, retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 900, heartbeatSeconds: 30, deleteAfterSeconds: 3600 },
-  [QUEUES.watchRenewal]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
-  [QUEUES.quietSweep]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 1800, deleteAfterSeconds: 86400 },
-  [QUEUES.purgeExpired]: { policy: 'singleton', retryLimit: 2, retryDelay: 60, expireInSeconds: 600, deleteAfterSeconds: 86400 },
+  [QUEUES.autoTriage]: {
+    policy: 'stately',
+    notify: true,
+    retryLimit: 3,
+    retryDelay: 30,
+    retryBackoff: true,
+    expireInSeconds: 900,
+    heartbeatSeconds: 30,
+    deleteAfterSeconds: 3600,
+  },
+  [QUEUES.watchRenewal]: {
+    policy: 'singleton',
+    retryLimit: 2,
+    retryDelay: 60,
+    expireInSeconds: 1800,
+    deleteAfterSeconds: 86400,
+  },
+  [QUEUES.quietSweep]: {
+    policy: 'singleton',
+    retryLimit: 2,
+    retryDelay: 60,
+    expireInSeconds: 1800,
+    deleteAfterSeconds: 86400,
+  },
+  [QUEUES.purgeExpired]: {
+    policy: 'singleton',
+    retryLimit: 2,
+    retryDelay: 60,
+    expireInSeconds: 600,
+    deleteAfterSeconds: 86400,
+  },
 });
 
 /** How a failing mail-sync job is retried before it is dead-lettered. */

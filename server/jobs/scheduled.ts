@@ -45,11 +45,23 @@ export function createScheduledJobs(deps: {
       const renewal = await deps.watch.renewDue();
       // A watch that lapsed left a gap no notification covers: its account syncs once it is renewed.
       for (const accountId of renewal.resumed) await deps.engine.enqueueSync({ accountId, reason: 'sweep' });
-      log.info({ watchesRenewed: renewal.renewed, watchRenewalsFailed: renewal.failed.length, lapsedResumed: renewal.resumed.length }, 'watch renewal');
+      log.info(
+        {
+          watchesRenewed: renewal.renewed,
+          watchRenewalsFailed: renewal.failed.length,
+          lapsedResumed: renewal.resumed.length,
+        },
+        'watch renewal',
+      );
       return renewal;
     },
     async [QUEUES.quietSweep]() {
-      const timing = { now: clock(), staleSeconds: staleAfterMs / 1000, listingLeftSeconds: LISTING_LEFT_AFTER_MS / 1000, periodSeconds: SWEEP_PERIOD_SECONDS };
+      const timing = {
+        now: clock(),
+        staleSeconds: staleAfterMs / 1000,
+        listingLeftSeconds: LISTING_LEFT_AFTER_MS / 1000,
+        periodSeconds: SWEEP_PERIOD_SECONDS,
+      };
       const stale = await takeStaleAccounts(deps.orm.em.getConnection(), timing, deps.sweepBatch ?? SWEEP_BATCH);
       let queued = 0;
       for (const accountId of stale) if (await deps.engine.enqueueSync({ accountId, reason: 'sweep' })) queued++;

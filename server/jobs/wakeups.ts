@@ -53,10 +53,16 @@ export function createWakePolicy(workerIds: readonly string[], notify: (workerId
  * The channel pg-boss notifies on for a schema (its `notifyChannelSql`: 'pgboss_' and the first
  * 24 hex digits of the name's SHA-224). A test fails if a job no longer wakes a worker.
  */
-export const notifyChannel = (schema: string) => `pgboss_${createHash('sha224').update(schema).digest('hex').slice(0, 24)}`;
+export const notifyChannel = (schema: string) =>
+  `pgboss_${createHash('sha224').update(schema).digest('hex').slice(0, 24)}`;
 
 /** Listens on `channel` and tells each queue's policy when one of its jobs lands. */
-export function listenForJobs(deps: { databaseUrl: string; log: Logger; channel: string; policies: Map<string, WakePolicy> }): PgListener {
+export function listenForJobs(deps: {
+  databaseUrl: string;
+  log: Logger;
+  channel: string;
+  policies: Map<string, WakePolicy>;
+}): PgListener {
   return createPgListener({
     databaseUrl: deps.databaseUrl,
     log: deps.log,

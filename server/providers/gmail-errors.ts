@@ -27,7 +27,10 @@ function reasonOf(err: unknown): string | undefined {
 function retryAfterOf(err: unknown): number | undefined {
   const h = (err as ErrorLike | null)?.response?.headers as { get?: unknown } | Record<string, unknown> | undefined;
   // gaxios hands over a fetch Headers object (not always this realm's class); older versions a plain record.
-  const raw = typeof h?.get === 'function' ? (h as { get(n: string): string | null }).get('retry-after') : (h as Record<string, unknown> | undefined)?.['retry-after'];
+  const raw =
+    typeof h?.get === 'function'
+      ? (h as { get(n: string): string | null }).get('retry-after')
+      : (h as Record<string, unknown> | undefined)?.['retry-after'];
   const n = Number(raw);
   return raw != null && Number.isFinite(n) && n >= 0 ? Math.min(Math.ceil(n), 3600) : undefined;
 }
@@ -56,7 +59,10 @@ export async function okStream<T extends { status: number; headers: unknown; dat
   } catch {
     // not JSON: kept as text
   }
-  throw Object.assign(new Error(`the mail provider answered ${res.status}`), { status: res.status, response: { status: res.status, headers: res.headers, data } });
+  throw Object.assign(new Error(`the mail provider answered ${res.status}`), {
+    status: res.status,
+    response: { status: res.status, headers: res.headers, data },
+  });
 }
 
 /** The one mapping from provider failures to the spec's codes. */

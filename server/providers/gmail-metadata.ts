@@ -29,7 +29,11 @@ export interface MetadataAnswers {
 }
 
 /** Threads worth reading whole: more wanted messages in them than a thread read costs. */
-function threadsWorthIt(ids: readonly string[], threadOf: ReadonlyMap<string, string> | undefined, cost: MetadataReads['cost']): Map<string, string[]> {
+function threadsWorthIt(
+  ids: readonly string[],
+  threadOf: ReadonlyMap<string, string> | undefined,
+  cost: MetadataReads['cost'],
+): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (!threadOf || !cost) return out;
   for (const id of ids) {
@@ -40,7 +44,11 @@ function threadsWorthIt(ids: readonly string[], threadOf: ReadonlyMap<string, st
   return out;
 }
 
-export async function readMetadata(r: MetadataReads, ids: readonly string[], threadOf?: ReadonlyMap<string, string>): Promise<MetadataAnswers> {
+export async function readMetadata(
+  r: MetadataReads,
+  ids: readonly string[],
+  threadOf?: ReadonlyMap<string, string>,
+): Promise<MetadataAnswers> {
   const failed: { id: string; reason: string }[] = [];
   let refused: AppError | undefined;
   const found = new Map<string, GmailMessage | null>();
@@ -81,7 +89,10 @@ export async function readMetadata(r: MetadataReads, ids: readonly string[], thr
       return 'id' in item ? readOne(item.id, expect) : readThread(item.t, item.members, expect);
     });
   };
-  await readAll([...threads], ids.filter((id) => !inThreads.has(id)));
+  await readAll(
+    [...threads],
+    ids.filter((id) => !inThreads.has(id)),
+  );
   // A thread that failed or no longer holds a wanted message: those are read one by one (unless the quota ran out).
   const left = [...inThreads].filter((id) => !found.has(id));
   if (left.length && !refused) await readAll([], left);

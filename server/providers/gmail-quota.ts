@@ -25,7 +25,17 @@ import { AppError } from '../domain/errors.ts';
 
 export type QuotaPurpose = 'open' | 'sync' | 'incremental' | 'watch' | 'backfill' | 'resync' | 'triage';
 export type QuotaLane = 'user' | 'incremental' | 'bulk';
-export type QuotaMethod = 'profile' | 'labels.get' | 'messages.list' | 'messages.get' | 'attachments.get' | 'threads.get' | 'threads.list' | 'history.list' | 'watch' | 'stop';
+export type QuotaMethod =
+  | 'profile'
+  | 'labels.get'
+  | 'messages.list'
+  | 'messages.get'
+  | 'attachments.get'
+  | 'threads.get'
+  | 'threads.list'
+  | 'history.list'
+  | 'watch'
+  | 'stop';
 export type QuotaProfileName = '2026' | 'legacy';
 
 export const LANE_OF: Readonly<Record<QuotaPurpose, QuotaLane>> = {
@@ -53,9 +63,14 @@ const COSTS_2026: Record<QuotaMethod, number> = {
 };
 
 /** Google's two sets of limits (its "Gmail API usage limits" page). */
-export const QUOTA_PROFILES: Readonly<Record<QuotaProfileName, { userUnitsPerMinute: number; costs: Readonly<Record<QuotaMethod, number>> }>> = {
+export const QUOTA_PROFILES: Readonly<
+  Record<QuotaProfileName, { userUnitsPerMinute: number; costs: Readonly<Record<QuotaMethod, number>> }>
+> = {
   '2026': { userUnitsPerMinute: 6_000, costs: COSTS_2026 },
-  legacy: { userUnitsPerMinute: 15_000, costs: { ...COSTS_2026, 'messages.get': 5, 'attachments.get': 5, 'threads.get': 10 } },
+  legacy: {
+    userUnitsPerMinute: 15_000,
+    costs: { ...COSTS_2026, 'messages.get': 5, 'attachments.get': 5, 'threads.get': 10 },
+  },
 };
 
 /** The share of the per-user window each lane may fill (what is left above a lane's share is the lanes' above it). */
@@ -76,7 +91,11 @@ export class QuotaWait extends Error {
   readonly reason: 'window' | 'daily';
   readonly waitMs: number;
   constructor(reason: 'window' | 'daily', waitMs: number) {
-    super(reason === 'daily' ? 'the daily mail quota budget is spent; bulk work waits for the next UTC day' : 'the account\'s mail quota window is full');
+    super(
+      reason === 'daily'
+        ? 'the daily mail quota budget is spent; bulk work waits for the next UTC day'
+        : "the account's mail quota window is full",
+    );
     this.name = 'QuotaWait';
     this.reason = reason;
     this.waitMs = waitMs;
@@ -89,7 +108,15 @@ export interface QuotaLedger {
    * Grants `want` units (at least `min`) within `cap` units per `windowMs` for the account, or says how long until `min` fits.
    * Bulk's cap shrinks by what the other lanes spent in the window past `reserve` (the room bulk always leaves them).
    */
-  take(r: { accountId: string; lane: QuotaLane; want: number; min: number; cap: number; windowMs: number; reserve: number }): Promise<{ granted: number; waitMs: number }>;
+  take(r: {
+    accountId: string;
+    lane: QuotaLane;
+    want: number;
+    min: number;
+    cap: number;
+    windowMs: number;
+    reserve: number;
+  }): Promise<{ granted: number; waitMs: number }>;
   /** Adds spent units to the deployment's days; answers the units of `today` (every instance's). */
   record(rows: { day: string; method: string; purpose: string; units: number }[], today: string): Promise<number>;
 }
@@ -194,7 +221,15 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
           return;
         }
         const want = Math.max(units, Math.min(expect, Math.floor(limit * BLOCK_SHARE)));
-        const g = await ledger.take({ accountId, lane, want, min: units, cap, windowMs: ledgerWindowMs, reserve: limit - cap });
+        const g = await ledger.take({
+          accountId,
+          lane,
+          want,
+          min: units,
+          cap,
+          windowMs: ledgerWindowMs,
+          reserve: limit - cap,
+        });
         if (g.granted > 0) {
           entry.units = g.granted - units;
           entry.until = Date.now() + creditMs;
@@ -206,7 +241,8 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
     });
     entry.turn = mine.catch(() => undefined);
     // Forgets accounts not seen for a window (a long-lived instance meets many).
-    if (credits.size > 5_000) for (const [k, x] of credits) if (x !== entry && x.until < Date.now() - windowMs) credits.delete(k);
+    if (credits.size > 5_000)
+      for (const [k, x] of credits) if (x !== entry && x.until < Date.now() - windowMs) credits.delete(k);
     await mine;
   }
 
@@ -217,14 +253,20 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
       const lane = LANE_OF[purpose];
       if (lane === 'bulk' && dayOf().units >= opts.dailyBudget) {
         const wait = msToNextUtcDay(now());
-        throw new AppError('MAIL_RATE_LIMITED', { retryAfter: Math.ceil(wait / 1000), cause: new QuotaWait('daily', wait) });
+        throw new AppError('MAIL_RATE_LIMITED', {
+          retryAfter: Math.ceil(wait / 1000),
+          cause: new QuotaWait('daily', wait),
+        });
       }
       if (limit > 0 && accountId) {
         try {
           await pace(accountId, lane, units, Math.max(units, expect));
         } catch (err) {
           if (!(err instanceof QuotaWait)) throw err;
-          throw new AppError('MAIL_RATE_LIMITED', { retryAfter: Math.max(1, Math.ceil(err.waitMs / 1000)), cause: err });
+          throw new AppError('MAIL_RATE_LIMITED', {
+            retryAfter: Math.max(1, Math.ceil(err.waitMs / 1000)),
+            cause: err,
+          });
         }
       }
       spent(method, purpose, units);

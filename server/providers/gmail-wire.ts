@@ -8,11 +8,14 @@ import { AppError } from '../domain/errors.ts';
 /** An answer checked against its schema; a garbled one is the provider's failure (SYNC_FAILED). */
 export function parse<T>(schema: z.ZodType<T>, data: unknown, what: string): T {
   const r = schema.safeParse(data);
-  if (!r.success) throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
+  if (!r.success)
+    throw new AppError('SYNC_FAILED', { cause: new Error(`malformed ${what} answer from the mail provider`) });
   return r.data;
 }
 /** An answer asked for as a stream (gmail-errors.ts okStream): its body, not yet read. */
-export const stream = z.custom<AsyncIterable<Uint8Array>>((v) => typeof (v as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] === 'function');
+export const stream = z.custom<AsyncIterable<Uint8Array>>(
+  (v) => typeof (v as AsyncIterable<unknown> | null)?.[Symbol.asyncIterator] === 'function',
+);
 
 export interface WirePart {
   mimeType?: string;
@@ -27,7 +30,9 @@ const part: z.ZodType<WirePart> = z.lazy(() =>
     mimeType: z.string().optional(),
     filename: z.string().optional(),
     headers: z.array(header).optional(),
-    body: z.object({ size: z.number().optional(), data: z.string().optional(), attachmentId: z.string().optional() }).optional(),
+    body: z
+      .object({ size: z.number().optional(), data: z.string().optional(), attachmentId: z.string().optional() })
+      .optional(),
     parts: z.array(part).optional(),
   }),
 );
@@ -52,8 +57,15 @@ const recordSchema = z.object({
 });
 /** threads.get with format=metadata: the thread's messages, each as messages.get would give it. */
 export const threadMetaSchema = z.object({ messages: z.array(messageSchema).default([]) });
-export const listSchema = z.object({ messages: z.array(z.object({ id, threadId: id })).default([]), nextPageToken: z.string().optional() });
-export const historySchema = z.object({ history: z.array(recordSchema).default([]), nextPageToken: z.string().optional(), historyId: numericId });
+export const listSchema = z.object({
+  messages: z.array(z.object({ id, threadId: id })).default([]),
+  nextPageToken: z.string().optional(),
+});
+export const historySchema = z.object({
+  history: z.array(recordSchema).default([]),
+  nextPageToken: z.string().optional(),
+  historyId: numericId,
+});
 export const threadSchema = z.object({ id, messages: z.array(messageSchema).default([]) });
 /** labels.get: only the count is read (Gmail omits a count it does not have). */
 export const labelCountsSchema = z.object({ messagesTotal: z.number().int().nonnegative().optional() });

@@ -15,7 +15,19 @@ import type { QuotaMethod, QuotaPacer, QuotaPurpose } from './gmail-quota.ts';
 import { readMetadata } from './gmail-metadata.ts';
 import { AppError } from '../domain/errors.ts';
 import { classifyGmailError, okStream, statusOf } from './gmail-errors.ts';
-import { historySchema, labelCountsSchema, listSchema, messageSchema, parse, profileSchema, stream, threadMetaSchema, watchSchema, type GmailMessage, type HistoryRecord } from './gmail-wire.ts';
+import {
+  historySchema,
+  labelCountsSchema,
+  listSchema,
+  messageSchema,
+  parse,
+  profileSchema,
+  stream,
+  threadMetaSchema,
+  watchSchema,
+  type GmailMessage,
+  type HistoryRecord,
+} from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { META_HEADERS, toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
 import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
@@ -56,7 +68,12 @@ export interface HistoryPage {
 
 export interface GmailApi {
   /** A page of the inbox's ids (`labelIds`: every one of them, default INBOX), newest first. A page token the provider refuses (400) restarts the listing from the top. */
-  listInbox(p: { pageToken?: string; maxResults: number; labelIds?: string[]; q?: string }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
+  listInbox(p: {
+    pageToken?: string;
+    maxResults: number;
+    labelIds?: string[];
+    q?: string;
+  }): Promise<{ messages: MessageRef[]; nextPageToken?: string }>;
   /**
    * format=metadata for each id (at most GET_CONCURRENCY at a time), normalised
    * (mail/message-meta.ts). Messages gone (404) are left out; a message the provider
@@ -67,7 +84,10 @@ export interface GmailApi {
    * before anything was fetched, the call fails (MAIL_RATE_LIMITED). `threadOf` (id -> thread id,
    * when known) lets messages of one thread come from one threads.get where that costs less (gmail-metadata.ts).
    */
-  getMetadata(ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[]; quota?: MetadataQuota }>;
+  getMetadata(
+    ids: string[],
+    threadOf?: ReadonlyMap<string, string>,
+  ): Promise<{ messages: MessageMeta[]; failed: { id: string; reason: string }[]; quota?: MetadataQuota }>;
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /**
@@ -101,7 +121,12 @@ export type GmailFactory = (auth: OAuth2Client, quota?: QuotaUse) => GmailApi;
  * `bodies`: where opened threads' answers are parsed (the container's moves big ones off the event loop; by default all inline).
  * `pacer`: charges each call to its account's quota (none: calls go unpaced and uncounted, as in unit tests).
  */
-export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyParser, 'parseThreadInto'>; timeoutMs?: number; pacer?: QuotaPacer }): GmailFactory {
+export function createGmailFactory(opts: {
+  rootUrl: string;
+  bodies?: Pick<BodyParser, 'parseThreadInto'>;
+  timeoutMs?: number;
+  pacer?: QuotaPacer;
+}): GmailFactory {
   const timeout = opts.timeoutMs ?? GMAIL_TIMEOUT_MS;
   const users = gmailClient({ version: 'v1', rootUrl: opts.rootUrl }).users;
   const pacer = opts.pacer;
@@ -157,7 +182,22 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
       },
       async listInbox({ pageToken, maxResults, labelIds = ['INBOX'], q }) {
         const list = (token?: string) =>
-          call((o) => users.messages.list({ userId: 'me', labelIds, q, maxResults, pageToken: token, fields: 'messages(id,threadId),nextPageToken' }, o), listSchema, 'messages.list');
+          call(
+            (o) =>
+              users.messages.list(
+                {
+                  userId: 'me',
+                  labelIds,
+                  q,
+                  maxResults,
+                  pageToken: token,
+                  fields: 'messages(id,threadId),nextPageToken',
+                },
+                o,
+              ),
+            listSchema,
+            'messages.list',
+          );
         try {
           return await list(pageToken);
         } catch (err) {
@@ -171,8 +211,26 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         const headers = { format: 'metadata', metadataHeaders: META_HEADERS };
         const { got, failed, refused } = await readMetadata(
           {
-            one: (id, expect) => orNullOn404(call((o) => users.messages.get({ userId: 'me', id, ...headers, fields: META_FIELDS }, o), messageSchema, 'messages.get', expect)),
-            thread: async (id, expect) => (await orNullOn404(call((o) => users.threads.get({ userId: 'me', id, ...headers, fields: `messages(${META_FIELDS})` }, o), threadMetaSchema, 'threads.get', expect)))?.messages ?? null,
+            one: (id, expect) =>
+              orNullOn404(
+                call(
+                  (o) => users.messages.get({ userId: 'me', id, ...headers, fields: META_FIELDS }, o),
+                  messageSchema,
+                  'messages.get',
+                  expect,
+                ),
+              ),
+            thread: async (id, expect) =>
+              (
+                await orNullOn404(
+                  call(
+                    (o) => users.threads.get({ userId: 'me', id, ...headers, fields: `messages(${META_FIELDS})` }, o),
+                    threadMetaSchema,
+                    'threads.get',
+                    expect,
+                  ),
+                )
+              )?.messages ?? null,
             cost: pacer ? (m) => pacer.cost(m) : undefined,
             concurrency: GET_CONCURRENCY,
           },
@@ -200,32 +258,53 @@ export function createGmailFactory(opts: { rootUrl: string; bodies?: Pick<BodyPa
         // A notified sync reads a page and, most often, fetches one message: one grant for both.
         const expect = pacer ? pacer.cost('history.list') + pacer.cost('messages.get') : 0;
         for (let page = 0; ; page++) {
-          const list = (o: object) => users.history.list({ userId: 'me', startHistoryId, pageToken, maxResults: HISTORY_PAGE }, o);
+          const list = (o: object) =>
+            users.history.list({ userId: 'me', startHistoryId, pageToken, maxResults: HISTORY_PAGE }, o);
           const res = await orNullOn404(call(list, historySchema, 'history.list', expect));
           if (!res) return 'expired';
           records.push(...res.history);
           pageToken = res.nextPageToken;
-          if (!pageToken || page + 1 >= HISTORY_MAX_PAGES) return { records, historyId: res.historyId, complete: !pageToken };
+          if (!pageToken || page + 1 >= HISTORY_MAX_PAGES)
+            return { records, historyId: res.historyId, complete: !pageToken };
         }
       },
 
       async getThreadFull(threadId, each) {
-        const send = (o: object) => users.threads.get({ userId: 'me', id: threadId, format: 'full' }, { ...o, responseType: 'stream', validateStatus: () => true }).then(okStream);
+        const send = (o: object) =>
+          users.threads
+            .get(
+              { userId: 'me', id: threadId, format: 'full' },
+              { ...o, responseType: 'stream', validateStatus: () => true },
+            )
+            .then(okStream);
         const body = await orNullOn404(call(send, stream, 'threads.get'));
         // A connection dropped or timed out while the body streams in is the provider's failure.
-        const count = body && (await bodies.parseThreadInto(body, each).catch((err: unknown) => Promise.reject(classifyGmailError(err))));
-        if (count === 'malformed') throw new AppError('SYNC_FAILED', { cause: new Error('malformed threads.get answer from the mail provider') });
+        const count =
+          body &&
+          (await bodies.parseThreadInto(body, each).catch((err: unknown) => Promise.reject(classifyGmailError(err))));
+        if (count === 'malformed')
+          throw new AppError('SYNC_FAILED', {
+            cause: new Error('malformed threads.get answer from the mail provider'),
+          });
         return count || null;
       },
 
       profile: () => call((o) => users.getProfile({ userId: 'me' }, o), profileSchema, 'profile'),
       async inboxCount() {
-        const label = await call((o) => users.labels.get({ userId: 'me', id: 'INBOX', fields: 'messagesTotal' }, o), labelCountsSchema, 'labels.get');
+        const label = await call(
+          (o) => users.labels.get({ userId: 'me', id: 'INBOX', fields: 'messagesTotal' }, o),
+          labelCountsSchema,
+          'labels.get',
+        );
         return label.messagesTotal ?? null;
       },
 
       async watch({ topicName, labelIds }) {
-        const w = await call((o) => users.watch({ userId: 'me', requestBody: { topicName, labelIds, labelFilterBehavior: 'include' } }, o), watchSchema, 'watch');
+        const w = await call(
+          (o) => users.watch({ userId: 'me', requestBody: { topicName, labelIds, labelFilterBehavior: 'include' } }, o),
+          watchSchema,
+          'watch',
+        );
         return { historyId: w.historyId, expiration: new Date(Number(w.expiration)) };
       },
 

@@ -30,13 +30,19 @@ export interface OAuthProvider {
   userinfo(accessToken: string): Promise<Identity>;
   revoke(token: string): Promise<void>;
   /** An authorised client for provider APIs; `onTokens` receives refreshed tokens to store. */
-  authorisedClient(tokens: { accessToken?: string; refreshToken: string; expiresAt?: Date }, onTokens: (t: Credentials) => void): OAuth2Client;
+  authorisedClient(
+    tokens: { accessToken?: string; refreshToken: string; expiresAt?: Date },
+    onTokens: (t: Credentials) => void,
+  ): OAuth2Client;
 }
 
 /** True when the provider says the grant is revoked or expired (`invalid_grant`). */
 export function isInvalidGrant(err: unknown): boolean {
   const e = err as { response?: { data?: { error?: unknown } }; message?: unknown } | null;
-  return e?.response?.data?.error === 'invalid_grant' || (typeof e?.message === 'string' && e.message.includes('invalid_grant'));
+  return (
+    e?.response?.data?.error === 'invalid_grant' ||
+    (typeof e?.message === 'string' && e.message.includes('invalid_grant'))
+  );
 }
 
 /**
@@ -48,7 +54,11 @@ export function isInvalidGrant(err: unknown): boolean {
 function tokenNoRetryTransporter(tokenUrl: string, timeout: number): gaxios.Gaxios {
   return new (class extends gaxios.Gaxios {
     override request<T>(opts: gaxios.GaxiosOptions = {}): gaxios.GaxiosPromise<T> {
-      return super.request<T>(String(opts.url) === tokenUrl ? { ...opts, retry: false, retryConfig: { retry: 0, noResponseRetries: 0 } } : opts);
+      return super.request<T>(
+        String(opts.url) === tokenUrl
+          ? { ...opts, retry: false, retryConfig: { retry: 0, noResponseRetries: 0 } }
+          : opts,
+      );
     }
   })({ timeout, retry: false });
 }

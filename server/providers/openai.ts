@@ -93,7 +93,10 @@ function durationSeconds(value: string | null): number | undefined {
 }
 
 /** The parts of the client library that classify its errors. */
-export type OpenAiErrors = Pick<typeof import('openai'), 'APIError' | 'APIConnectionError' | 'APIConnectionTimeoutError'>;
+export type OpenAiErrors = Pick<
+  typeof import('openai'),
+  'APIError' | 'APIConnectionError' | 'APIConnectionTimeoutError'
+>;
 
 let library: Promise<typeof import('openai')> | undefined;
 const loadLibrary = () => (library ??= import('openai'));
@@ -102,7 +105,10 @@ const loadLibrary = () => (library ??= import('openai'));
 export function toAiError(err: unknown, sdk: OpenAiErrors | undefined): AppError {
   if (err instanceof AppError) return err;
   if (sdk && err instanceof sdk.APIError && err.status === 429) {
-    return new AppError('AI_RATE_LIMITED', { retryAfter: retryAfterFromHeaders(err.headers as Headers | undefined), cause: err });
+    return new AppError('AI_RATE_LIMITED', {
+      retryAfter: retryAfterFromHeaders(err.headers as Headers | undefined),
+      cause: err,
+    });
   }
   // Other API errors, timeouts, connection failures, and the plain SyntaxError the client
   // throws for a 200 whose body is not JSON.
@@ -169,7 +175,10 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): AiProvider {
           const completion = await call(req);
           const choice = completion.choices?.[0];
           const usage = completion.usage
-            ? { promptTokens: completion.usage.prompt_tokens ?? 0, completionTokens: completion.usage.completion_tokens ?? 0 }
+            ? {
+                promptTokens: completion.usage.prompt_tokens ?? 0,
+                completionTokens: completion.usage.completion_tokens ?? 0,
+              }
             : null;
           const answer: StructuredAnswer = {
             text: typeof choice?.message?.content === 'string' ? choice.message.content : null,
@@ -178,19 +187,42 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions): AiProvider {
             usage,
           };
           log.info(
-            { ai: { operation: req.operation, model: answer.model, promptTokens: usage?.promptTokens, completionTokens: usage?.completionTokens, latencyMs: Math.round(performance.now() - started), attempts, outcome: answer.refused ? 'refused' : (choice?.finish_reason ?? 'unknown') } },
+            {
+              ai: {
+                operation: req.operation,
+                model: answer.model,
+                promptTokens: usage?.promptTokens,
+                completionTokens: usage?.completionTokens,
+                latencyMs: Math.round(performance.now() - started),
+                attempts,
+                outcome: answer.refused ? 'refused' : (choice?.finish_reason ?? 'unknown'),
+              },
+            },
             'ai call',
           );
           return answer;
         } catch (err) {
-          const retryable = sdk !== undefined && err instanceof sdk.APIConnectionError && !(err instanceof sdk.APIConnectionTimeoutError);
+          const retryable =
+            sdk !== undefined &&
+            err instanceof sdk.APIConnectionError &&
+            !(err instanceof sdk.APIConnectionTimeoutError);
           if (retryable && attempts < 2) {
             await new Promise((r) => setTimeout(r, retryDelay));
             continue;
           }
           const mapped = toAiError(err, sdk);
           log.warn(
-            { ai: { operation: req.operation, model, latencyMs: Math.round(performance.now() - started), attempts, outcome: outcomeOf(err, sdk), code: mapped.code }, errName: errorSummary(err).errName },
+            {
+              ai: {
+                operation: req.operation,
+                model,
+                latencyMs: Math.round(performance.now() - started),
+                attempts,
+                outcome: outcomeOf(err, sdk),
+                code: mapped.code,
+              },
+              errName: errorSummary(err).errName,
+            },
             'ai call failed',
           );
           throw mapped;

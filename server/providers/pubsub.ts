@@ -26,7 +26,8 @@ export interface NotificationQueue {
 
 /** Each call's deadline (a pull waits this long for notifications) unless PUBSUB_TIMEOUT_MS sets another. */
 const CALL_TIMEOUT_MS = 10_000;
-const noRetry = (config: Readonly<Config>) => ({ retry: null, timeout: config.timeoutsMs.queue ?? CALL_TIMEOUT_MS }) as unknown as Record<string, unknown>;
+const noRetry = (config: Readonly<Config>) =>
+  ({ retry: null, timeout: config.timeoutsMs.queue ?? CALL_TIMEOUT_MS }) as unknown as Record<string, unknown>;
 
 export function subscriptionPath(config: Readonly<Config>): string {
   const sub = config.pubsub.subscription!;
@@ -59,13 +60,17 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
       }
       return (res.receivedMessages ?? []).flatMap((m) =>
         m.ackId && m.message
-          ? [{
-              ackId: m.ackId,
-              messageId: String(m.message.messageId ?? ''),
-              data: Buffer.from((m.message.data as Uint8Array | string | undefined) ?? ''),
-              deliveryAttempt: Number(m.deliveryAttempt ?? 0),
-              publishTime: m.message.publishTime?.seconds ? new Date(Number(m.message.publishTime.seconds) * 1000) : undefined,
-            }]
+          ? [
+              {
+                ackId: m.ackId,
+                messageId: String(m.message.messageId ?? ''),
+                data: Buffer.from((m.message.data as Uint8Array | string | undefined) ?? ''),
+                deliveryAttempt: Number(m.deliveryAttempt ?? 0),
+                publishTime: m.message.publishTime?.seconds
+                  ? new Date(Number(m.message.publishTime.seconds) * 1000)
+                  : undefined,
+              },
+            ]
           : [],
       );
     },
@@ -73,7 +78,11 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
       if (ackIds.length) await client.acknowledge({ subscription, ackIds }, callOptions);
     },
     async retryLater(ackIds, seconds) {
-      if (ackIds.length) await client.modifyAckDeadline({ subscription, ackIds, ackDeadlineSeconds: Math.max(0, Math.min(600, Math.round(seconds))) }, callOptions);
+      if (ackIds.length)
+        await client.modifyAckDeadline(
+          { subscription, ackIds, ackDeadlineSeconds: Math.max(0, Math.min(600, Math.round(seconds))) },
+          callOptions,
+        );
     },
     close: () => client.close(),
   };
@@ -87,7 +96,12 @@ export function createNotificationQueue(config: Readonly<Config>): NotificationQ
 export async function ensureEmulatorSubscription(config: Readonly<Config>): Promise<void> {
   if (!config.pubsub.emulatorHost || !config.pubsub.topic) return;
   const [servicePath, port] = config.pubsub.emulatorHost.split(':');
-  const pubsub = new PubSub({ projectId: config.pubsub.projectId, servicePath, port: Number(port), sslCreds: grpc.credentials.createInsecure() });
+  const pubsub = new PubSub({
+    projectId: config.pubsub.projectId,
+    servicePath,
+    port: Number(port),
+    sslCreds: grpc.credentials.createInsecure(),
+  });
   const gaxOpts = noRetry(config) as CallOptions;
   const exists = async (get: () => Promise<unknown>) => {
     try {
@@ -102,7 +116,8 @@ export async function ensureEmulatorSubscription(config: Readonly<Config>): Prom
     const topic = pubsub.topic(config.pubsub.topic);
     if (!(await exists(() => topic.getMetadata(gaxOpts)))) await topic.create(gaxOpts);
     const sub = pubsub.subscription(subscriptionPath(config));
-    if (!(await exists(() => sub.getMetadata(gaxOpts)))) await topic.createSubscription(subscriptionPath(config), { ackDeadlineSeconds: 30, gaxOpts });
+    if (!(await exists(() => sub.getMetadata(gaxOpts))))
+      await topic.createSubscription(subscriptionPath(config), { ackDeadlineSeconds: 30, gaxOpts });
   } finally {
     await pubsub.close();
   }

@@ -12,17 +12,26 @@ export interface ComponentReport {
 
 export type Probe = () => Promise<ComponentReport>;
 
-export function httpProbe(url: string, opts: { headers?: Record<string, string>; timeoutMs?: number; slowMs?: number } = {}): Probe {
+export function httpProbe(
+  url: string,
+  opts: { headers?: Record<string, string>; timeoutMs?: number; slowMs?: number } = {},
+): Probe {
   const timeoutMs = opts.timeoutMs ?? 3000;
   const slowMs = opts.slowMs ?? 1500;
   return async () => {
     const started = performance.now();
     try {
-      const res = await fetch(url, { headers: opts.headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+      const res = await fetch(url, {
+        headers: opts.headers,
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'manual',
+      });
       await res.body?.cancel();
       const ms = Math.round(performance.now() - started);
       if (res.status >= 200 && res.status < 300) {
-        return ms > slowMs ? { state: 'degraded', detail: `reachable but slow (${ms} ms)` } : { state: 'operational', detail: `reachable (${ms} ms)` };
+        return ms > slowMs
+          ? { state: 'degraded', detail: `reachable but slow (${ms} ms)` }
+          : { state: 'operational', detail: `reachable (${ms} ms)` };
       }
       if (res.status === 429 || res.status >= 500) return { state: 'degraded', detail: `answered HTTP ${res.status}` };
       return { state: 'down', detail: `answered HTTP ${res.status}` };

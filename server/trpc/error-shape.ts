@@ -17,7 +17,11 @@ export interface TrpcErrorShape {
  * `code` defaults to the table's tRPC code; the formatter passes the one tRPC already
  * answers with (its status line follows that code). `path` only for a real procedure name.
  */
-export function trpcErrorShape(err: AppError, requestId: string, opts: { code?: number; path?: string } = {}): TrpcErrorShape {
+export function trpcErrorShape(
+  err: AppError,
+  requestId: string,
+  opts: { code?: number; path?: string } = {},
+): TrpcErrorShape {
   const entry = ERROR_TABLE[err.code];
   return {
     code: opts.code ?? TRPC_ERROR_CODES_BY_KEY[entry.trpc],

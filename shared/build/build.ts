@@ -46,7 +46,11 @@ function compilerOptions(): ts.CompilerOptions {
 
 function report(diagnostics: readonly ts.Diagnostic[]): void {
   if (!diagnostics.length) return;
-  const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' };
+  const host: ts.FormatDiagnosticsHost = {
+    getCanonicalFileName: (f) => f,
+    getCurrentDirectory: () => ROOT,
+    getNewLine: () => '\n',
+  };
   throw new Error(`client build failed:\n${ts.formatDiagnostics(diagnostics, host)}`);
 }
 
@@ -76,7 +80,10 @@ export function buildClient(): string[] {
   // The same program (its parsed files reused) plus the generated router and a file that
   // checks it against the server's: one checker type-checks shared/, the copy, and emits.
   const checkFile = path.join(SHARED, 'build', '__router-check__.ts');
-  const virtual = new Map([[routerFile, routerText], [checkFile, ROUTER_CHECK]]);
+  const virtual = new Map([
+    [routerFile, routerText],
+    [checkFile, ROUTER_CHECK],
+  ]);
   const program = ts.createProgram({
     rootNames: [...sources, checkFile],
     options,
@@ -86,7 +93,8 @@ export function buildClient(): string[] {
       fileExists: (f) => virtual.has(f) || host.fileExists(f),
       directoryExists: (d) => d === DIST || (host.directoryExists?.(d) ?? true),
       readFile: (f) => virtual.get(f) ?? host.readFile(f),
-      getSourceFile: (f, lang, onError, create) => (virtual.has(f) ? ts.createSourceFile(f, virtual.get(f)!, lang) : host.getSourceFile(f, lang, onError, create)),
+      getSourceFile: (f, lang, onError, create) =>
+        virtual.has(f) ? ts.createSourceFile(f, virtual.get(f)!, lang) : host.getSourceFile(f, lang, onError, create),
     },
   });
   report([checkFile, routerFile, ...sources].flatMap((f) => program.getSemanticDiagnostics(program.getSourceFile(f))));
@@ -108,10 +116,14 @@ export function buildClient(): string[] {
   for (const file of written) {
     const text = readFileSync(file, 'utf8');
     if (/\.\.\/server\/|['"][^'"]*\.ts['"]/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, ''))) {
-      throw new Error(`${path.relative(ROOT, file)} still imports a source file: ${text.match(/[^\n]*(\.\.\/server\/|\.ts['"])[^\n]*/)?.[0]}`);
+      throw new Error(
+        `${path.relative(ROOT, file)} still imports a source file: ${text.match(/[^\n]*(\.\.\/server\/|\.ts['"])[^\n]*/)?.[0]}`,
+      );
     }
   }
-  console.log(`client build: ${written.length} files in ${path.relative(ROOT, DIST)} in ${((Date.now() - started) / 1000).toFixed(1)} s (${phases.join(', ')})`);
+  console.log(
+    `client build: ${written.length} files in ${path.relative(ROOT, DIST)} in ${((Date.now() - started) / 1000).toFixed(1)} s (${phases.join(', ')})`,
+  );
   return written;
 }
 

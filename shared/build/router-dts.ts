@@ -8,7 +8,11 @@
 import ts from 'typescript';
 
 const TRPC_TYPES = ['TRPCBuiltRouter', 'TRPCQueryProcedure', 'TRPCMutationProcedure', 'TRPCSubscriptionProcedure'];
-const PROCEDURE_TYPE: Record<string, string> = { query: 'TRPCQueryProcedure', mutation: 'TRPCMutationProcedure', subscription: 'TRPCSubscriptionProcedure' };
+const PROCEDURE_TYPE: Record<string, string> = {
+  query: 'TRPCQueryProcedure',
+  mutation: 'TRPCMutationProcedure',
+  subscription: 'TRPCSubscriptionProcedure',
+};
 
 export function routerDeclaration(program: ts.Program, routerFile: string): string {
   const checker = program.getTypeChecker();
@@ -48,7 +52,10 @@ export function routerDeclaration(program: ts.Program, routerFile: string): stri
         const types = prop(defType, '$types', path);
         const input = printer(prop(types, 'input', path), `${path} input`, depth + 2);
         const outputType = prop(types, 'output', path);
-        const output = name === 'TRPCSubscriptionProcedure' ? streamOf(checker, printer, outputType, `${path} output`, depth + 2) : printer(outputType, `${path} output`, depth + 2);
+        const output =
+          name === 'TRPCSubscriptionProcedure'
+            ? streamOf(checker, printer, outputType, `${path} output`, depth + 2)
+            : printer(outputType, `${path} output`, depth + 2);
         const inner = '  '.repeat(depth + 1);
         return `${doc(checker, symbol, pad)}${pad}${key(symbol.name)}: ${name}<{\n${inner}input: ${input};\n${inner}output: ${output};\n${inner}meta: object;\n${pad}}>;`;
       }
@@ -80,11 +87,22 @@ export function routerDeclaration(program: ts.Program, routerFile: string): stri
  * A subscription's output: the async iterable of its events, `AsyncIterable<T, TReturn, TNext>`
  * with T plain data (tRPC already gives a `tracked()` event as `{ id, data }`).
  */
-function streamOf(checker: ts.TypeChecker, print: ReturnType<typeof dataPrinter>, type: ts.Type, where: string, depth: number): string {
-  const args = (type.flags & ts.TypeFlags.Object) && ((type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference) ? checker.getTypeArguments(type as ts.TypeReference) : [];
-  if (args.length !== 3 || !checker.typeToString(type).startsWith('AsyncIterable<')) throw new Error(`${where}: a subscription must return an AsyncIterable, not ${checker.typeToString(type)}`);
+function streamOf(
+  checker: ts.TypeChecker,
+  print: ReturnType<typeof dataPrinter>,
+  type: ts.Type,
+  where: string,
+  depth: number,
+): string {
+  const args =
+    type.flags & ts.TypeFlags.Object && (type as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference
+      ? checker.getTypeArguments(type as ts.TypeReference)
+      : [];
+  if (args.length !== 3 || !checker.typeToString(type).startsWith('AsyncIterable<'))
+    throw new Error(`${where}: a subscription must return an AsyncIterable, not ${checker.typeToString(type)}`);
   const [item, done, next] = args as [ts.Type, ts.Type, ts.Type];
-  const plain = (t: ts.Type, name: string) => (t.flags & ts.TypeFlags.Unknown ? 'unknown' : print(t, `${where} ${name}`, depth));
+  const plain = (t: ts.Type, name: string) =>
+    t.flags & ts.TypeFlags.Unknown ? 'unknown' : print(t, `${where} ${name}`, depth);
   return `AsyncIterable<${print(item, `${where} event`, depth)}, ${plain(done, 'return')}, ${plain(next, 'next')}>`;
 }
 
@@ -127,23 +145,32 @@ function dataPrinter(checker: ts.TypeChecker) {
     if (type.isIntersection()) return type.types.map((t) => paren(t, print(t, where, depth, next))).join(' & ');
     if (!(f & ts.TypeFlags.Object)) throw new Error(`${where}: cannot write ${checker.typeToString(type)}`);
     if (checker.isTupleType(type)) {
-      return `[${checker.getTypeArguments(type as ts.TypeReference).map((t) => print(t, where, depth, next)).join(', ')}]`;
+      return `[${checker
+        .getTypeArguments(type as ts.TypeReference)
+        .map((t) => print(t, where, depth, next))
+        .join(', ')}]`;
     }
     if (checker.isArrayType(type)) {
       const [element] = checker.getTypeArguments(type as ts.TypeReference);
       const readonly = checker.typeToString(type).startsWith('readonly ');
       return `${readonly ? 'readonly ' : ''}${paren(element!, print(element!, `${where}[]`, depth, next))}[]`;
     }
-    if (type.getCallSignatures().length || type.getConstructSignatures().length) throw new Error(`${where}: a function is not data`);
-    if (type.getSymbol()?.valueDeclaration && ts.isClassLike(type.getSymbol()!.valueDeclaration!)) throw new Error(`${where}: a class instance is not data`);
+    if (type.getCallSignatures().length || type.getConstructSignatures().length)
+      throw new Error(`${where}: a function is not data`);
+    if (type.getSymbol()?.valueDeclaration && ts.isClassLike(type.getSymbol()!.valueDeclaration!))
+      throw new Error(`${where}: a class instance is not data`);
     const pad = '  '.repeat(depth);
     const lines: string[] = [];
     for (const info of checker.getIndexInfosOfType(type)) {
-      lines.push(`${pad}${info.isReadonly ? 'readonly ' : ''}[key: ${checker.typeToString(info.keyType)}]: ${print(info.type, `${where}[key]`, depth + 1, next)};`);
+      lines.push(
+        `${pad}${info.isReadonly ? 'readonly ' : ''}[key: ${checker.typeToString(info.keyType)}]: ${print(info.type, `${where}[key]`, depth + 1, next)};`,
+      );
     }
     for (const symbol of checker.getPropertiesOfType(type)) {
       const optional = symbol.flags & ts.SymbolFlags.Optional ? '?' : '';
-      lines.push(`${doc(checker, symbol, pad)}${pad}${key(symbol.name)}${optional}: ${print(checker.getTypeOfSymbol(symbol), `${where}.${symbol.name}`, depth + 1, next)};`);
+      lines.push(
+        `${doc(checker, symbol, pad)}${pad}${key(symbol.name)}${optional}: ${print(checker.getTypeOfSymbol(symbol), `${where}.${symbol.name}`, depth + 1, next)};`,
+      );
     }
     return lines.length ? `{\n${lines.join('\n')}\n${'  '.repeat(depth - 1)}}` : '{}';
   };

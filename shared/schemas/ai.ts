@@ -37,14 +37,20 @@ export const analysis = z.object({
   model: z.string(),
   createdAt: timestamp,
   updatedAt: timestamp,
-  correctedAt: timestamp.nullable().meta({ description: "When the user corrected priority or reply status (the values are then the user's), or null: the model's values." }),
+  correctedAt: timestamp.nullable().meta({
+    description:
+      "When the user corrected priority or reply status (the values are then the user's), or null: the model's values.",
+  }),
 });
 
 /** The user's correction of an analysis: at least one of the two. */
 export const analysisCorrection = z
   .object({ threadId: uuid, priority: priority.optional(), replyStatus: replyStatus.optional() })
   .strict()
-  .refine((c) => c.priority !== undefined || c.replyStatus !== undefined, { message: 'give priority, replyStatus or both', path: ['priority'] });
+  .refine((c) => c.priority !== undefined || c.replyStatus !== undefined, {
+    message: 'give priority, replyStatus or both',
+    path: ['priority'],
+  });
 export type Analysis = z.infer<typeof analysis>;
 
 export const draftOptions = z
@@ -64,7 +70,11 @@ export const draftModelOutput = z
   .strict();
 
 export const draftResult = z.object({
-  draft: z.object({ subject: plain('The reply\'s subject.'), body: plain('The reply\'s text.'), language: plain('The reply\'s language.') }),
+  draft: z.object({
+    subject: plain("The reply's subject."),
+    body: plain("The reply's text."),
+    language: plain("The reply's language."),
+  }),
   model: z.string(),
 });
 export type DraftResult = z.infer<typeof draftResult>;

@@ -24,7 +24,13 @@ export const text = () => z.string().regex(STORABLE_TEXT);
  */
 export function queryInt(min: number, max: number): z.ZodType<number, number> {
   return z
-    .union([z.int(), z.string().regex(/^-?(0|[1-9]\d{0,15})$/).transform(Number)])
+    .union([
+      z.int(),
+      z
+        .string()
+        .regex(/^-?(0|[1-9]\d{0,15})$/)
+        .transform(Number),
+    ])
     .pipe(z.int().min(min).max(max)) as z.ZodType<number, string | number> as z.ZodType<number, number>;
 }
 

@@ -24,7 +24,10 @@ export const syncEvent = z.object({
 export const MAX_EVENT_THREAD_IDS = 100;
 
 /** `threads`: the stored state of these threads changed (read them again); sent after the commit. */
-export const threadsEvent = z.object({ type: z.literal('threads'), threadIds: z.array(uuid).min(1).max(MAX_EVENT_THREAD_IDS) });
+export const threadsEvent = z.object({
+  type: z.literal('threads'),
+  threadIds: z.array(uuid).min(1).max(MAX_EVENT_THREAD_IDS),
+});
 
 /** `reset`: too much changed, or the events since the given id are no longer known: re-read the list. */
 export const resetEvent = z.object({ type: z.literal('reset') });
@@ -32,7 +35,10 @@ export const resetEvent = z.object({ type: z.literal('reset') });
 export const mailEvent = z.discriminatedUnion('type', [syncEvent, threadsEvent, resetEvent]);
 
 /** The subscription's input: tRPC's client fills `lastEventId` when it reconnects. */
-export const mailEventsInput = z.object({ lastEventId: z.string().max(40).nullish() }).strict().optional();
+export const mailEventsInput = z
+  .object({ lastEventId: z.string().max(40).nullish() })
+  .strict()
+  .optional();
 
 export type SyncPhase = z.infer<typeof syncPhase>;
 export type SyncEvent = z.infer<typeof syncEvent>;

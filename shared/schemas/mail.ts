@@ -7,7 +7,7 @@ export const threadAnalysis = z.object({
   priority,
   replyStatus,
   confidence: z.number().min(0).max(1),
-  corrected: z.boolean().meta({ description: 'True when the user corrected the model\'s priority or reply status.' }),
+  corrected: z.boolean().meta({ description: "True when the user corrected the model's priority or reply status." }),
 });
 
 /** A query list of enum values, `URGENT,IMPORTANT`: each one of `values`, at least one, none twice. */
@@ -16,7 +16,13 @@ function enumList<T extends readonly [string, ...string[]]>(values: z.ZodEnum<{ 
     .string()
     .max(200)
     .transform((v) => v.split(',').map((x) => x.trim()))
-    .pipe(z.array(values).min(1).max(values.options.length).refine((a) => new Set(a).size === a.length, { message: 'a value is repeated' }))
+    .pipe(
+      z
+        .array(values)
+        .min(1)
+        .max(values.options.length)
+        .refine((a) => new Set(a).size === a.length, { message: 'a value is repeated' }),
+    )
     .meta({ description: `Comma-separated, any of ${values.options.join(', ')}.` });
 }
 
@@ -30,7 +36,9 @@ export const threadSummary = z.object({
   fromAddress: z.string().meta({ description: 'Address of the sender of the latest message' }),
   lastMessageAt: timestamp,
   isUnread: z.boolean(),
-  analysis: threadAnalysis.nullable().meta({ description: "The analysis of the thread's latest message, or null while it has none." }),
+  analysis: threadAnalysis
+    .nullable()
+    .meta({ description: "The analysis of the thread's latest message, or null while it has none." }),
 });
 export const threadListInput = z
   .object({
@@ -59,7 +67,9 @@ export const message = z.object({
   snippet: z.string(),
   sentAt: timestamp,
   isUnread: z.boolean(),
-  bodyText: z.string().meta({ description: 'The plain-text body (derived from the HTML when the message has none); at most 262,144 characters.' }),
+  bodyText: z.string().meta({
+    description: 'The plain-text body (derived from the HTML when the message has none); at most 262,144 characters.',
+  }),
   bodyHtml: z.string().meta({
     description:
       'Sanitised HTML: no script, event handler, javascript: URL, frame, form, meta refresh, base or style. Remote content is not loadable as delivered ' +
@@ -70,7 +80,7 @@ export const message = z.object({
   attachments: z.array(attachment),
   bodyOmitted: z.boolean().meta({
     description:
-      'True when this message\'s bodies were left out of the thread answer (both are then empty strings): a thread answer carries the bodies of its ' +
+      "True when this message's bodies were left out of the thread answer (both are then empty strings): a thread answer carries the bodies of its " +
       'newest messages up to 2,097,152 bytes in total (their UTF-8, text and HTML together; so at most as many characters), which a thread of ' +
       'ordinary size never reaches. Fetch a left-out body with ' +
       'GET /api/mail/threads/{threadId}/messages/{messageId}/body.',

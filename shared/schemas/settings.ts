@@ -20,7 +20,8 @@ export const settings = z.object({
     preferredTone: z.string().nullable(),
   }),
   autoTriage: z.boolean().meta({
-    description: 'New inbox threads are analysed on arrival, in the background, within a share of the daily AI budget (AUTO_TRIAGE_BUDGET_SHARE); promotions, social, updates, forums, bulk mail and your own sent mail are skipped. Default false.',
+    description:
+      'New inbox threads are analysed on arrival, in the background, within a share of the daily AI budget (AUTO_TRIAGE_BUDGET_SHARE); promotions, social, updates, forums, bulk mail and your own sent mail are skipped. Default false.',
   }),
 });
 export type Settings = z.infer<typeof settings>;

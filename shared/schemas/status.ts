@@ -26,7 +26,10 @@ export const incidentList = z.object({ incidents: z.array(incident) });
 
 const title = text().trim().min(1).max(200);
 const message = text().trim().min(1).max(5000);
-const components = z.array(component).max(4).refine((a) => new Set(a).size === a.length, 'duplicate component');
+const components = z
+  .array(component)
+  .max(4)
+  .refine((a) => new Set(a).size === a.length, 'duplicate component');
 
 export const createIncidentInput = z
   .object({
@@ -40,7 +43,12 @@ export const createIncidentInput = z
   .strict()
   .superRefine((v, ctx) => {
     if (!(INCIDENT_STATES[v.kind] as readonly string[]).includes(v.state)) {
-      ctx.addIssue({ code: 'custom', path: ['state'], message: 'state does not belong to kind', params: { code: 'invalid_state_for_kind' } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['state'],
+        message: 'state does not belong to kind',
+        params: { code: 'invalid_state_for_kind' },
+      });
     }
   });
 

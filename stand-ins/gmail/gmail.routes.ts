@@ -30,7 +30,8 @@ function route(method: string, path: string): Route {
   if (method === 'GET' && rest.length === 2 && a === 'labels') return { endpoint: 'labels.get', userId, id: b! };
   if (method === 'GET' && rest.length === 1 && a === 'messages') return { endpoint: 'messages.list', userId };
   if (method === 'GET' && rest.length === 2 && a === 'messages') return { endpoint: 'messages.get', userId, id: b! };
-  if (method === 'GET' && rest.length === 4 && a === 'messages' && c === 'attachments') return { endpoint: 'attachments.get', userId, id: b!, attachmentId: d! };
+  if (method === 'GET' && rest.length === 4 && a === 'messages' && c === 'attachments')
+    return { endpoint: 'attachments.get', userId, id: b!, attachmentId: d! };
   if (method === 'GET' && rest.length === 2 && a === 'threads') return { endpoint: 'threads.get', userId, id: b! };
   if (method === 'GET' && rest.length === 1 && a === 'history') return { endpoint: 'history.list', userId };
   if (method === 'POST' && rest.length === 1 && a === 'watch') return { endpoint: 'watch', userId };
@@ -64,9 +65,17 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   const r = route(method, u.pathname);
   const body = method === 'POST' ? await readBody(req) : '';
   const arrived = Date.now();
-  state.requests.push({ method, path: u.pathname, query: parseQuery(u.searchParams), endpoint: r.endpoint, at: arrived });
+  state.requests.push({
+    method,
+    path: u.pathname,
+    query: parseQuery(u.searchParams),
+    endpoint: r.endpoint,
+    at: arrived,
+  });
   state.bump(r.endpoint);
-  const format = (u.searchParams.get('format') ?? (r.endpoint === 'messages.get' || r.endpoint === 'threads.get' ? 'full' : '')).toLowerCase();
+  const format = (
+    u.searchParams.get('format') ?? (r.endpoint === 'messages.get' || r.endpoint === 'threads.get' ? 'full' : '')
+  ).toLowerCase();
   if (r.endpoint === 'messages.get' || r.endpoint === 'threads.get') state.bump(`${r.endpoint}:${format}`);
 
   // The per-user quota, charged on arrival to the mailbox the token belongs to (the service may
@@ -78,7 +87,9 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
   if (state.latencyMs > 0) await sleep(state.latencyMs);
   if (!verdict.charged) {
     state.bump('quota-refused');
-    return send(res, 429, googleError(429, 'User-rate limit exceeded.', 'rateLimitExceeded'), { 'retry-after': String(verdict.retryAfterSeconds) });
+    return send(res, 429, googleError(429, 'User-rate limit exceeded.', 'rateLimitExceeded'), {
+      'retry-after': String(verdict.retryAfterSeconds),
+    });
   }
   const fault = r.endpoint === 'unknown' ? null : state.dueFault(r.endpoint, u.pathname);
   if (fault?.delayMs !== undefined) {
@@ -99,10 +110,12 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
       req.socket.destroy();
       return;
     }
-    const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+    const headers: Record<string, string> =
+      fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
     if (fault.garbage) {
       const text = typeof fault.garbage === 'string' ? fault.garbage : '<html><body>502 upstream hiccup {"messages": [';
-      if (!res.destroyed) res.writeHead(fault.status || 200, { 'content-type': 'application/json; charset=UTF-8', ...headers }).end(text);
+      if (!res.destroyed)
+        res.writeHead(fault.status || 200, { 'content-type': 'application/json; charset=UTF-8', ...headers }).end(text);
       return;
     }
     return send(res, fault.status, googleError(fault.status, fault.message, fault.reason), headers);
@@ -112,16 +125,34 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
     if (r.endpoint === 'unknown') throw new HttpError(404, `Not Found: ${method} ${u.pathname}`, 'notFound');
     if (r.endpoint === 'discovery') {
       const v = u.searchParams.get('version');
-      if (v !== null && v !== 'v1') throw new HttpError(404, `Discovery document for version ${v} not found.`, 'notFound');
-      return send(res, 200, { kind: 'discovery#restDescription', discoveryVersion: 'v1', id: 'gmail:v1', name: 'gmail', version: 'v1', title: 'Gmail API', rootUrl: state.url, servicePath: '', batchPath: 'batch', resources: {} });
+      if (v !== null && v !== 'v1')
+        throw new HttpError(404, `Discovery document for version ${v} not found.`, 'notFound');
+      return send(res, 200, {
+        kind: 'discovery#restDescription',
+        discoveryVersion: 'v1',
+        id: 'gmail:v1',
+        name: 'gmail',
+        version: 'v1',
+        title: 'Gmail API',
+        rootUrl: state.url,
+        servicePath: '',
+        batchPath: 'batch',
+        resources: {},
+      });
     }
     const owner = state.authorize(email);
-    if (r.userId !== 'me' && r.userId?.toLowerCase() !== owner.toLowerCase()) throw new HttpError(403, `Delegation denied for ${owner}`, 'forbidden');
+    if (r.userId !== 'me' && r.userId?.toLowerCase() !== owner.toLowerCase())
+      throw new HttpError(403, `Delegation denied for ${owner}`, 'forbidden');
     const mb = state.store.mailbox(owner);
     const sp = u.searchParams;
     switch (r.endpoint) {
       case 'profile':
-        return send(res, 200, { emailAddress: mb.email, messagesTotal: mb.messages.size, threadsTotal: mb.threadCount(), historyId: String(mb.historyId) });
+        return send(res, 200, {
+          emailAddress: mb.email,
+          messagesTotal: mb.messages.size,
+          threadsTotal: mb.threadCount(),
+          historyId: String(mb.historyId),
+        });
       case 'labels.get': {
         const counts = mb.labelCounts(r.id!);
         if (!counts) throw new HttpError(404, 'Requested entity was not found.', 'notFound');
@@ -138,7 +169,10 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
         const m = mb.messages.get(r.id!);
         const a = m?.attachments.find((x) => x.attachmentId === r.attachmentId);
         if (!a) throw new HttpError(404);
-        return send(res, 200, { size: a.size, data: m?.raw?.attachmentData[a.attachmentId] ?? b64url(attachmentBytes(a)) });
+        return send(res, 200, {
+          size: a.size,
+          data: m?.raw?.attachmentData[a.attachmentId] ?? b64url(attachmentBytes(a)),
+        });
       }
       case 'threads.get': {
         const msgs = mb.threadMessages(r.id!);
@@ -167,14 +201,20 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
         }
         const topicName = typeof parsed.topicName === 'string' ? parsed.topicName : '';
         if (!topicName) throw new HttpError(400, 'Invalid topicName', 'invalidArgument');
-        if (!/^projects\/[^/]+\/topics\/[^/]+$/.test(topicName)) throw new HttpError(400, 'Invalid topicName does not match projects/SOME-ANOTHER-PROJECT/topics/*', 'invalidArgument');
+        if (!/^projects\/[^/]+\/topics\/[^/]+$/.test(topicName))
+          throw new HttpError(
+            400,
+            'Invalid topicName does not match projects/SOME-ANOTHER-PROJECT/topics/*',
+            'invalidArgument',
+          );
         const labelIds = Array.isArray(parsed.labelIds) ? parsed.labelIds.map(String) : [];
         const rawBehavior = String(parsed.labelFilterBehavior ?? parsed.labelFilterAction ?? 'include').toLowerCase();
         const behavior = rawBehavior === 'exclude' ? 'exclude' : 'include';
         const expiration = Date.now() + WEEK_MS;
         mb.activeWatch = { topicName, labelIds, labelFilterBehavior: behavior, expiration };
         const rec: WatchRecord = { kind: 'watch', topicName, labelIds, at: Date.now() };
-        if (parsed.labelFilterBehavior !== undefined || parsed.labelFilterAction !== undefined) rec.labelFilterBehavior = behavior;
+        if (parsed.labelFilterBehavior !== undefined || parsed.labelFilterAction !== undefined)
+          rec.labelFilterBehavior = behavior;
         mb.watchLog.push(rec);
         return send(res, 200, { historyId: String(mb.historyId), expiration: String(expiration) });
       }
@@ -185,7 +225,10 @@ export async function handle(state: GmailState, req: IncomingMessage, res: Serve
     }
   } catch (e) {
     if (e instanceof HttpError) {
-      const headers: Record<string, string> = e.code === 401 ? { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' } : {};
+      const headers: Record<string, string> =
+        e.code === 401
+          ? { 'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"' }
+          : {};
       return send(res, e.code, googleError(e.code, e.message || undefined, e.reason, e.extra), headers);
     }
     throw e;

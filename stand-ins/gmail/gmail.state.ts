@@ -4,15 +4,35 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError } from './google-error.wire.ts';
-import { DEFAULT_MAILBOX, type FaultSpec, type GmailNotification, type GmailStandInOptions, type RecordedRequest } from './gmail.types.ts';
+import {
+  DEFAULT_MAILBOX,
+  type FaultSpec,
+  type GmailNotification,
+  type GmailStandInOptions,
+  type RecordedRequest,
+} from './gmail.types.ts';
 import { MailStore, type Mailbox } from './mailbox.model.ts';
 import type { HistoryEntry } from './mailbox.types.ts';
 import { QuotaLedger } from './quota.model.ts';
 
 const KNOWN_COUNTERS = [
-  'profile', 'labels.get', 'messages.list', 'messages.get', 'messages.get:minimal', 'messages.get:metadata', 'messages.get:full',
-  'attachments.get', 'threads.get', 'threads.get:minimal', 'threads.get:metadata', 'threads.get:full',
-  'history.list', 'watch', 'stop', 'discovery', 'unknown',
+  'profile',
+  'labels.get',
+  'messages.list',
+  'messages.get',
+  'messages.get:minimal',
+  'messages.get:metadata',
+  'messages.get:full',
+  'attachments.get',
+  'threads.get',
+  'threads.get:minimal',
+  'threads.get:metadata',
+  'threads.get:full',
+  'history.list',
+  'watch',
+  'stop',
+  'discovery',
+  'unknown',
 ];
 
 /** The bearer token of a request, or null without one. */
@@ -54,8 +74,9 @@ export class GmailState {
     for (const k of KNOWN_COUNTERS) this.calls[k] = 0;
     this.requests.length = 0;
     this.quota.resetObservations();
-    for (const [key, h] of this.held) if (h.now === 0) this.held.delete(key);
-    else h.peak = h.now;
+    for (const [key, h] of this.held)
+      if (h.now === 0) this.held.delete(key);
+      else h.peak = h.now;
   }
 
   /** Counts a request of `user` as held from now until its answer has been handed to the connection (or the connection closed). */
@@ -130,7 +151,8 @@ export class GmailState {
         chosen = f.spec;
       }
     }
-    for (let i = this.faults.length - 1; i >= 0; i--) if (this.faults[i]!.fired >= (this.faults[i]!.spec.times ?? 1)) this.faults.splice(i, 1);
+    for (let i = this.faults.length - 1; i >= 0; i--)
+      if (this.faults[i]!.fired >= (this.faults[i]!.spec.times ?? 1)) this.faults.splice(i, 1);
     return chosen;
   }
 }

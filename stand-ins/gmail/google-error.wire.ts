@@ -42,22 +42,44 @@ const RATE_MESSAGES: Record<string, string> = {
 
 /** Google's JSON error body: `{error:{code, message, errors:[{message, domain, reason}], status}}`. */
 export function googleError(code: number, message?: string, reason?: string, extra: Json = {}): Json {
-  const [status, defReason, defMessage] = STATUS[code] ?? (code >= 500 ? ['INTERNAL', 'backendError', 'Backend Error'] : ['FAILED_PRECONDITION', 'failedPrecondition', 'Request failed']);
+  const [status, defReason, defMessage] =
+    STATUS[code] ??
+    (code >= 500
+      ? ['INTERNAL', 'backendError', 'Backend Error']
+      : ['FAILED_PRECONDITION', 'failedPrecondition', 'Request failed']);
   const r = reason ?? defReason;
   const msg = message ?? RATE_MESSAGES[r] ?? defMessage;
   const domain = RATE_REASONS.has(r) ? 'usageLimits' : 'global';
-  return { error: { code, message: msg, errors: [{ message: code === 401 ? 'Invalid Credentials' : msg, domain, reason: r, ...extra }], status } };
+  return {
+    error: {
+      code,
+      message: msg,
+      errors: [{ message: code === 401 ? 'Invalid Credentials' : msg, domain, reason: r, ...extra }],
+      status,
+    },
+  };
 }
 
 /** Sends a JSON answer (pretty-printed like Google's), or an empty one for a null body. */
-export function send(res: ServerResponse, status: number, body: Json | null, headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: Json | null,
+  headers: Record<string, string> = {},
+): void {
   if (res.destroyed || res.writableEnded) return;
   if (body === null) {
     res.writeHead(status, headers).end();
     return;
   }
   const text = JSON.stringify(body, null, 2);
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
+  res
+    .writeHead(status, {
+      'content-type': 'application/json; charset=UTF-8',
+      'content-length': Buffer.byteLength(text),
+      ...headers,
+    })
+    .end(text);
 }
 
 /** A JSON answer's bytes as `send` writes them. */
@@ -66,5 +88,7 @@ export const jsonBytes = (body: Json): Buffer => Buffer.from(JSON.stringify(body
 /** Sends JSON bytes made by `jsonBytes` (threads.get's answers, kept when asked: gmail.state.ts). */
 export function sendBytes(res: ServerResponse, status: number, bytes: Buffer): void {
   if (res.destroyed || res.writableEnded) return;
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': bytes.byteLength }).end(bytes);
+  res
+    .writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': bytes.byteLength })
+    .end(bytes);
 }

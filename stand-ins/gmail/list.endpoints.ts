@@ -20,14 +20,19 @@ function intParam(sp: URLSearchParams, name: string, def: number, max: number): 
 
 export function checkFormat(f: string): MessageFormat {
   if (f === 'minimal' || f === 'metadata' || f === 'full') return f;
-  throw new HttpError(400, `Invalid value at 'format' (${f}); the stand-in supports minimal, metadata and full`, 'invalidArgument');
+  throw new HttpError(
+    400,
+    `Invalid value at 'format' (${f}); the stand-in supports minimal, metadata and full`,
+    'invalidArgument',
+  );
 }
 
 export function listMessages(mb: Mailbox, sp: URLSearchParams): Json {
   const labelIds = sp.getAll('labelIds');
   const max = intParam(sp, 'maxResults', 100, 500);
   const { match, anywhere } = compileQuery(sp.get('q') ?? '');
-  const spamTrash = anywhere || sp.get('includeSpamTrash') === 'true' || labelIds.some((l) => l === 'SPAM' || l === 'TRASH');
+  const spamTrash =
+    anywhere || sp.get('includeSpamTrash') === 'true' || labelIds.some((l) => l === 'SPAM' || l === 'TRASH');
   const all = mb
     .sorted()
     .filter((m) => labelIds.every((l) => m.labelIds.includes(l)))
@@ -54,12 +59,15 @@ export function listMessages(mb: Mailbox, sp: URLSearchParams): Json {
 
 export function listHistory(mb: Mailbox, sp: URLSearchParams, deltaOnly = false): Json {
   const raw = sp.get('startHistoryId');
-  if (raw === null || raw === '') throw new HttpError(400, 'Missing required parameter: startHistoryId', 'invalidArgument');
+  if (raw === null || raw === '')
+    throw new HttpError(400, 'Missing required parameter: startHistoryId', 'invalidArgument');
   if (!/^\d+$/.test(raw)) throw new HttpError(400, `Invalid value for startHistoryId: ${raw}`, 'invalidArgument');
   const startId = Number(raw);
   if (startId < mb.historyFloor) throw new HttpError(404);
   const types = sp.getAll('historyTypes');
-  for (const t of types) if (!HISTORY_TYPES.has(t as HistoryType)) throw new HttpError(400, `Invalid value for historyTypes: ${t}`, 'invalidArgument');
+  for (const t of types)
+    if (!HISTORY_TYPES.has(t as HistoryType))
+      throw new HttpError(400, `Invalid value for historyTypes: ${t}`, 'invalidArgument');
   const labelId = sp.get('labelId');
   const max = intParam(sp, 'maxResults', 100, 500);
   let after = startId;

@@ -5,11 +5,34 @@
  */
 import { prng } from '../seeded-random.ts';
 import { b64url, htmlToText, makeSnippet } from './message.wire.ts';
-import type { ActiveWatch, HistoryEntry, HistoryType, NewMessage, RawMessageOptions, StandInMessage, WatchRecord } from './mailbox.types.ts';
+import type {
+  ActiveWatch,
+  HistoryEntry,
+  HistoryType,
+  NewMessage,
+  RawMessageOptions,
+  StandInMessage,
+  WatchRecord,
+} from './mailbox.types.ts';
 import { convertRawMessage } from './raw-message.ts';
 
 /** Gmail's system labels, answered by `labels.get` even when empty. */
-const SYSTEM_LABELS = new Set(['INBOX', 'SENT', 'DRAFT', 'SPAM', 'TRASH', 'UNREAD', 'STARRED', 'IMPORTANT', 'CHAT', 'CATEGORY_PERSONAL', 'CATEGORY_SOCIAL', 'CATEGORY_PROMOTIONS', 'CATEGORY_UPDATES', 'CATEGORY_FORUMS']);
+const SYSTEM_LABELS = new Set([
+  'INBOX',
+  'SENT',
+  'DRAFT',
+  'SPAM',
+  'TRASH',
+  'UNREAD',
+  'STARRED',
+  'IMPORTANT',
+  'CHAT',
+  'CATEGORY_PERSONAL',
+  'CATEGORY_SOCIAL',
+  'CATEGORY_PROMOTIONS',
+  'CATEGORY_UPDATES',
+  'CATEGORY_FORUMS',
+]);
 
 const byNewest = (a: StandInMessage, b: StandInMessage): number =>
   b.internalDate - a.internalDate || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
@@ -64,7 +87,15 @@ export class Mailbox {
    * unread when one of its messages in the label is); null for a label nobody uses that is
    * not one of the system labels.
    */
-  labelCounts(labelId: string): { id: string; name: string; type: 'system' | 'user'; messagesTotal: number; messagesUnread: number; threadsTotal: number; threadsUnread: number } | null {
+  labelCounts(labelId: string): {
+    id: string;
+    name: string;
+    type: 'system' | 'user';
+    messagesTotal: number;
+    messagesUnread: number;
+    threadsTotal: number;
+    threadsUnread: number;
+  } | null {
     const inLabel = [...this.messages.values()].filter((m) => m.labelIds.includes(labelId));
     const system = SYSTEM_LABELS.has(labelId);
     if (!system && inLabel.length === 0) return null;
@@ -83,7 +114,11 @@ export class Mailbox {
   private record(type: HistoryType, m: StandInMessage, labelIds?: string[]): void {
     this.historyId += 1 + Math.floor(this.store.random() * 3); // Gmail history ids have gaps
     m.historyId = this.historyId;
-    const entry: HistoryEntry = { id: this.historyId, type, message: { id: m.id, threadId: m.threadId, labelIds: [...m.labelIds] } };
+    const entry: HistoryEntry = {
+      id: this.historyId,
+      type,
+      message: { id: m.id, threadId: m.threadId, labelIds: [...m.labelIds] },
+    };
     if (labelIds) entry.labelIds = [...labelIds];
     this.history.push(entry);
     this.store.notify(this, entry);
@@ -96,7 +131,8 @@ export class Mailbox {
     let thread: StandInMessage[] = [];
     if (partial.threadId !== undefined) {
       thread = this.threadMessages(partial.threadId);
-      if (thread.length === 0) throw new Error(`gmail stand-in: no thread ${partial.threadId} in mailbox ${this.email}`);
+      if (thread.length === 0)
+        throw new Error(`gmail stand-in: no thread ${partial.threadId} in mailbox ${this.email}`);
     }
     const parent = thread[thread.length - 1];
     const labels = new Set(partial.labelIds ?? ['INBOX', 'UNREAD']);
@@ -104,7 +140,12 @@ export class Mailbox {
     const hasBody = partial.bodyText !== undefined || partial.bodyHtml !== undefined;
     const bodyText = hasBody ? (partial.bodyText ?? undefined) : 'Hello,\n\nJust checking in.\n\nBest regards';
     const bodyHtml = partial.bodyHtml ?? undefined;
-    const to = partial.to === undefined ? [{ name: this.ownerName, address: this.email }] : Array.isArray(partial.to) ? partial.to : [partial.to];
+    const to =
+      partial.to === undefined
+        ? [{ name: this.ownerName, address: this.email }]
+        : Array.isArray(partial.to)
+          ? partial.to
+          : [partial.to];
     const from = partial.from ?? { name: 'Bob Example', address: 'bob@example.com' };
     const m: StandInMessage = {
       id,
@@ -113,10 +154,15 @@ export class Mailbox {
       from,
       to,
       cc: partial.cc ?? [],
-      subject: partial.subject ?? (parent ? (/^re:/i.test(parent.subject) ? parent.subject : `Re: ${parent.subject}`) : 'Hello'),
+      subject:
+        partial.subject ??
+        (parent ? (/^re:/i.test(parent.subject) ? parent.subject : `Re: ${parent.subject}`) : 'Hello'),
       snippet: partial.snippet ?? makeSnippet(bodyText ?? (bodyHtml ? htmlToText(bodyHtml) : '')),
       internalDate,
-      attachments: (partial.attachments ?? []).map((a, i) => ({ ...a, attachmentId: `ANGjdJ${b64url(`${id}:${i}:${a.filename}`)}` })),
+      attachments: (partial.attachments ?? []).map((a, i) => ({
+        ...a,
+        attachmentId: `ANGjdJ${b64url(`${id}:${i}:${a.filename}`)}`,
+      })),
       historyId: this.historyId,
       messageIdHeader: `<${id}.${internalDate.toString(36)}@${from.address.split('@')[1] ?? 'mail.example.com'}>`,
       references: parent ? [...parent.references, parent.messageIdHeader] : [],
@@ -140,9 +186,12 @@ export class Mailbox {
       internalDate = this.store.nextInternalDate(opts.internalDate ?? date);
       return (id = this.store.newId(internalDate));
     });
-    if (opts.threadId !== undefined && this.threadMessages(opts.threadId).length === 0) throw new Error(`gmail stand-in: no thread ${opts.threadId} in mailbox ${this.email}`);
+    if (opts.threadId !== undefined && this.threadMessages(opts.threadId).length === 0)
+      throw new Error(`gmail stand-in: no thread ${opts.threadId} in mailbox ${this.email}`);
     const named = [c.inReplyTo, ...c.references].filter((x) => x !== undefined);
-    const parent = named.length ? [...this.messages.values()].find((x) => x.messageIdHeader && named.includes(x.messageIdHeader)) : undefined;
+    const parent = named.length
+      ? [...this.messages.values()].find((x) => x.messageIdHeader && named.includes(x.messageIdHeader))
+      : undefined;
     const m: StandInMessage = {
       id,
       threadId: opts.threadId ?? parent?.threadId ?? id,

@@ -8,37 +8,77 @@ import { escapeHtml } from './message.wire.ts';
 import type { Address, AttachmentSpec, SeedOptions, StandInMessage } from './mailbox.types.ts';
 
 const PEOPLE: [string, string][] = [
-  ['Priya Raman', 'northwind.io'], ['Marcus Feld', 'contoso.com'], ['Sofia Alvarez', 'fabrikam.net'], ['Kenji Watanabe', 'tailspin.dev'],
-  ['Amara Okafor', 'wingtip.co'], ['Lukas Brandt', 'adatum.de'], ["Liam O'Connor", 'litware.ie'], ['Chloé Martin', 'proseware.fr'],
-  ['Noah Goldberg', 'fourthcoffee.com'], ['Mei Chen', 'woodgrove.bank'], ['Ravi Patel', 'northwind.io'], ['Hannah Schmidt', 'contoso.com'],
+  ['Priya Raman', 'northwind.io'],
+  ['Marcus Feld', 'contoso.com'],
+  ['Sofia Alvarez', 'fabrikam.net'],
+  ['Kenji Watanabe', 'tailspin.dev'],
+  ['Amara Okafor', 'wingtip.co'],
+  ['Lukas Brandt', 'adatum.de'],
+  ["Liam O'Connor", 'litware.ie'],
+  ['Chloé Martin', 'proseware.fr'],
+  ['Noah Goldberg', 'fourthcoffee.com'],
+  ['Mei Chen', 'woodgrove.bank'],
+  ['Ravi Patel', 'northwind.io'],
+  ['Hannah Schmidt', 'contoso.com'],
 ];
 const ROBOTS: [string, string, string][] = [
-  ['GitHub', 'notifications@github.com', 'CATEGORY_UPDATES'], ['Acme Billing', 'billing@acme-cloud.com', 'CATEGORY_UPDATES'],
-  ['Calendar', 'calendar-notification@google.com', 'CATEGORY_UPDATES'], ['The Weekly Byte', 'newsletter@weeklybyte.news', 'CATEGORY_PROMOTIONS'],
-  ['Skyway Airlines', 'no-reply@skyway.example', 'CATEGORY_UPDATES'], ['Bookshop Deals', 'deals@bookshop.example', 'CATEGORY_PROMOTIONS'],
+  ['GitHub', 'notifications@github.com', 'CATEGORY_UPDATES'],
+  ['Acme Billing', 'billing@acme-cloud.com', 'CATEGORY_UPDATES'],
+  ['Calendar', 'calendar-notification@google.com', 'CATEGORY_UPDATES'],
+  ['The Weekly Byte', 'newsletter@weeklybyte.news', 'CATEGORY_PROMOTIONS'],
+  ['Skyway Airlines', 'no-reply@skyway.example', 'CATEGORY_UPDATES'],
+  ['Bookshop Deals', 'deals@bookshop.example', 'CATEGORY_PROMOTIONS'],
 ];
 const PERSON_SUBJECTS = [
-  'Q{n} budget review', 'Offsite planning', 'Design review: onboarding flow', 'Lunch on Thursday?', 'Contract renewal for {org}',
-  'Candidate feedback', 'Can you review the proposal?', 'Quick question about the API migration', 'Slides for Monday', 'Intro: {name} <> you',
-  'Follow-up from our call', 'Hiring plan draft', 'Vendor quotes', 'Re-org FAQ — please read', 'Travel to Lisbon',
+  'Q{n} budget review',
+  'Offsite planning',
+  'Design review: onboarding flow',
+  'Lunch on Thursday?',
+  'Contract renewal for {org}',
+  'Candidate feedback',
+  'Can you review the proposal?',
+  'Quick question about the API migration',
+  'Slides for Monday',
+  'Intro: {name} <> you',
+  'Follow-up from our call',
+  'Hiring plan draft',
+  'Vendor quotes',
+  'Re-org FAQ — please read',
+  'Travel to Lisbon',
 ];
 const ROBOT_SUBJECTS = [
-  '[repo/{org}] Pull request #{n} merged', 'Your invoice #{n} is available', 'Invitation: Sync @ Tue 10:00', 'This week: {n} things worth reading',
-  'Your flight confirmation {code}', '20% off this weekend only', 'Security alert: new sign-in', 'Reminder: payment due in 3 days',
+  '[repo/{org}] Pull request #{n} merged',
+  'Your invoice #{n} is available',
+  'Invitation: Sync @ Tue 10:00',
+  'This week: {n} things worth reading',
+  'Your flight confirmation {code}',
+  '20% off this weekend only',
+  'Security alert: new sign-in',
+  'Reminder: payment due in 3 days',
 ];
 const SENTENCES = [
-  "I've attached the latest numbers so you can take a look before the meeting.", "Let's aim to wrap this up by end of week.",
-  'Could you confirm whether the timeline still works for your team?', "We're still waiting on legal, but I don't expect surprises.",
-  'The draft is in the shared folder; comments welcome.', 'Happy to jump on a call if that is easier.',
-  'Thanks again for pulling this together so quickly.', 'One open question is whether we need sign-off from finance & ops.',
-  'I moved the review to Thursday at 2pm because of the holiday.', 'Please reply with any changes by tomorrow morning.',
-  'The vendor came back with a revised quote that is 12% lower.', 'Let me know if anything looks off — numbers are < 5% apart from last quarter.',
-  'We shipped the fix last night and error rates are back to normal.', "I'm out next week, so Sam will cover for me.",
+  "I've attached the latest numbers so you can take a look before the meeting.",
+  "Let's aim to wrap this up by end of week.",
+  'Could you confirm whether the timeline still works for your team?',
+  "We're still waiting on legal, but I don't expect surprises.",
+  'The draft is in the shared folder; comments welcome.',
+  'Happy to jump on a call if that is easier.',
+  'Thanks again for pulling this together so quickly.',
+  'One open question is whether we need sign-off from finance & ops.',
+  'I moved the review to Thursday at 2pm because of the holiday.',
+  'Please reply with any changes by tomorrow morning.',
+  'The vendor came back with a revised quote that is 12% lower.',
+  'Let me know if anything looks off — numbers are < 5% apart from last quarter.',
+  'We shipped the fix last night and error rates are back to normal.',
+  "I'm out next week, so Sam will cover for me.",
 ];
 const ATTACHMENTS: [string, string, number, number][] = [
-  ['invoice.pdf', 'application/pdf', 20_000, 400_000], ['photo.jpg', 'image/jpeg', 80_000, 2_500_000], ['notes.txt', 'text/plain', 300, 8_000],
+  ['invoice.pdf', 'application/pdf', 20_000, 400_000],
+  ['photo.jpg', 'image/jpeg', 80_000, 2_500_000],
+  ['notes.txt', 'text/plain', 300, 8_000],
   ['report.xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 10_000, 900_000],
-  ['slides.pdf', 'application/pdf', 150_000, 3_000_000], ['calendar.ics', 'text/calendar', 800, 3_000],
+  ['slides.pdf', 'application/pdf', 150_000, 3_000_000],
+  ['calendar.ics', 'text/calendar', 800, 3_000],
 ];
 
 interface Plan {
@@ -67,7 +107,16 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
   const readRatio = opts.readRatio ?? 0.4;
   const owner: Address = { name: mb.ownerName, address: mb.email };
   const fill = (t: string, name: string, org: string) =>
-    t.replace('{n}', String(int(2, 9999))).replace('{org}', org).replace('{name}', name).replace('{code}', Math.floor(rnd() * 36 ** 6).toString(36).toUpperCase());
+    t
+      .replace('{n}', String(int(2, 9999)))
+      .replace('{org}', org)
+      .replace('{name}', name)
+      .replace(
+        '{code}',
+        Math.floor(rnd() * 36 ** 6)
+          .toString(36)
+          .toUpperCase(),
+      );
 
   const plans: Plan[] = [];
   let remaining = count;
@@ -86,7 +135,14 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
       subject = fill(pick(ROBOT_SUBJECTS), name, address.split('@')[1]!.split('.')[0]!);
     } else {
       const [name, domain] = pick(PEOPLE);
-      correspondent = { name, address: `${name.split(' ')[0]!.toLowerCase().normalize('NFD').replace(/[^a-z]/g, '')}@${domain}` };
+      correspondent = {
+        name,
+        address: `${name
+          .split(' ')[0]!
+          .toLowerCase()
+          .normalize('NFD')
+          .replace(/[^a-z]/g, '')}@${domain}`,
+      };
       labels = rnd() < 0.3 ? ['CATEGORY_PERSONAL', 'IMPORTANT'] : ['CATEGORY_PERSONAL'];
       subject = fill(pick(PERSON_SUBJECTS), pick(PEOPLE)[0], domain.split('.')[0]!);
     }
@@ -97,7 +153,17 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
       const last = i === size - 1;
       const reply = !last && opts.sentReplies !== false && rnd() < 0.5;
       const read = reply || (last ? rnd() < readRatio : rnd() < 0.85);
-      plans.push({ thread, at, sent: false, from: correspondent, to: owner, subject: i === 0 ? subject : undefined, labels, read, robot });
+      plans.push({
+        thread,
+        at,
+        sent: false,
+        from: correspondent,
+        to: owner,
+        subject: i === 0 ? subject : undefined,
+        labels,
+        read,
+        robot,
+      });
       if (reply) {
         at += 300_000 + rnd() * 6 * 3_600_000;
         plans.push({ thread, at, sent: true, from: owner, to: correspondent, labels: ['SENT'], read: true, robot });
@@ -115,7 +181,9 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
   const threadIds = new Map<number, string>();
   const created: StandInMessage[] = [];
   for (const p of plans) {
-    const paragraphs = Array.from({ length: int(1, 3) }, () => Array.from({ length: int(1, 3) }, () => pick(SENTENCES)).join(' '));
+    const paragraphs = Array.from({ length: int(1, 3) }, () =>
+      Array.from({ length: int(1, 3) }, () => pick(SENTENCES)).join(' '),
+    );
     const greeting = `Hi ${p.to.name.split(' ')[0]},`;
     const signoff = p.robot ? '— The team' : `Best,\n${p.from.name.split(' ')[0]}`;
     const text = [greeting, ...paragraphs, signoff].join('\n\n');
@@ -136,11 +204,15 @@ export function seedMailbox(mb: Mailbox, store: MailStore, count: number, opts: 
       ...(p.subject !== undefined ? { subject: p.subject } : {}),
       labelIds: [...p.labels],
       // Newsletters and deals carry the header that tells bulk mail (RFC 2369).
-      ...(p.robot && p.labels.includes('CATEGORY_PROMOTIONS') ? { headers: [{ name: 'List-Unsubscribe', value: `<mailto:unsubscribe@${p.from.address.split('@')[1]}>` }] } : {}),
+      ...(p.robot && p.labels.includes('CATEGORY_PROMOTIONS')
+        ? { headers: [{ name: 'List-Unsubscribe', value: `<mailto:unsubscribe@${p.from.address.split('@')[1]}>` }] }
+        : {}),
       read: p.read,
       from: p.from,
       to: p.to,
-      ...(!p.robot && rnd() < 0.15 ? { cc: [{ name: pick(PEOPLE)[0], address: `team@${p.from.address.split('@')[1]}` }] } : {}),
+      ...(!p.robot && rnd() < 0.15
+        ? { cc: [{ name: pick(PEOPLE)[0], address: `team@${p.from.address.split('@')[1]}` }] }
+        : {}),
       internalDate: p.at,
       bodyText: htmlOnly ? null : text,
       bodyHtml: both || htmlOnly ? html : null,

@@ -12,10 +12,21 @@ export const escapeHtml = (s: string): string =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 const decodeEntities = (s: string): string =>
-  s.replace(/&nbsp;/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+  s
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 export function htmlToText(html: string): string {
-  return decodeEntities(html.replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/gi, ' ').replace(/<br\s*\/?>|<\/p>/gi, '\n').replace(/<[^>]+>/g, ' '));
+  return decodeEntities(
+    html
+      .replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
+      .replace(/<br\s*\/?>|<\/p>/gi, '\n')
+      .replace(/<[^>]+>/g, ' '),
+  );
 }
 
 export function makeSnippet(text: string): string {
@@ -79,7 +90,11 @@ function textPart(partId: string, mimeType: string, content: string): Part {
 function multipart(m: StandInMessage, partId: string, subtype: string, children: Part[]): Part {
   const mimeType = `multipart/${subtype}`;
   const prefix = partId === '' ? '' : `${partId}.`;
-  const renumber = (p: Part, id: string): Part => ({ ...p, partId: id, ...(p.parts ? { parts: p.parts.map((c, i) => renumber(c, `${id}.${i}`)) } : {}) });
+  const renumber = (p: Part, id: string): Part => ({
+    ...p,
+    partId: id,
+    ...(p.parts ? { parts: p.parts.map((c, i) => renumber(c, `${id}.${i}`)) } : {}),
+  });
   return {
     partId,
     mimeType,
@@ -119,7 +134,10 @@ export function mimeTree(m: StandInMessage): Part {
 }
 
 export function sizeEstimate(m: StandInMessage): number {
-  const headerBytes = messageHeaders(m, 'multipart/alternative').reduce((n, h) => n + h.name.length + h.value.length + 4, 0);
+  const headerBytes = messageHeaders(m, 'multipart/alternative').reduce(
+    (n, h) => n + h.name.length + h.value.length + 4,
+    0,
+  );
   const text = Buffer.byteLength(m.bodyText ?? '', 'utf8') + Buffer.byteLength(m.bodyHtml ?? '', 'utf8');
   const atts = m.attachments.reduce((n, a) => n + Math.ceil((a.size * 4) / 3) + 200, 0);
   return headerBytes + Math.ceil(text * 1.05) + atts + 300;

@@ -6,7 +6,18 @@
  */
 
 /** The endpoints that cost quota; the others (discovery, unknown paths) are free. */
-export const QUOTA_ENDPOINTS = ['messages.get', 'attachments.get', 'threads.get', 'threads.list', 'messages.list', 'history.list', 'labels.get', 'profile', 'watch', 'stop'] as const;
+export const QUOTA_ENDPOINTS = [
+  'messages.get',
+  'attachments.get',
+  'threads.get',
+  'threads.list',
+  'messages.list',
+  'history.list',
+  'labels.get',
+  'profile',
+  'watch',
+  'stop',
+] as const;
 export type QuotaEndpoint = (typeof QUOTA_ENDPOINTS)[number];
 export type QuotaProfile = '2026' | 'legacy';
 export type QuotaCosts = Readonly<Record<QuotaEndpoint, number>>;
@@ -26,9 +37,17 @@ export const QUOTA_COSTS_2026: QuotaCosts = Object.freeze({
 });
 
 /** Units per call as Google documented them before 2026 (what `setQuota(number)` charges). */
-export const QUOTA_COSTS_LEGACY: QuotaCosts = Object.freeze({ ...QUOTA_COSTS_2026, 'messages.get': 5, 'attachments.get': 5, 'threads.get': 10 });
+export const QUOTA_COSTS_LEGACY: QuotaCosts = Object.freeze({
+  ...QUOTA_COSTS_2026,
+  'messages.get': 5,
+  'attachments.get': 5,
+  'threads.get': 10,
+});
 
-export const QUOTA_COSTS: Readonly<Record<QuotaProfile, QuotaCosts>> = Object.freeze({ '2026': QUOTA_COSTS_2026, legacy: QUOTA_COSTS_LEGACY });
+export const QUOTA_COSTS: Readonly<Record<QuotaProfile, QuotaCosts>> = Object.freeze({
+  '2026': QUOTA_COSTS_2026,
+  legacy: QUOTA_COSTS_LEGACY,
+});
 
 export interface QuotaSpec {
   /** Units a user may spend within any moving window; Infinity charges and observes without refusing. */
@@ -73,9 +92,12 @@ export class QuotaLedger {
     else if (typeof q === 'number') this.limit = { unitsPerWindow: q, windowMs: 1000, profile: 'legacy' };
     else {
       const spec = { unitsPerWindow: q.unitsPerWindow, windowMs: q.windowMs ?? 60_000, profile: q.profile ?? '2026' };
-      if (!(spec.unitsPerWindow >= 0)) throw new Error(`gmail stand-in: quota unitsPerWindow ${spec.unitsPerWindow} is not a number >= 0`);
-      if (!(spec.windowMs > 0 && Number.isFinite(spec.windowMs))) throw new Error(`gmail stand-in: quota windowMs ${spec.windowMs} is not a positive number`);
-      if (!(spec.profile in QUOTA_COSTS)) throw new Error(`gmail stand-in: unknown quota profile ${String(spec.profile)}`);
+      if (!(spec.unitsPerWindow >= 0))
+        throw new Error(`gmail stand-in: quota unitsPerWindow ${spec.unitsPerWindow} is not a number >= 0`);
+      if (!(spec.windowMs > 0 && Number.isFinite(spec.windowMs)))
+        throw new Error(`gmail stand-in: quota windowMs ${spec.windowMs} is not a positive number`);
+      if (!(spec.profile in QUOTA_COSTS))
+        throw new Error(`gmail stand-in: unknown quota profile ${String(spec.profile)}`);
       this.limit = spec;
     }
     for (const log of this.users.values()) {
@@ -107,7 +129,8 @@ export class QuotaLedger {
       log.head++;
     }
     compact(log);
-    if (log.inWindow + units > limit.unitsPerWindow) return { charged: false, retryAfterSeconds: Math.max(1, Math.ceil(freedAfter(log, units, limit, now) / 1000)) };
+    if (log.inWindow + units > limit.unitsPerWindow)
+      return { charged: false, retryAfterSeconds: Math.max(1, Math.ceil(freedAfter(log, units, limit, now) / 1000)) };
     log.at.push(now);
     log.units.push(units);
     log.inWindow += units;

@@ -67,11 +67,13 @@ interface Ctx {
 }
 
 /** Latin-1 "binary" string: one char per byte. */
-const binary = (raw: Buffer | string): string => (typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw).toString('latin1');
+const binary = (raw: Buffer | string): string =>
+  (typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw).toString('latin1');
 /** Bare LF line ends as CRLF. */
 const canonical = (raw: Buffer | string): string => binary(raw).replace(/\r?\n/g, CRLF);
 
-const headerText = (bin: string): string => (/[\x80-\xff]/.test(bin) ? attempt(() => utf8.decode(Buffer.from(bin, 'latin1')), bin) : bin);
+const headerText = (bin: string): string =>
+  /[\x80-\xff]/.test(bin) ? attempt(() => utf8.decode(Buffer.from(bin, 'latin1')), bin) : bin;
 
 export function headerOf(headers: WireHeader[], name: string): string | undefined {
   const lower = name.toLowerCase();
@@ -181,19 +183,27 @@ function toPart(entity: Entity, partId: string, depth: number, defaultType: stri
     part.body.attachmentId = attachmentId;
     ctx.attachmentData[attachmentId] = bytes.toString('base64url');
     ctx.attachments.push({ attachmentId, filename, mimeType, size: bytes.length });
-    if (inner && depth < MAX_DEPTH) part.parts = [toPart(splitEntity(canonical(bytes)), childId(partId, 0), depth + 1, 'text/plain', ctx)];
+    if (inner && depth < MAX_DEPTH)
+      part.parts = [toPart(splitEntity(canonical(bytes)), childId(partId, 0), depth + 1, 'text/plain', ctx)];
     return part;
   }
   if (bytes.length) part.body.data = bytes.toString('base64url');
-  if (mimeType === 'text/plain' || mimeType === 'text/html') ctx.texts.push({ html: mimeType === 'text/html', charset: type.params.charset ?? '', bytes });
+  if (mimeType === 'text/plain' || mimeType === 'text/html')
+    ctx.texts.push({ html: mimeType === 'text/html', charset: type.params.charset ?? '', bytes });
   return part;
 }
 
 const decodeText = (bytes: Buffer, charset: string): string =>
-  attempt(() => new TextDecoder(charset.trim() || 'us-ascii').decode(bytes), new TextDecoder('windows-1252').decode(bytes));
+  attempt(
+    () => new TextDecoder(charset.trim() || 'us-ascii').decode(bytes),
+    new TextDecoder('windows-1252').decode(bytes),
+  );
 
 const addresses = (value: string | undefined): Address[] =>
-  attempt(() => addressParser(value ?? '', { flatten: true }).map((a) => ({ name: a.name ?? '', address: a.address ?? '' })), []);
+  attempt(
+    () => addressParser(value ?? '', { flatten: true }).map((a) => ({ name: a.name ?? '', address: a.address ?? '' })),
+    [],
+  );
 
 const ids = (value: string | undefined): string[] => value?.match(/<[^<>\s]+>/g) ?? [];
 
@@ -207,7 +217,10 @@ export function headerDate(headers: WireHeader[]): number | undefined {
  * Converts raw RFC 822 bytes (a string is taken as its UTF-8 bytes). `makeId` is told the
  * Date header's time (or undefined) and returns the message id the attachmentIds are minted for.
  */
-export function convertRawMessage(raw: Buffer | string, makeId: (date: number | undefined) => string): ConvertedMessage {
+export function convertRawMessage(
+  raw: Buffer | string,
+  makeId: (date: number | undefined) => string,
+): ConvertedMessage {
   const bin = canonical(raw);
   const root = splitEntity(bin);
   const date = headerDate(root.headers);
@@ -218,7 +231,13 @@ export function convertRawMessage(raw: Buffer | string, makeId: (date: number | 
   } catch {
     // A last resort that never should be needed: the whole body as one text leaf.
     const data = Buffer.from(root.body, 'latin1');
-    payload = { partId: '', mimeType: 'text/plain', filename: '', headers: root.headers, body: { size: data.length, data: data.toString('base64url') } };
+    payload = {
+      partId: '',
+      mimeType: 'text/plain',
+      filename: '',
+      headers: root.headers,
+      body: { size: data.length, data: data.toString('base64url') },
+    };
   }
   const first = ctx.texts.find((t) => !t.html) ?? ctx.texts[0];
   const text = first && decodeText(first.bytes, first.charset);

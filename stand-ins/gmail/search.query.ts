@@ -19,7 +19,10 @@ function parseDateTerm(v: string): number | null {
  * from:, to:, subject:, bare words (case-insensitive substring of subject/from/body); a term
  * after `-` is negated (`-in:inbox`: everything outside the inbox). Unknown `key:value` terms are ignored. Returns the predicate and whether spam/trash is searched.
  */
-export function compileQuery(q: string, now = Date.now()): { match: (m: StandInMessage) => boolean; anywhere: boolean } {
+export function compileQuery(
+  q: string,
+  now = Date.now(),
+): { match: (m: StandInMessage) => boolean; anywhere: boolean } {
   const preds: ((m: StandInMessage) => boolean)[] = [];
   let anywhere = false;
   const has = (l: string) => (m: StandInMessage) => m.labelIds.includes(l);
@@ -35,7 +38,10 @@ export function compileQuery(q: string, now = Date.now()): { match: (m: StandInM
     if (key === 'in' || key === 'label') {
       if (val === 'anywhere') anywhere = true;
       else {
-        const label = key === 'in' || /^(inbox|sent|spam|trash|unread|starred|important)$/.test(val) ? val.toUpperCase() : term.slice(idx + 1);
+        const label =
+          key === 'in' || /^(inbox|sent|spam|trash|unread|starred|important)$/.test(val)
+            ? val.toUpperCase()
+            : term.slice(idx + 1);
         if (label === 'SPAM' || label === 'TRASH') anywhere = true;
         preds.push(has(label));
       }
@@ -60,7 +66,11 @@ export function compileQuery(q: string, now = Date.now()): { match: (m: StandInM
     } else if (key === 'subject') {
       preds.push((m) => m.subject.toLowerCase().includes(val));
     } else if (key === '') {
-      preds.push((m) => `${m.subject} ${addrText([m.from])} ${m.bodyText ?? ''} ${m.bodyHtml ? htmlToText(m.bodyHtml) : ''}`.toLowerCase().includes(val));
+      preds.push((m) =>
+        `${m.subject} ${addrText([m.from])} ${m.bodyText ?? ''} ${m.bodyHtml ? htmlToText(m.bodyHtml) : ''}`
+          .toLowerCase()
+          .includes(val),
+      );
     }
     if (negated && preds.length > first) {
       const term = preds.splice(first);

@@ -4,7 +4,13 @@
  * token.endpoint.ts) and the control API (identity.stand-in.ts) read and change it here.
  */
 import { random } from './id-token.jwt.ts';
-import { DEFAULT_STAND_IN_USER, type IdentityCalls, type IdentityFault, type IdentityFaultEndpoint, type StandInUser } from './identity.types.ts';
+import {
+  DEFAULT_STAND_IN_USER,
+  type IdentityCalls,
+  type IdentityFault,
+  type IdentityFaultEndpoint,
+  type StandInUser,
+} from './identity.types.ts';
 
 export const CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_S = 3599;
@@ -44,7 +50,11 @@ export interface PendingFault extends IdentityFault {
 
 export const normalizeScope = (scope: string) => scope.split(/\s+/).filter(Boolean).join(' ');
 export const scopeHas = (scope: string, s: string) => scope.split(' ').includes(s);
-export const copyUser = (u: StandInUser): StandInUser => ({ sub: u.sub, email: u.email, email_verified: u.email_verified ?? true });
+export const copyUser = (u: StandInUser): StandInUser => ({
+  sub: u.sub,
+  email: u.email,
+  email_verified: u.email_verified ?? true,
+});
 
 export class IdentityState {
   readonly knownUsers = new Map<string, StandInUser>();
@@ -87,7 +97,11 @@ export class IdentityState {
 
   issueAccessToken(grant: GrantRecord): string {
     const token = `ya29.${random(48)}`;
-    this.accessTokens.set(token, { grantId: grant.id, expiresAt: this.now() + ACCESS_TOKEN_TTL_S * 1000, forcedExpired: false });
+    this.accessTokens.set(token, {
+      grantId: grant.id,
+      expiresAt: this.now() + ACCESS_TOKEN_TTL_S * 1000,
+      forcedExpired: false,
+    });
     return token;
   }
 
@@ -98,7 +112,9 @@ export class IdentityState {
   }
 
   hasOfflineGrant(sub: string, client: string): boolean {
-    return [...this.grantsById.values()].some((g) => !g.revoked && g.refreshToken !== null && g.user.sub === sub && g.clientId === client);
+    return [...this.grantsById.values()].some(
+      (g) => !g.revoked && g.refreshToken !== null && g.user.sub === sub && g.clientId === client,
+    );
   }
 
   takeFault(endpoint: IdentityFaultEndpoint): PendingFault | null {

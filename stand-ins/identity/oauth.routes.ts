@@ -115,12 +115,14 @@ async function handleRevoke(state: IdentityState, req: IncomingMessage, res: Ser
   const raw = await readBody(req);
   const fault = state.takeFault('revoke');
   if (fault) return applyFault(res, fault);
-  if (req.method !== 'POST') throw new HttpError(405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
+  if (req.method !== 'POST')
+    throw new HttpError(405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
   const token = (isForm(req) ? new URLSearchParams(raw).get('token') : null) ?? url.searchParams.get('token');
   if (!token) throw missing('token');
-  const grantId = state.refreshIndex.get(token) ?? (state.liveAccess(token)?.grant.id ?? undefined);
+  const grantId = state.refreshIndex.get(token) ?? state.liveAccess(token)?.grant.id ?? undefined;
   const grant = grantId ? state.grantsById.get(grantId) : undefined;
-  if (!grant || grant.revoked) throw new HttpError(400, { error: 'invalid_token', error_description: 'Token expired or revoked' });
+  if (!grant || grant.revoked)
+    throw new HttpError(400, { error: 'invalid_token', error_description: 'Token expired or revoked' });
   // As Google does: revoking one token revokes the user's whole grant to this client.
   for (const g of state.grantsById.values()) {
     if (!g.revoked && g.user.sub === grant.user.sub && g.clientId === grant.clientId) state.revokeGrant(g);

@@ -4,7 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ACCESS_TOKEN_TTL_S, CODE_TTL_MS, REVOKED_DESCRIPTION, scopeHas, type GrantRecord, type IdentityState } from './grant.store.ts';
+import {
+  ACCESS_TOKEN_TTL_S,
+  CODE_TTL_MS,
+  REVOKED_DESCRIPTION,
+  scopeHas,
+  type GrantRecord,
+  type IdentityState,
+} from './grant.store.ts';
 import { applyFault, basicCredentials, HttpError, isForm, missing, readBody, sendJson } from './http.wire.ts';
 import { random, signJwt } from './id-token.jwt.ts';
 
@@ -40,7 +47,8 @@ async function exchangeCode(state: IdentityState, form: Record<string, string>):
   if (!record) throw invalidGrant('Malformed auth code.');
   if (record.used) throw invalidGrant('Authorization code was already redeemed.');
   if (state.now() - record.issuedAt > CODE_TTL_MS) throw invalidGrant('Authorization code has expired.');
-  if (record.redirectUri !== form['redirect_uri']) throw invalidGrant('redirect_uri does not match the authorization request.');
+  if (record.redirectUri !== form['redirect_uri'])
+    throw invalidGrant('redirect_uri does not match the authorization request.');
   const verifier = form['code_verifier'];
   if (!verifier) throw invalidGrant('Missing code verifier.');
   if (!/^[A-Za-z0-9\-._~]{43,128}$/.test(verifier)) throw invalidGrant('Invalid code verifier.');
@@ -76,7 +84,9 @@ async function exchangeCode(state: IdentityState, form: Record<string, string>):
       azp: grant.clientId,
       aud: grant.clientId,
       sub: grant.user.sub,
-      ...(scopeHas(grant.scope, 'email') ? { email: grant.user.email, email_verified: grant.user.email_verified ?? true } : {}),
+      ...(scopeHas(grant.scope, 'email')
+        ? { email: grant.user.email, email_verified: grant.user.email_verified ?? true }
+        : {}),
       ...(record.nonce !== undefined ? { nonce: record.nonce } : {}),
       iat,
       exp: iat + ACCESS_TOKEN_TTL_S,
@@ -90,7 +100,12 @@ function refresh(state: IdentityState, form: Record<string, string>): Record<str
   if (!refreshToken) throw missing('refresh_token');
   const grant = state.grantsById.get(state.refreshIndex.get(refreshToken) ?? '');
   if (!grant || grant.revoked) throw invalidGrant(REVOKED_DESCRIPTION);
-  return { access_token: state.issueAccessToken(grant), expires_in: ACCESS_TOKEN_TTL_S, scope: grant.scope, token_type: 'Bearer' };
+  return {
+    access_token: state.issueAccessToken(grant),
+    expires_in: ACCESS_TOKEN_TTL_S,
+    scope: grant.scope,
+    token_type: 'Bearer',
+  };
 }
 
 export async function handleToken(state: IdentityState, req: IncomingMessage, res: ServerResponse) {
@@ -101,9 +116,13 @@ export async function handleToken(state: IdentityState, req: IncomingMessage, re
   const fault = state.takeFault('token');
   if (fault) return applyFault(res, fault);
 
-  if (req.method !== 'POST') throw new HttpError(405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
+  if (req.method !== 'POST')
+    throw new HttpError(405, { error: 'invalid_request', error_description: 'Use POST.' }, { allow: 'POST' });
   if (!isForm(req)) {
-    throw new HttpError(400, { error: 'invalid_request', error_description: 'Content-Type must be application/x-www-form-urlencoded.' });
+    throw new HttpError(400, {
+      error: 'invalid_request',
+      error_description: 'Content-Type must be application/x-www-form-urlencoded.',
+    });
   }
   authenticateClient(state, req, form);
   const grantType = form['grant_type'];
@@ -111,6 +130,10 @@ export async function handleToken(state: IdentityState, req: IncomingMessage, re
   let body: Record<string, unknown>;
   if (grantType === 'authorization_code') body = await exchangeCode(state, form);
   else if (grantType === 'refresh_token') body = refresh(state, form);
-  else throw new HttpError(400, { error: 'unsupported_grant_type', error_description: `Invalid grant_type: ${grantType}` });
+  else
+    throw new HttpError(400, {
+      error: 'unsupported_grant_type',
+      error_description: `Invalid grant_type: ${grantType}`,
+    });
   sendJson(res, 200, body);
 }

@@ -13,7 +13,9 @@ import { asArray, isObj, resolveSchema, type Schema } from './schema.resolve.ts'
 export function strictSchemaProblems(schema: unknown): string[] {
   const problems: string[] = [];
   if (!isObj(schema) || schema.type !== 'object') {
-    problems.push(`schema must be a JSON Schema of 'type: "object"', got 'type: "${isObj(schema) ? String(schema.type) : typeof schema}"'.`);
+    problems.push(
+      `schema must be a JSON Schema of 'type: "object"', got 'type: "${isObj(schema) ? String(schema.type) : typeof schema}"'.`,
+    );
     return problems;
   }
   const visited = new Set<unknown>();
@@ -21,7 +23,8 @@ export function strictSchemaProblems(schema: unknown): string[] {
     if (!isObj(node) || visited.has(node)) return;
     visited.add(node);
     const ctxText = `In context=(${context.map((c) => `'${c}'`).join(', ')}${context.length === 1 ? ',' : ''})`;
-    const isObject = node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object')) || isObj(node.properties);
+    const isObject =
+      node.type === 'object' || (Array.isArray(node.type) && node.type.includes('object')) || isObj(node.properties);
     if (isObject) {
       if (node.additionalProperties !== false) {
         problems.push(`${ctxText}, 'additionalProperties' is required to be supplied and to be false.`);

@@ -42,7 +42,12 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function handle(state: OpenAIState, req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal) {
+export async function handle(
+  state: OpenAIState,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  signal: AbortSignal,
+) {
   const method = req.method ?? 'GET';
   const path = new URL(req.url ?? '/', 'http://stand-in').pathname.replace(/\/+$/, '') || '/';
   const text = await readBody(req);
@@ -127,5 +132,9 @@ export async function handle(state: OpenAIState, req: http.IncomingMessage, res:
     });
   }
   const usage = usageFor(endpoint, body, content, state.fixedUsage);
-  return state.sendJson(res, 200, endpoint === 'chat' ? chatBody(body, content, usage, state.seq) : responsesBody(body, content, usage, state.seq));
+  return state.sendJson(
+    res,
+    200,
+    endpoint === 'chat' ? chatBody(body, content, usage, state.seq) : responsesBody(body, content, usage, state.seq),
+  );
 }

@@ -8,7 +8,14 @@ import { HoldGate } from './hold.gate.ts';
 import type { CallCounters, FixedUsage, QueuedFault, RecordedRequest, Responder } from './openai.types.ts';
 import { defaultError, type ErrorBody } from './response.wire.ts';
 
-export const newCounters = (): CallCounters => ({ chat: 0, responses: 0, models: 0, other: 0, unauthorized: 0, total: 0 });
+export const newCounters = (): CallCounters => ({
+  chat: 0,
+  responses: 0,
+  models: 0,
+  other: 0,
+  unauthorized: 0,
+  total: 0,
+});
 
 export class OpenAIState {
   latencyMs: number;
@@ -37,7 +44,13 @@ export class OpenAIState {
     this.latencyMs = initialLatency;
   }
 
-  send(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}, contentType = 'application/json'): void {
+  send(
+    res: http.ServerResponse,
+    status: number,
+    body: string,
+    headers: Record<string, string> = {},
+    contentType = 'application/json',
+  ): void {
     if (res.headersSent || res.destroyed) return;
     this.seq += 1;
     res.writeHead(status, {
@@ -54,7 +67,12 @@ export class OpenAIState {
     this.send(res, status, JSON.stringify(value), headers);
   }
 
-  sendError(res: http.ServerResponse, status: number, error: Partial<ErrorBody> = {}, headers?: Record<string, string>): void {
+  sendError(
+    res: http.ServerResponse,
+    status: number,
+    error: Partial<ErrorBody> = {},
+    headers?: Record<string, string>,
+  ): void {
     this.sendJson(res, status, { error: { ...defaultError(status), ...error } }, headers);
   }
 }

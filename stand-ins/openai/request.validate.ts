@@ -41,7 +41,11 @@ export const validate = (
   if (typeof body.model !== 'string' || body.model === '')
     return { message: 'you must provide a model parameter', param: 'model' };
   if (body.stream === true)
-    return { message: 'The OpenAI stand-in does not support stream: true.', param: 'stream', code: 'unsupported_value' };
+    return {
+      message: 'The OpenAI stand-in does not support stream: true.',
+      param: 'stream',
+      code: 'unsupported_value',
+    };
   if (endpoint === 'chat') {
     if (!Array.isArray(body.messages) || body.messages.length === 0)
       return {
@@ -61,7 +65,11 @@ export const validate = (
         code: 'invalid_value',
       };
     if (typeof spec.schema !== 'object' || spec.schema === null || Array.isArray(spec.schema))
-      return { message: `Missing required parameter: '${param}.schema'.`, param: `${param}.schema`, code: 'missing_required_parameter' };
+      return {
+        message: `Missing required parameter: '${param}.schema'.`,
+        param: `${param}.schema`,
+        code: 'missing_required_parameter',
+      };
     if (spec.strict && enforceStrict) {
       const problems = strictSchemaProblems(spec.schema);
       if (problems.length > 0)

@@ -17,11 +17,26 @@ export function defaultError(status: number): ErrorBody {
   if (status === 400)
     return { message: 'Invalid request (stand-in fault).', type: 'invalid_request_error', param: null, code: null };
   if (status === 401)
-    return { message: 'Incorrect API key provided.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' };
+    return {
+      message: 'Incorrect API key provided.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_api_key',
+    };
   if (status === 403)
-    return { message: 'You are not allowed to sample from this model.', type: 'invalid_request_error', param: null, code: null };
+    return {
+      message: 'You are not allowed to sample from this model.',
+      type: 'invalid_request_error',
+      param: null,
+      code: null,
+    };
   if (status === 404)
-    return { message: 'The model does not exist or you do not have access to it.', type: 'invalid_request_error', param: null, code: 'model_not_found' };
+    return {
+      message: 'The model does not exist or you do not have access to it.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'model_not_found',
+    };
   if (status === 429)
     return {
       message: 'Rate limit reached for requests (stand-in fault). Please try again later.',
@@ -45,7 +60,12 @@ export function maskKey(key: string): string {
   return key.length <= 8 ? '***' : `${key.slice(0, 3)}***${key.slice(-4)}`;
 }
 
-export const usageFor = (endpoint: 'chat' | 'responses', body: any, content: string, fixedUsage: FixedUsage | null): FixedUsage => {
+export const usageFor = (
+  endpoint: 'chat' | 'responses',
+  body: any,
+  content: string,
+  fixedUsage: FixedUsage | null,
+): FixedUsage => {
   if (fixedUsage) return fixedUsage;
   const promptText =
     endpoint === 'chat'

@@ -56,8 +56,10 @@ export function readMessage(buf: Buffer): WireMessage {
 }
 
 /** The bytes fields of number `n` (repeated ones in order). */
-export const bytesOf = (m: WireMessage, n: number): Buffer[] => (m.get(n) ?? []).filter((v): v is Buffer => Buffer.isBuffer(v));
+export const bytesOf = (m: WireMessage, n: number): Buffer[] =>
+  (m.get(n) ?? []).filter((v): v is Buffer => Buffer.isBuffer(v));
 /** Nested messages of field `n`. */
 export const messagesOf = (m: WireMessage, n: number): WireMessage[] => bytesOf(m, n).map(readMessage);
 export const stringOf = (m: WireMessage, n: number): string | undefined => bytesOf(m, n)[0]?.toString('utf8');
-export const numberOf = (m: WireMessage, n: number): bigint | undefined => (m.get(n) ?? []).find((v): v is bigint => typeof v === 'bigint');
+export const numberOf = (m: WireMessage, n: number): bigint | undefined =>
+  (m.get(n) ?? []).find((v): v is bigint => typeof v === 'bigint');

@@ -47,7 +47,11 @@ export function spansFromProtobuf(body: Buffer): ReceivedSpan[] {
           kind: Number(numberOf(s, 6) ?? 0n),
           attributes: attributes(s, 9),
           events: messagesOf(s, 11).map((e) => ({ name: stringOf(e, 2) ?? '', attributes: attributes(e, 3) })),
-          links: messagesOf(s, 13).map((l) => ({ traceId: hex(l, 1) ?? '', spanId: hex(l, 2) ?? '', attributes: attributes(l, 4) })),
+          links: messagesOf(s, 13).map((l) => ({
+            traceId: hex(l, 1) ?? '',
+            spanId: hex(l, 2) ?? '',
+            attributes: attributes(l, 4),
+          })),
           status: { code: Number(numberOf(status, 3) ?? 0n), message: stringOf(status, 2) },
           scope,
           resource,
@@ -88,7 +92,8 @@ function jsonValue(v: JsonAnyValue | undefined): AttributeValue {
   return null;
 }
 
-const jsonAttributes = (kvs: JsonKeyValue[] | undefined): Record<string, AttributeValue> => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
+const jsonAttributes = (kvs: JsonKeyValue[] | undefined): Record<string, AttributeValue> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
 
 interface JsonSpan {
   traceId: string;
@@ -105,7 +110,12 @@ interface JsonSpan {
 }
 
 export function spansFromJson(text: string): ReceivedSpan[] {
-  const body = JSON.parse(text) as { resourceSpans?: { resource?: { attributes?: JsonKeyValue[] }; scopeSpans?: { scope?: { name?: string }; spans?: JsonSpan[] }[] }[] };
+  const body = JSON.parse(text) as {
+    resourceSpans?: {
+      resource?: { attributes?: JsonKeyValue[] };
+      scopeSpans?: { scope?: { name?: string }; spans?: JsonSpan[] }[];
+    }[];
+  };
   return (body.resourceSpans ?? []).flatMap((rs) =>
     (rs.scopeSpans ?? []).flatMap((ss) =>
       (ss.spans ?? []).map((s) => ({
@@ -116,7 +126,11 @@ export function spansFromJson(text: string): ReceivedSpan[] {
         kind: s.kind ?? 0,
         attributes: jsonAttributes(s.attributes),
         events: (s.events ?? []).map((e) => ({ name: e.name, attributes: jsonAttributes(e.attributes) })),
-        links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId, attributes: jsonAttributes(l.attributes) })),
+        links: (s.links ?? []).map((l) => ({
+          traceId: l.traceId,
+          spanId: l.spanId,
+          attributes: jsonAttributes(l.attributes),
+        })),
         status: { code: s.status?.code ?? 0, message: s.status?.message },
         scope: ss.scope?.name ?? '',
         resource: jsonAttributes(rs.resource?.attributes),

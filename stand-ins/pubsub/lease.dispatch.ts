@@ -3,7 +3,18 @@
  * under an ack deadline, expiring leases (redelivery), acks, nacks and deadline changes.
  */
 import * as grpc from '@grpc/grpc-js';
-import { MAX_ACK_DEADLINE_S, MAX_STREAM_BATCH, now, RpcError, type Broker, type Entry, type Lease, type ReceivedMessage, type StreamState, type SubState } from './broker.model.ts';
+import {
+  MAX_ACK_DEADLINE_S,
+  MAX_STREAM_BATCH,
+  now,
+  RpcError,
+  type Broker,
+  type Entry,
+  type Lease,
+  type ReceivedMessage,
+  type StreamState,
+  type SubState,
+} from './broker.model.ts';
 
 export function isLiveLease(entry: Entry | undefined, ackId: string): entry is Entry & { lease: Lease } {
   return !!entry && !!entry.lease && entry.lease.ackId === ackId;
@@ -40,15 +51,24 @@ export function schedule(b: Broker, sub: SubState) {
   if (sub.timer && sub.timerAt === min) return;
   if (sub.timer) clearTimeout(sub.timer);
   sub.timerAt = min;
-  sub.timer = setTimeout(() => {
-    sub.timer = undefined;
-    sub.timerAt = undefined;
-    dispatch(b, sub);
-  }, Math.max(0, min - now()) + 1);
+  sub.timer = setTimeout(
+    () => {
+      sub.timer = undefined;
+      sub.timerAt = undefined;
+      dispatch(b, sub);
+    },
+    Math.max(0, min - now()) + 1,
+  );
   sub.timer.unref();
 }
 
-export function deliver(b: Broker, sub: SubState, max: number, deadlineS: number, stream?: StreamState): ReceivedMessage[] {
+export function deliver(
+  b: Broker,
+  sub: SubState,
+  max: number,
+  deadlineS: number,
+  stream?: StreamState,
+): ReceivedMessage[] {
   const out: ReceivedMessage[] = [];
   if (max <= 0) return out;
   const t = now();
@@ -116,7 +136,8 @@ export function modifyAckDeadline(sub: SubState, ackIds: string[], seconds: numb
   for (const ackId of ackIds) {
     const entry = sub.ackIds.get(ackId);
     if (!isLiveLease(entry, ackId)) continue;
-    if (seconds === 0) releaseLease(sub, entry); // nack: deliverable again now
+    if (seconds === 0)
+      releaseLease(sub, entry); // nack: deliverable again now
     else entry.lease.expiresAt = now() + seconds * 1000;
   }
 }

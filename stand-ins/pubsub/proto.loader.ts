@@ -41,7 +41,11 @@ export function loadServices(): ServiceDefs {
     includeDirs,
   });
   const pkg = grpc.loadPackageDefinition(def) as unknown as {
-    google: { pubsub: { v1: { Publisher: { service: grpc.ServiceDefinition }; Subscriber: { service: grpc.ServiceDefinition } } } };
+    google: {
+      pubsub: {
+        v1: { Publisher: { service: grpc.ServiceDefinition }; Subscriber: { service: grpc.ServiceDefinition } };
+      };
+    };
   };
   cachedDefs = {
     publisher: pkg.google.pubsub.v1.Publisher.service,

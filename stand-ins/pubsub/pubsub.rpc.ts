@@ -4,12 +4,24 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { DELETED_TOPIC, PROJECT_RE, RpcError, type Broker, type PullWaiter, type Req } from './broker.model.ts';
-import { doCreateSubscription, doCreateTopic, doDeleteSubscription, doPublish, getSub, getTopic, takeFault } from './broker.ops.ts';
+import {
+  doCreateSubscription,
+  doCreateTopic,
+  doDeleteSubscription,
+  doPublish,
+  getSub,
+  getTopic,
+  takeFault,
+} from './broker.ops.ts';
 import { acknowledge, checkDeadline, deliver, dispatch, modifyAckDeadline, schedule, sweep } from './lease.dispatch.ts';
 import type { PubSubMethod } from './pubsub.types.ts';
 import { streamingPull } from './streaming-pull.rpc.ts';
 
-function unary(b: Broker, method: PubSubMethod, handler: (req: Req, call: grpc.ServerUnaryCall<Req, unknown>) => unknown) {
+function unary(
+  b: Broker,
+  method: PubSubMethod,
+  handler: (req: Req, call: grpc.ServerUnaryCall<Req, unknown>) => unknown,
+) {
   return (call: grpc.ServerUnaryCall<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
     b.calls[method] = (b.calls[method] ?? 0) + 1;
     const fault = takeFault(b, method);
@@ -44,12 +56,18 @@ export function publisherImpl(b: Broker): grpc.UntypedServiceImplementation {
     ListTopics: unary(b, 'ListTopics', (req) => {
       const project = String(req.project);
       if (!PROJECT_RE.test(project)) throw new RpcError(grpc.status.INVALID_ARGUMENT, `Invalid project: ${project}`);
-      return { topics: [...b.topics.values()].filter((t) => t.name.startsWith(`${project}/topics/`)), nextPageToken: '' };
+      return {
+        topics: [...b.topics.values()].filter((t) => t.name.startsWith(`${project}/topics/`)),
+        nextPageToken: '',
+      };
     }),
     ListTopicSubscriptions: unary(b, 'ListTopicSubscriptions', (req) => {
       const name = String(req.topic);
       getTopic(b, name);
-      return { subscriptions: [...b.subs.values()].filter((s) => s.resource.topic === name).map((s) => s.name), nextPageToken: '' };
+      return {
+        subscriptions: [...b.subs.values()].filter((s) => s.resource.topic === name).map((s) => s.name),
+        nextPageToken: '',
+      };
     }),
   };
 }
@@ -66,7 +84,9 @@ export function subscriberImpl(b: Broker): grpc.UntypedServiceImplementation {
       const project = String(req.project);
       if (!PROJECT_RE.test(project)) throw new RpcError(grpc.status.INVALID_ARGUMENT, `Invalid project: ${project}`);
       return {
-        subscriptions: [...b.subs.values()].filter((s) => s.name.startsWith(`${project}/subscriptions/`)).map((s) => s.resource),
+        subscriptions: [...b.subs.values()]
+          .filter((s) => s.name.startsWith(`${project}/subscriptions/`))
+          .map((s) => s.resource),
         nextPageToken: '',
       };
     }),
@@ -96,7 +116,8 @@ export function subscriberImpl(b: Broker): grpc.UntypedServiceImplementation {
         });
       });
     }),
-    StreamingPull: ((call: Parameters<typeof streamingPull>[1]) => streamingPull(b, call)) as grpc.handleBidiStreamingCall<unknown, unknown>,
+    StreamingPull: ((call: Parameters<typeof streamingPull>[1]) =>
+      streamingPull(b, call)) as grpc.handleBidiStreamingCall<unknown, unknown>,
     Acknowledge: unary(b, 'Acknowledge', (req) => {
       const sub = getSub(b, String(req.subscription));
       acknowledge(sub, req.ackIds ?? []);

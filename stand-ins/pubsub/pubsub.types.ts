@@ -90,4 +90,3 @@ export interface PubSubStandIn {
   /** Force-shutdown: cancels open streams and pending pulls. Idempotent. */
   close(): Promise<void>;
 }
-

@@ -15,7 +15,8 @@ function onStreamRequest(b: Broker, st: StreamState, req: Req) {
 
   if (!st.sub) {
     const name = String(req.subscription ?? '');
-    if (!name) throw new RpcError(grpc.status.INVALID_ARGUMENT, 'The first StreamingPull request must name the subscription');
+    if (!name)
+      throw new RpcError(grpc.status.INVALID_ARGUMENT, 'The first StreamingPull request must name the subscription');
     const sub = getSub(b, name);
     checkDeadline(streamDeadline, 'stream_ack_deadline_seconds');
     st.sub = sub;
@@ -38,7 +39,10 @@ function onStreamRequest(b: Broker, st: StreamState, req: Req) {
   }
   const sub = st.sub;
   if (modIds.length !== modSecs.length) {
-    throw new RpcError(grpc.status.INVALID_ARGUMENT, 'modify_deadline_seconds and modify_deadline_ack_ids must have the same length');
+    throw new RpcError(
+      grpc.status.INVALID_ARGUMENT,
+      'modify_deadline_seconds and modify_deadline_ack_ids must have the same length',
+    );
   }
   modSecs.forEach((s) => checkDeadline(Number(s), 'modify_deadline_seconds'));
   if (ackIds.length) acknowledge(sub, ackIds);
@@ -48,7 +52,13 @@ function onStreamRequest(b: Broker, st: StreamState, req: Req) {
 
 export function streamingPull(b: Broker, call: grpc.ServerDuplexStream<Req, Record<string, unknown>>) {
   b.calls.StreamingPull = (b.calls.StreamingPull ?? 0) + 1;
-  const st: StreamState = { call, deadlineS: DEFAULT_ACK_DEADLINE_S, maxOutstanding: 0, outstanding: new Set(), closed: false };
+  const st: StreamState = {
+    call,
+    deadlineS: DEFAULT_ACK_DEADLINE_S,
+    maxOutstanding: 0,
+    outstanding: new Set(),
+    closed: false,
+  };
   const fault = takeFault(b, 'StreamingPull');
   if (fault) {
     call.on('error', () => undefined);

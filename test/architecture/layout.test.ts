@@ -15,7 +15,8 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const SOURCE_DIRS = ['server', 'shared', 'db/entities', 'stand-ins', 'harness', 'demo', 'bench', 'eval'];
 /** The folders whose imports are checked for cycles and layers. */
 const GRAPH_DIRS = ['server', 'shared', 'db', 'stand-ins', 'harness', 'demo', 'bench', 'eval'];
-const MAX_LINES = 250;
+/** Formatted lines (Biome, 120 columns): the old cap of 250 lines of up to ~200 columns stands at up to ~355 formatted. */
+const MAX_LINES = 360;
 
 /**
  * Who imports whom: no file under `from` imports a file under any of `not` (paths from the
@@ -24,18 +25,41 @@ const MAX_LINES = 250;
 const LAYERS: { from: string; not: string[]; packages?: RegExp }[] = [
   {
     from: 'server/domain/',
-    not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts', 'server/start-service.ts', 'server/main.ts'],
+    not: [
+      'server/http/',
+      'server/trpc/',
+      'server/errors/',
+      'server/jobs/',
+      'server/intake/',
+      'server/container.ts',
+      'server/start-service.ts',
+      'server/main.ts',
+    ],
     packages: /^(koa|@koa\/|@trpc\/|trpc-to-openapi)/,
   },
   // The mail features stand side by side on the stored mailbox (mail/mail-store.ts), neither reaching into the other.
   { from: 'server/domain/mail/sync/', not: ['server/domain/mail/threads/'] },
   { from: 'server/domain/mail/threads/', not: ['server/domain/mail/sync/'] },
-  { from: 'server/providers/', not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts'] },
+  {
+    from: 'server/providers/',
+    not: ['server/http/', 'server/trpc/', 'server/errors/', 'server/jobs/', 'server/intake/', 'server/container.ts'],
+  },
   // The error classifier sits below both transports.
   { from: 'server/errors/', not: ['server/http/', 'server/trpc/'] },
   { from: 'server/trpc/', not: ['server/http/'] },
   // The leaves: configuration, database, logging, metrics.
-  { from: 'server/infra/', not: ['server/domain/', 'server/providers/', 'server/errors/', 'server/http/', 'server/trpc/', 'server/jobs/', 'server/intake/'] },
+  {
+    from: 'server/infra/',
+    not: [
+      'server/domain/',
+      'server/providers/',
+      'server/errors/',
+      'server/http/',
+      'server/trpc/',
+      'server/jobs/',
+      'server/intake/',
+    ],
+  },
   { from: 'server/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
   { from: 'shared/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
   { from: 'stand-ins/', not: ['test/', 'harness/', 'bench/', 'demo/', 'eval/'] },
@@ -86,24 +110,38 @@ describe('code layout', () => {
   let graph: Record<string, string[]>;
   let cycles: string[][];
   before(async () => {
-    const result = await madge(GRAPH_DIRS.map((d) => path.join(ROOT, d)), { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json'), baseDir: ROOT });
+    const result = await madge(
+      GRAPH_DIRS.map((d) => path.join(ROOT, d)),
+      { fileExtensions: ['ts'], tsConfig: path.join(ROOT, 'tsconfig.json'), baseDir: ROOT },
+    );
     graph = result.obj();
     cycles = result.circular();
   });
 
   it('has no import cycles', () => {
-    for (const dir of GRAPH_DIRS) assert.ok(Object.keys(graph).some((f) => f.startsWith(`${dir}/`)), `${dir}/ is in the graph`);
+    for (const dir of GRAPH_DIRS)
+      assert.ok(
+        Object.keys(graph).some((f) => f.startsWith(`${dir}/`)),
+        `${dir}/ is in the graph`,
+      );
     assert.deepEqual(cycles, []);
   });
 
   it('imports only from the layers below', async () => {
-    assert.ok(Object.keys(graph).filter((f) => f.startsWith('server/domain/')).length > 20, 'the domain files were found');
-    assert.ok(Object.entries(graph).some(([f, deps]) => f.startsWith('bench/') && deps.some((d) => d.startsWith('stand-ins/'))), 'imports across folders were resolved');
+    assert.ok(
+      Object.keys(graph).filter((f) => f.startsWith('server/domain/')).length > 20,
+      'the domain files were found',
+    );
+    assert.ok(
+      Object.entries(graph).some(([f, deps]) => f.startsWith('bench/') && deps.some((d) => d.startsWith('stand-ins/'))),
+      'imports across folders were resolved',
+    );
     const offenders: string[] = [];
     for (const [file, imports] of Object.entries(graph)) {
       for (const layer of LAYERS) {
         if (!file.startsWith(layer.from)) continue;
-        for (const target of imports) if (layer.not.some((n) => target.startsWith(n))) offenders.push(`${file} -> ${target}`);
+        for (const target of imports)
+          if (layer.not.some((n) => target.startsWith(n))) offenders.push(`${file} -> ${target}`);
         if (layer.packages) {
           const text = await readFile(path.join(ROOT, file), 'utf8');
           for (const name of packagesOf(text)) if (layer.packages.test(name)) offenders.push(`${file} -> ${name}`);
@@ -126,7 +164,9 @@ describe('code layout', () => {
 
   it('keeps a feature in its folder', async () => {
     // The mail domain: its features' folders, and at its root only the store they share.
-    const root = (await readdir(path.join(ROOT, 'server/domain/mail'), { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+    const root = (await readdir(path.join(ROOT, 'server/domain/mail'), { withFileTypes: true }))
+      .filter((e) => e.isFile())
+      .map((e) => e.name);
     assert.deepEqual(root, ['mail-store.ts']);
     // One home for live events: the domain's.
     assert.deepEqual(await sourceFiles('server/events'), [], 'live events live in server/domain/events/');
@@ -138,10 +178,13 @@ describe('code layout', () => {
       const text = await readFile(file, 'utf8');
       for (const [table, { entity }] of Object.entries(TABLE_OWNERS)) {
         const sql = new RegExp(`\\b(insert\\s+into|update|delete\\s+from)\\s+"?${table}"?\\b`, 'i');
-        const orm = new RegExp(`\\b(nativeUpdate|nativeDelete|upsert|upsertMany|create|insert|insertMany)\\(\\s*${entity}\\b`);
+        const orm = new RegExp(
+          `\\b(nativeUpdate|nativeDelete|upsert|upsertMany|create|insert|insertMany)\\(\\s*${entity}\\b`,
+        );
         if (sql.test(text) || orm.test(text)) writers.get(table)!.add(path.relative(ROOT, file));
       }
     }
-    for (const [table, { owner }] of Object.entries(TABLE_OWNERS)) assert.deepEqual([...writers.get(table)!], [owner], `${table} is written by ${owner} only`);
+    for (const [table, { owner }] of Object.entries(TABLE_OWNERS))
+      assert.deepEqual([...writers.get(table)!], [owner], `${table} is written by ${owner} only`);
   });
 });

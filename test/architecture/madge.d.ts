@@ -4,5 +4,8 @@ declare module 'madge' {
     obj(): Record<string, string[]>;
     circular(): string[][];
   }
-  export default function madge(path: string | string[], config?: { fileExtensions?: string[]; tsConfig?: string; baseDir?: string; detectiveOptions?: unknown }): Promise<MadgeResult>;
+  export default function madge(
+    path: string | string[],
+    config?: { fileExtensions?: string[]; tsConfig?: string; baseDir?: string; detectiveOptions?: unknown },
+  ): Promise<MadgeResult>;
 }

@@ -154,8 +154,19 @@ function mapRows(): Row[] {
     assert.ok(table.rows.length > 0, `the ${file} table has rows`);
     let section = '';
     for (const r of table.rows) {
-      assert.equal(r.length, ROW_HEADER.length, `a row of the ${file} table has ${ROW_HEADER.length} cells: | ${r.join(' | ')} |`);
-      const [id, sectionCell, rule, implementation, test, spread] = r as [string, string, string, string, string, string];
+      assert.equal(
+        r.length,
+        ROW_HEADER.length,
+        `a row of the ${file} table has ${ROW_HEADER.length} cells: | ${r.join(' | ')} |`,
+      );
+      const [id, sectionCell, rule, implementation, test, spread] = r as [
+        string,
+        string,
+        string,
+        string,
+        string,
+        string,
+      ];
       assert.ok(rule, `${id}: states its rule`);
       if (sectionCell) section = sectionCell;
       assert.ok(section, `${id}: the ${file} table's first row names its section`);
@@ -181,12 +192,18 @@ describe('docs/spec-map.md', () => {
   it('names only paths that exist', () => {
     const missing: string[] = [];
     for (const r of rows) {
-      for (const p of [...r.implementation, ...r.tests, ...r.spread]) if (!existsSync(path.join(ROOT, p))) missing.push(`${r.id}: ${p}`);
+      for (const p of [...r.implementation, ...r.tests, ...r.spread])
+        if (!existsSync(path.join(ROOT, p))) missing.push(`${r.id}: ${p}`);
     }
     // Elsewhere on the page (the lists, the trial, the prose), anything backticked that starts with a folder of the repository.
-    const folders = new Set(readdirSync(ROOT, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules').map((e) => e.name));
+    const folders = new Set(
+      readdirSync(ROOT, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules')
+        .map((e) => e.name),
+    );
     for (const span of codeSpans(markdown)) {
-      if (span.includes('/') && folders.has(span.split('/')[0]!) && !existsSync(path.join(ROOT, span))) missing.push(span);
+      if (span.includes('/') && folders.has(span.split('/')[0]!) && !existsSync(path.join(ROOT, span)))
+        missing.push(span);
     }
     assert.deepEqual(missing, [], 'paths the map names that are not in the repository');
   });
@@ -194,19 +211,24 @@ describe('docs/spec-map.md', () => {
   it('gives each rule one implementation file and the test files that prove it, three files at most', () => {
     const problems: string[] = [];
     for (const r of rows) {
-      if (r.implementation.length !== 1) problems.push(`${r.id}: names ${r.implementation.length} implementation files, not one`);
-      for (const p of r.implementation) if (!isFile(p) || isTestFile(p)) problems.push(`${r.id}: implementation ${p} is not a source file`);
+      if (r.implementation.length !== 1)
+        problems.push(`${r.id}: names ${r.implementation.length} implementation files, not one`);
+      for (const p of r.implementation)
+        if (!isFile(p) || isTestFile(p)) problems.push(`${r.id}: implementation ${p} is not a source file`);
       if (r.untested) {
         if (r.tests.length) problems.push(`${r.id}: says none and names a test`);
       } else if (!r.tests.length) problems.push(`${r.id}: names no test (write none when no test proves it)`);
-      for (const p of r.tests) if (!isTestFile(p)) problems.push(`${r.id}: test ${p} is not a test file (test/**/*.test.ts)`);
-      if (r.implementation.length + r.tests.length > MAX_FILES_PER_ROW) problems.push(`${r.id}: ${r.implementation.length + r.tests.length} files, more than ${MAX_FILES_PER_ROW}`);
-      for (const p of r.spread) if ([...r.implementation, ...r.tests].includes(p)) problems.push(`${r.id}: spread repeats ${p}`);
+      for (const p of r.tests)
+        if (!isTestFile(p)) problems.push(`${r.id}: test ${p} is not a test file (test/**/*.test.ts)`);
+      if (r.implementation.length + r.tests.length > MAX_FILES_PER_ROW)
+        problems.push(`${r.id}: ${r.implementation.length + r.tests.length} files, more than ${MAX_FILES_PER_ROW}`);
+      for (const p of r.spread)
+        if ([...r.implementation, ...r.tests].includes(p)) problems.push(`${r.id}: spread repeats ${p}`);
     }
     assert.deepEqual(problems, []);
   });
 
-  it('lists each section once, in the documents\' order, and numbers its rows by part', () => {
+  it("lists each section once, in the documents' order, and numbers its rows by part", () => {
     const problems: string[] = [];
     for (const { letter, file } of DOCUMENTS) {
       const own = rows.filter((r) => r.letter === letter);
@@ -223,7 +245,11 @@ describe('docs/spec-map.md', () => {
         if (place.sub) {
           // A `###` section follows its own part's heading (or a sibling of it).
           if (previous?.part !== place.part) problems.push(`${file}: "${label}" does not follow part ${place.part}`);
-        } else if (previous && (place.rank[0] < previous.rank[0] || (place.rank[0] === previous.rank[0] && place.rank[1] <= previous.rank[1]))) {
+        } else if (
+          previous &&
+          (place.rank[0] < previous.rank[0] ||
+            (place.rank[0] === previous.rank[0] && place.rank[1] <= previous.rank[1]))
+        ) {
           problems.push(`${file}: "${label}" comes after part ${previous.part}`);
         }
         if (!place.sub) previous = place;
@@ -245,7 +271,9 @@ describe('docs/spec-map.md', () => {
       const spec = path.join(SPEC_DIR, file);
       // The documents live outside the repository (a clone has none): check them only where they are.
       if (!existsSync(spec)) {
-        t.diagnostic(`${spec} not found: the map's sections of ${file} are not compared with the document (CI has it in ../shared/spec/; SPEC_DIR points elsewhere)`);
+        t.diagnostic(
+          `${spec} not found: the map's sections of ${file} are not compared with the document (CI has it in ../shared/spec/; SPEC_DIR points elsewhere)`,
+        );
         continue;
       }
       const expected = specSections(readFileSync(spec, 'utf8'));
@@ -253,7 +281,11 @@ describe('docs/spec-map.md', () => {
       const mapped = rows.filter((r) => r.letter === letter && r.opens).map((r) => r.section);
       const missing = expected.filter((s) => !mapped.includes(s));
       const stale = mapped.filter((s) => !expected.includes(s));
-      assert.deepEqual({ missing, stale }, { missing: [], stale: [] }, `${file}: sections without a row (missing) and rows of sections it no longer has (stale)`);
+      assert.deepEqual(
+        { missing, stale },
+        { missing: [], stale: [] },
+        `${file}: sections without a row (missing) and rows of sections it no longer has (stale)`,
+      );
       assert.deepEqual(mapped, expected, `${file}: the map's sections in the document's order`);
       t.diagnostic(`${file}: ${expected.length} sections, all mapped (${spec})`);
     }
@@ -264,11 +296,15 @@ describe('docs/spec-map.md', () => {
     assert.ok(table, 'the section has a table');
     assert.deepEqual(table.header, ['Row', 'Files']);
     const listed = new Map(table.rows.map(([id, files]) => [id!, codeSpans(files!)]));
-    const expected = new Map(rows.filter((r) => r.implementation.length + r.spread.length > 2).map((r) => [r.id, [...r.implementation, ...r.spread]]));
+    const expected = new Map(
+      rows
+        .filter((r) => r.implementation.length + r.spread.length > 2)
+        .map((r) => [r.id, [...r.implementation, ...r.spread]]),
+    );
     assert.deepEqual(listed, expected);
   });
 
-  it('reports the ten-rule trial from the rows, within issue 46\'s goal', () => {
+  it("reports the ten-rule trial from the rows, within issue 46's goal", () => {
     const table = all.find((tb) => tb.heading === 'Ten-rule trial');
     assert.ok(table, 'the trial has a table');
     assert.deepEqual(table.header, ['Rule', 'Row', 'Files via the map', 'Via the map', 'With spread']);
@@ -291,7 +327,11 @@ describe('docs/spec-map.md', () => {
       assert.ok(m, `the trial states "${what}: N files …, average X, max Y"`);
       return { files: Number(m[1]), average: Number(m[2]), max: Number(m[3]) };
     };
-    const figures = (xs: number[]) => ({ files: sum(xs), average: Math.round((sum(xs) / xs.length) * 10) / 10, max: Math.max(...xs) });
+    const figures = (xs: number[]) => ({
+      files: sum(xs),
+      average: Math.round((sum(xs) / xs.length) * 10) / 10,
+      max: Math.max(...xs),
+    });
     assert.deepEqual(summary('Via the map'), figures(via));
     assert.deepEqual(summary('With spread'), figures(spread));
     assert.ok(sum(via) / via.length <= TRIAL_AVERAGE, `at most ${TRIAL_AVERAGE} files a rule on average via the map`);

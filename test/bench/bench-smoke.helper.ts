@@ -27,17 +27,24 @@ export const SMOKE_GROUPS = {
 /** The report's JSON, loosely typed: the smoke files read the fields of their own scenarios. */
 export type SmokeReport = Record<string, any>;
 
-export async function runSmoke(t: TestContext, group: keyof typeof SMOKE_GROUPS): Promise<{ markdown: string; report: SmokeReport }> {
+export async function runSmoke(
+  t: TestContext,
+  group: keyof typeof SMOKE_GROUPS,
+): Promise<{ markdown: string; report: SmokeReport }> {
   const db = await createTestDatabase();
   const out = await mkdtemp(path.join(tmpdir(), `mia-bench-smoke-${group}-`));
   t.after(async () => {
     await db.drop();
     await rm(out, { recursive: true, force: true });
   });
-  const child = spawn(process.execPath, ['bench/run.ts', '--smoke', '--only', SMOKE_GROUPS[group].join(','), '--out', out, '--database-url', db.url], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['bench/run.ts', '--smoke', '--only', SMOKE_GROUPS[group].join(','), '--out', out, '--database-url', db.url],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -35,14 +35,24 @@ interface AlertTest {
   exp_alerts?: { exp_labels?: Record<string, string>; exp_annotations?: Record<string, string> }[];
 }
 
-const rules = (parse(readFileSync(RULES, 'utf8'), { strict: true, uniqueKeys: true }) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+const rules = (
+  parse(readFileSync(RULES, 'utf8'), { strict: true, uniqueKeys: true }) as {
+    groups: { name: string; rules: Rule[] }[];
+  }
+).groups.flatMap((g) => g.rules);
 const alerts = rules.filter((r): r is Rule & { alert: string } => Boolean(r.alert));
-const unitTests = (parse(readFileSync(TESTS, 'utf8'), { strict: true, uniqueKeys: true }) as { tests: { alert_rule_test?: AlertTest[] }[] }).tests.flatMap((t) => t.alert_rule_test ?? []);
+const unitTests = (
+  parse(readFileSync(TESTS, 'utf8'), { strict: true, uniqueKeys: true }) as {
+    tests: { alert_rule_test?: AlertTest[] }[];
+  }
+).tests.flatMap((t) => t.alert_rule_test ?? []);
 
 function promtool(args: string[]) {
   const out = spawnSync('promtool', args, { cwd: DIR, encoding: 'utf8' });
   if (out.error && (out.error as NodeJS.ErrnoException).code === 'ENOENT') {
-    assert.fail("promtool is not installed: install Debian's prometheus package (apt-get install prometheus; .ci/run does)");
+    assert.fail(
+      "promtool is not installed: install Debian's prometheus package (apt-get install prometheus; .ci/run does)",
+    );
   }
   return out;
 }
@@ -63,26 +73,49 @@ describe('deploy/prometheus/alerts.yml', () => {
     assert.ok(alerts.length >= 8, `${alerts.length} alerts`);
     for (const { alert } of alerts) {
       const cases = unitTests.filter((t) => t.alertname === alert);
-      assert.ok(cases.some((t) => t.exp_alerts?.length), `${alert}: no case fires it`);
-      assert.ok(cases.some((t) => !t.exp_alerts?.length), `${alert}: no case where it stays quiet`);
+      assert.ok(
+        cases.some((t) => t.exp_alerts?.length),
+        `${alert}: no case fires it`,
+      );
+      assert.ok(
+        cases.some((t) => !t.exp_alerts?.length),
+        `${alert}: no case where it stays quiet`,
+      );
     }
-    for (const t of unitTests) assert.ok(alerts.some((a) => a.alert === t.alertname), `alerts.test.yml tests an unknown alert ${t.alertname}`);
+    for (const t of unitTests)
+      assert.ok(
+        alerts.some((a) => a.alert === t.alertname),
+        `alerts.test.yml tests an unknown alert ${t.alertname}`,
+      );
   });
 
   it('gives every alert a severity, a summary, a description and a runbook hint, and a unique name', () => {
     assert.equal(new Set(alerts.map((a) => a.alert)).size, alerts.length, 'alert names are unique');
     for (const a of alerts) {
-      assert.ok(SEVERITIES.includes(a.labels?.severity ?? ''), `${a.alert}: severity ${a.labels?.severity} is one of ${SEVERITIES}`);
-      for (const key of ['summary', 'description', 'runbook']) assert.ok(a.annotations?.[key]?.trim(), `${a.alert}: annotation ${key}`);
-      assert.match(a.annotations!.runbook!, /docs\/operations\.md/, `${a.alert}: the runbook hint points at the operations doc`);
+      assert.ok(
+        SEVERITIES.includes(a.labels?.severity ?? ''),
+        `${a.alert}: severity ${a.labels?.severity} is one of ${SEVERITIES}`,
+      );
+      for (const key of ['summary', 'description', 'runbook'])
+        assert.ok(a.annotations?.[key]?.trim(), `${a.alert}: annotation ${key}`);
+      assert.match(
+        a.annotations!.runbook!,
+        /docs\/operations\.md/,
+        `${a.alert}: the runbook hint points at the operations doc`,
+      );
       assert.ok(a.for, `${a.alert}: a for: duration (no alert on a single scrape)`);
     }
   });
 
   it('reads PromQL metric names, matchers and grouping labels', () => {
-    const r = readPromql('sum by (job, le) (rate(a_total{code=~"X|Y", job="$job"}[5m])) / on (job) max(b:c) > 7 * 3600 and d offset 1h');
+    const r = readPromql(
+      'sum by (job, le) (rate(a_total{code=~"X|Y", job="$job"}[5m])) / on (job) max(b:c) > 7 * 3600 and d offset 1h',
+    );
     assert.deepEqual(r.names, ['a_total', 'b:c', 'd']);
-    assert.deepEqual(r.matchers, [['a_total', 'code'], ['a_total', 'job']]);
+    assert.deepEqual(r.matchers, [
+      ['a_total', 'code'],
+      ['a_total', 'job'],
+    ]);
     assert.deepEqual(r.grouping, ['job', 'le', 'job']);
     const exported: ExportedSeries = new Map([['a_total', new Set(['job', 'code'])]]);
     assert.deepEqual(checkPromql('sum by (provider) (rate(a_total{status="5"}[1m])) + nope', exported), [
@@ -101,8 +134,16 @@ describe('deploy/prometheus/alerts.yml', () => {
 
     it('uses only metrics and labels the service exports', () => {
       for (const r of rules) assert.deepEqual(checkPromql(r.expr, exported), [], `${r.alert ?? r.record}: ${r.expr}`);
-      for (const name of ['mia_sync_watches_expiring_accounts', 'mia_sync_lag_max_seconds', 'mia_sync_dead_lettered_accounts', 'nodejs_eventloop_lag_p99_seconds']) {
-        assert.ok(alerts.some((a) => readPromql(a.expr).names.includes(name)), `an alert reads ${name}`);
+      for (const name of [
+        'mia_sync_watches_expiring_accounts',
+        'mia_sync_lag_max_seconds',
+        'mia_sync_dead_lettered_accounts',
+        'nodejs_eventloop_lag_p99_seconds',
+      ]) {
+        assert.ok(
+          alerts.some((a) => readPromql(a.expr).names.includes(name)),
+          `an alert reads ${name}`,
+        );
       }
     });
   });

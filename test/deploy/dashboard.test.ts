@@ -33,7 +33,12 @@ interface Variable {
 }
 
 const FILE = path.join(ROOT, 'deploy/grafana/mail-inbox-assistant.json');
-const dashboard = JSON.parse(readFileSync(FILE, 'utf8')) as { uid: string; title: string; panels: Panel[]; templating: { list: Variable[] } };
+const dashboard = JSON.parse(readFileSync(FILE, 'utf8')) as {
+  uid: string;
+  title: string;
+  panels: Panel[];
+  templating: { list: Variable[] };
+};
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
 const queried = panels.filter((p) => p.type !== 'row');
 const exprs = queried.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr ?? '' })));
@@ -50,31 +55,50 @@ const labelValues = dashboard.templating.list
 describe('deploy/grafana/mail-inbox-assistant.json', () => {
   it('imports as it is: a uid, the Prometheus data source as a variable, unique panel ids, no overlapping panels', () => {
     assert.equal(dashboard.uid, 'mail-inbox-assistant');
-    assert.ok(dashboard.templating.list.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus'));
+    assert.ok(
+      dashboard.templating.list.some(
+        (v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus',
+      ),
+    );
     assert.equal(new Set(panels.map((p) => p.id)).size, panels.length, 'panel ids are unique');
     const cells = new Set<string>();
     for (const p of panels) {
       const { h, w, x, y } = p.gridPos;
       assert.ok(x >= 0 && w > 0 && x + w <= 24 && h > 0 && y >= 0, `${p.title}: gridPos within 24 columns`);
-      for (let i = x; i < x + w; i++) for (let j = y; j < y + h; j++) {
-        assert.ok(!cells.has(`${i},${j}`), `${p.title} overlaps another panel at ${i},${j}`);
-        cells.add(`${i},${j}`);
-      }
+      for (let i = x; i < x + w; i++)
+        for (let j = y; j < y + h; j++) {
+          assert.ok(!cells.has(`${i},${j}`), `${p.title} overlaps another panel at ${i},${j}`);
+          cells.add(`${i},${j}`);
+        }
     }
     for (const p of queried) {
       assert.ok(p.targets?.length, `${p.title}: has queries`);
-      for (const t of [p.datasource, ...p.targets!.map((t) => t.datasource)]) assert.deepEqual(t, { type: 'prometheus', uid: '${datasource}' }, `${p.title}: data source`);
+      for (const t of [p.datasource, ...p.targets!.map((t) => t.datasource)])
+        assert.deepEqual(t, { type: 'prometheus', uid: '${datasource}' }, `${p.title}: data source`);
       assert.equal(new Set(p.targets!.map((t) => t.refId)).size, p.targets!.length, `${p.title}: unique refIds`);
     }
   });
 
   it('shows request rate, latency and 5xx, sync lag, backlog, queues, set-aside, watches, providers, event loop and memory', () => {
     const read = exprs.flatMap(({ expr }) => readPromql(expr).names);
-    for (const name of ['mia_http_request_duration_seconds_count', 'mia_http_request_duration_seconds_bucket', 'mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts',
-      'mia_jobs_queued', 'mia_sync_dead_lettered_accounts', 'mia_sync_watches_expiring_accounts', 'mia_provider_errors_total', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+    for (const name of [
+      'mia_http_request_duration_seconds_count',
+      'mia_http_request_duration_seconds_bucket',
+      'mia_sync_lag_max_seconds',
+      'mia_sync_backlog_accounts',
+      'mia_jobs_queued',
+      'mia_sync_dead_lettered_accounts',
+      'mia_sync_watches_expiring_accounts',
+      'mia_provider_errors_total',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_resident_memory_bytes',
+    ]) {
       assert.ok(read.includes(name), `a panel reads ${name}`);
     }
-    assert.ok(exprs.some(({ expr }) => /status=~"5\.\."/.test(expr)), 'a panel shows the 5xx');
+    assert.ok(
+      exprs.some(({ expr }) => /status=~"5\.\."/.test(expr)),
+      'a panel shows the 5xx',
+    );
   });
 
   describe('against a running app', () => {
@@ -88,13 +112,18 @@ describe('deploy/grafana/mail-inbox-assistant.json', () => {
       for (const { panel, expr } of exprs) assert.deepEqual(checkPromql(expr, exported), [], `${panel}: ${expr}`);
       for (const { variable, metric, label } of labelValues) {
         assert.deepEqual(checkPromql(metric, exported), [], `variable ${variable}: ${metric}`);
-        for (const name of readPromql(metric).names) assert.ok(exported.get(name)!.has(label), `variable ${variable}: ${name} has no label ${label}`);
+        for (const name of readPromql(metric).names)
+          assert.ok(exported.get(name)!.has(label), `variable ${variable}: ${name} has no label ${label}`);
       }
     });
 
     it("shows every metric of the service's own", () => {
-      const read = new Set(exprs.flatMap(({ expr }) => readPromql(expr).names).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
-      const own = [...exported.keys()].filter((n) => n.startsWith('mia_')).map((n) => n.replace(/_(bucket|sum|count)$/, ''));
+      const read = new Set(
+        exprs.flatMap(({ expr }) => readPromql(expr).names).map((n) => n.replace(/_(bucket|sum|count)$/, '')),
+      );
+      const own = [...exported.keys()]
+        .filter((n) => n.startsWith('mia_'))
+        .map((n) => n.replace(/_(bucket|sum|count)$/, ''));
       for (const name of new Set(own)) assert.ok(read.has(name), `no panel reads ${name}`);
     });
   });

@@ -68,7 +68,11 @@ function active(file: ComposeFile, profiles: string[]): string[] {
     .sort();
 }
 
-const dependsOn = (s: Service) => (Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {})) as Record<string, { condition?: string }>;
+const dependsOn = (s: Service) =>
+  (Array.isArray(s.depends_on) ? Object.fromEntries(s.depends_on.map((d) => [d, {}])) : (s.depends_on ?? {})) as Record<
+    string,
+    { condition?: string }
+  >;
 const buildOf = (s: Service) => (typeof s.build === 'string' ? { context: s.build } : s.build);
 const hasHealthcheck = (s: Service) => Boolean(s.healthcheck?.test) && !s.healthcheck?.disable;
 
@@ -77,7 +81,8 @@ function knownVariables(): Set<string> {
   const config = readFileSync(path.join(ROOT, 'server/infra/config.ts'), 'utf8');
   const names = new Set([...config.matchAll(/^\s+([A-Z][A-Z0-9_]+): opt\(/gm)].map((m) => m[1]));
   for (const file of readdirSync(path.join(ROOT, 'demo')).filter((f) => f.endsWith('.ts'))) {
-    for (const m of readFileSync(path.join(ROOT, 'demo', file), 'utf8').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
+    for (const m of readFileSync(path.join(ROOT, 'demo', file), 'utf8').matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g))
+      names.add(m[1]);
   }
   return names;
 }
@@ -90,13 +95,19 @@ describe('docker-compose.yml', () => {
         assert.ok(s.image || s.build, `${name}: image or build`);
         for (const [dep, { condition }] of Object.entries(dependsOn(s))) {
           assert.ok(doc.services[dep], `${name} depends on an unknown service ${dep}`);
-          if (condition === 'service_healthy') assert.ok(hasHealthcheck(doc.services[dep]), `${name} waits for ${dep} to be healthy, which has no healthcheck`);
+          if (condition === 'service_healthy')
+            assert.ok(
+              hasHealthcheck(doc.services[dep]),
+              `${name} waits for ${dep} to be healthy, which has no healthcheck`,
+            );
         }
         for (const v of s.volumes ?? []) {
           const source = typeof v === 'string' ? v.split(':')[0] : v.source;
-          if (source && !/^[./~]/.test(source)) assert.ok(doc.volumes && source in doc.volumes, `${name}: named volume ${source} is not declared`);
+          if (source && !/^[./~]/.test(source))
+            assert.ok(doc.volumes && source in doc.volumes, `${name}: named volume ${source} is not declared`);
         }
-        for (const value of Object.values(s.environment ?? {})) assert.ok(['string', 'number'].includes(typeof value) || value === null);
+        for (const value of Object.values(s.environment ?? {}))
+          assert.ok(['string', 'number'].includes(typeof value) || value === null);
       }
       return;
     }
@@ -131,11 +142,14 @@ describe('docker-compose.yml', () => {
     assert.equal(buildOf(app)?.context, '.');
     assert.equal(buildOf(app)?.target, 'runtime');
     assert.ok(stages.includes(buildOf(app)!.target), 'the build target is a Dockerfile stage');
-    assert.equal(app.command, undefined, 'the image\'s CMD runs (node as PID 1)');
+    assert.equal(app.command, undefined, "the image's CMD runs (node as PID 1)");
     assert.equal(app.entrypoint, undefined);
     for (const v of app.volumes ?? []) {
       const source = typeof v === 'string' ? v.split(':')[0] : v.source;
-      assert.ok(source && !/^[./~]/.test(source) && (typeof v === 'string' || v.type !== 'bind'), `app: ${JSON.stringify(v)} is a bind mount`);
+      assert.ok(
+        source && !/^[./~]/.test(source) && (typeof v === 'string' || v.type !== 'bind'),
+        `app: ${JSON.stringify(v)} is a bind mount`,
+      );
     }
     assert.doesNotMatch(JSON.stringify(doc.services), /\bnpm\s+(ci|install|start|run)\b/);
     for (const [dep, { condition }] of Object.entries(dependsOn(app))) {
@@ -148,9 +162,24 @@ describe('docker-compose.yml', () => {
 
   it('gives the app the environment of the runtime contract', () => {
     const env = doc.services.app.environment as Record<string, string>;
-    for (const name of ['PORT', 'HOST', 'PUBLIC_BASE_URL', 'WEB_ORIGIN', 'DATABASE_URL', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY',
-      'GOOGLE_CLIENT_ID', 'GOOGLE_CLIENT_SECRET', 'PUBSUB_PROJECT_ID', 'PUBSUB_TOPIC', 'PUBSUB_SUBSCRIPTION', 'PUBSUB_EMULATOR_HOST',
-      'OPENAI_API_KEY', 'OPENAI_MODEL', 'STATUS_ADMIN_TOKEN']) {
+    for (const name of [
+      'PORT',
+      'HOST',
+      'PUBLIC_BASE_URL',
+      'WEB_ORIGIN',
+      'DATABASE_URL',
+      'SESSION_SECRET',
+      'TOKEN_ENCRYPTION_KEY',
+      'GOOGLE_CLIENT_ID',
+      'GOOGLE_CLIENT_SECRET',
+      'PUBSUB_PROJECT_ID',
+      'PUBSUB_TOPIC',
+      'PUBSUB_SUBSCRIPTION',
+      'PUBSUB_EMULATOR_HOST',
+      'OPENAI_API_KEY',
+      'OPENAI_MODEL',
+      'STATUS_ADMIN_TOKEN',
+    ]) {
       assert.ok(name in env, name);
     }
     assert.equal(env.HOST, '0.0.0.0');
@@ -163,7 +192,8 @@ describe('docker-compose.yml', () => {
     const known = knownVariables();
     for (const [name, s] of Object.entries(doc.services)) {
       if (!buildOf(s)) continue;
-      for (const key of Object.keys(s.environment ?? {})) assert.ok(known.has(key), `${name}: ${key} is read by neither server/infra/config.ts nor demo/`);
+      for (const key of Object.keys(s.environment ?? {}))
+        assert.ok(known.has(key), `${name}: ${key} is read by neither server/infra/config.ts nor demo/`);
     }
   });
 
@@ -179,14 +209,23 @@ describe('docker-compose.yml', () => {
     const webPort = String(env.DEMO_WEB_PORT);
     // The browser on the host is sent to http://localhost:<port>: the published port must be the container's.
     const published = (demo.ports ?? []).map(String);
-    assert.ok(published.includes(`127.0.0.1:${apiPort}:${apiPort}`), `API ${apiPort} published as 127.0.0.1:${apiPort}:${apiPort} (${published})`);
-    assert.ok(published.includes(`127.0.0.1:${webPort}:${webPort}`), `web client ${webPort} published as 127.0.0.1:${webPort}:${webPort} (${published})`);
+    assert.ok(
+      published.includes(`127.0.0.1:${apiPort}:${apiPort}`),
+      `API ${apiPort} published as 127.0.0.1:${apiPort}:${apiPort} (${published})`,
+    );
+    assert.ok(
+      published.includes(`127.0.0.1:${webPort}:${webPort}`),
+      `web client ${webPort} published as 127.0.0.1:${webPort}:${webPort} (${published})`,
+    );
     // Every published port is on the host's loopback only (the app over http, the unauthenticated emulator, the demo).
     for (const [name, svc] of Object.entries(doc.services)) {
-      for (const p of svc.ports ?? []) assert.match(String(p), /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes ${p} on the loopback only`);
+      for (const p of svc.ports ?? [])
+        assert.match(String(p), /^127\.0\.0\.1:\d+:\d+$/, `${name} publishes ${p} on the loopback only`);
     }
     // Started together with the default services: no host port used twice.
-    const all = Object.values(doc.services).flatMap((s) => (s.ports ?? []).map((p) => String(p).split(':').slice(-2, -1)[0]));
+    const all = Object.values(doc.services).flatMap((s) =>
+      (s.ports ?? []).map((p) => String(p).split(':').slice(-2, -1)[0]),
+    );
     assert.equal(new Set(all).size, all.length, `host ports used twice: ${all}`);
   });
 });

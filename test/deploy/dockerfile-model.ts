@@ -141,7 +141,11 @@ export function healthcheck(stage: Stage): { options: string[]; command: string[
  * name (type-only imports are erased at run time and left out), and which of those some file
  * imports statically (`eager`: loaded whenever the importer is, not only when asked for).
  */
-export function importClosure(entries: string[]): { files: string[]; packages: Map<string, Set<string>>; eager: Set<string> } {
+export function importClosure(entries: string[]): {
+  files: string[];
+  packages: Map<string, Set<string>>;
+  eager: Set<string>;
+} {
   const files = new Set<string>();
   const packages = new Map<string, Set<string>>();
   const eager = new Set<string>();

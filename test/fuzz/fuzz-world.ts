@@ -30,13 +30,55 @@ export interface Operation {
 }
 
 /** The spec's answer to "who may call this", per procedure (api-spec part 4, runtime contract 4d and 5). */
-export const AUTHED = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.syncState', 'mail.threads', 'mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis', 'settings.get', 'settings.update']);
-export const CSRF = new Set(['auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis', 'settings.update']);
+export const AUTHED = new Set([
+  'auth.disconnect',
+  'auth.deleteAccount',
+  'mail.sync',
+  'mail.syncState',
+  'mail.threads',
+  'mail.thread',
+  'mail.messageBody',
+  'mail.analyze',
+  'mail.draft',
+  'mail.correctAnalysis',
+  'settings.get',
+  'settings.update',
+]);
+export const CSRF = new Set([
+  'auth.disconnect',
+  'auth.deleteAccount',
+  'mail.sync',
+  'mail.analyze',
+  'mail.draft',
+  'mail.correctAnalysis',
+  'settings.update',
+]);
 export const ADMIN = new Set(['status.createIncident', 'status.updateIncident']);
-export const THREAD = new Set(['mail.thread', 'mail.messageBody', 'mail.analyze', 'mail.draft', 'mail.correctAnalysis']);
+export const THREAD = new Set([
+  'mail.thread',
+  'mail.messageBody',
+  'mail.analyze',
+  'mail.draft',
+  'mail.correctAnalysis',
+]);
 export const SPEC_PROCEDURES = [
-  'system.health', 'auth.session', 'auth.logout', 'auth.disconnect', 'auth.deleteAccount', 'mail.sync', 'mail.syncState', 'mail.threads', 'mail.thread', 'mail.analyze',
-  'mail.draft', 'settings.get', 'settings.update', 'analytics.event', 'status.incidents', 'status.createIncident', 'status.updateIncident',
+  'system.health',
+  'auth.session',
+  'auth.logout',
+  'auth.disconnect',
+  'auth.deleteAccount',
+  'mail.sync',
+  'mail.syncState',
+  'mail.threads',
+  'mail.thread',
+  'mail.analyze',
+  'mail.draft',
+  'settings.get',
+  'settings.update',
+  'analytics.event',
+  'status.incidents',
+  'status.createIncident',
+  'status.updateIncident',
   // Issue 31: one message's bodies, for the messages a thread answer leaves out past its body budget.
   'mail.messageBody',
   // Runtime contract 5 (issue 45): the user's correction of an analysis.
@@ -48,21 +90,33 @@ export const SPEC_PROCEDURES = [
 /** The procedures whose answer is an event stream: listed, but left out of the fuzzed operations. */
 export const STREAMING_PROCEDURES = ['mail.events'];
 
-type ProcDef = { _def: { type: 'query' | 'mutation' | 'subscription'; inputs: any[]; meta?: { openapi?: { method: string; path: string }; rateLimit?: string } } };
+type ProcDef = {
+  _def: {
+    type: 'query' | 'mutation' | 'subscription';
+    inputs: any[];
+    meta?: { openapi?: { method: string; path: string }; rateLimit?: string };
+  };
+};
 
 export function operations(): Operation[] {
   const procs = appRouter._def.procedures as unknown as Record<string, ProcDef>;
-  return Object.entries(procs).filter(([, p]) => p._def.type !== 'subscription').map(([procedure, p]) => ({
-    procedure,
-    type: p._def.type as 'query' | 'mutation',
-    rest: p._def.meta?.openapi ? { method: p._def.meta.openapi.method, path: p._def.meta.openapi.path } : procedure === 'auth.deleteAccount' ? { method: 'DELETE', path: '/auth/account' } : undefined,
-    schemas: inputSchemas(p._def.inputs[0]),
-    authed: AUTHED.has(procedure),
-    csrf: CSRF.has(procedure),
-    admin: ADMIN.has(procedure),
-    takesThread: THREAD.has(procedure),
-    fixedBucket: !!p._def.meta?.rateLimit && p._def.meta.rateLimit !== 'global',
-  }));
+  return Object.entries(procs)
+    .filter(([, p]) => p._def.type !== 'subscription')
+    .map(([procedure, p]) => ({
+      procedure,
+      type: p._def.type as 'query' | 'mutation',
+      rest: p._def.meta?.openapi
+        ? { method: p._def.meta.openapi.method, path: p._def.meta.openapi.path }
+        : procedure === 'auth.deleteAccount'
+          ? { method: 'DELETE', path: '/auth/account' }
+          : undefined,
+      schemas: inputSchemas(p._def.inputs[0]),
+      authed: AUTHED.has(procedure),
+      csrf: CSRF.has(procedure),
+      admin: ADMIN.has(procedure),
+      takesThread: THREAD.has(procedure),
+      fixedBucket: !!p._def.meta?.rateLimit && p._def.meta.rateLimit !== 'global',
+    }));
 }
 
 export interface Lane {
@@ -97,16 +151,23 @@ const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 export async function startFuzzWorld(t: { after(fn: () => unknown): void }, laneNames: string[]): Promise<FuzzWorld> {
   const providers = await startProviders(t);
   const app = await buildTestApp(t, {
-    env: { ...providers.env, TRUST_PROXY: 'true', RATE_LIMIT_MAX: '1000000', AI_DAILY_TOKEN_BUDGET: '1000000000', AI_MONTHLY_TOKEN_BUDGET: '1000000000' },
+    env: {
+      ...providers.env,
+      TRUST_PROXY: 'true',
+      RATE_LIMIT_MAX: '1000000',
+      AI_DAILY_TOKEN_BUDGET: '1000000000',
+      AI_MONTHLY_TOKEN_BUDGET: '1000000000',
+    },
   });
-  const sql = async <T,>(text: string, params: unknown[] = []) => (await app.container.pool.query(text, params)).rows as T[];
+  const sql = async <T>(text: string, params: unknown[] = []) =>
+    (await app.container.pool.query(text, params)).rows as T[];
   let ip = 0;
   const nextIp = () => {
     ip += 1;
     return `10.${(ip >> 16) & 255}.${(ip >> 8) & 255}.${ip & 255}`;
   };
   let lock: Promise<unknown> = Promise.resolve();
-  const exclusive = <T,>(fn: () => Promise<T>): Promise<T> => {
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
     const run = lock.then(fn, fn);
     lock = run.catch(() => undefined);
     return run;
@@ -122,7 +183,8 @@ export async function startFuzzWorld(t: { after(fn: () => unknown): void }, lane
       if (start.status !== 302) throw new Error(`sign-in start answered ${start.status}`);
       const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
       const done = await browser.fetch(consent.headers.get('location')!, { headers });
-      if (done.headers.get('location') !== `${WEB_ORIGIN}/?connected=1`) throw new Error(`sign-in ended at ${done.headers.get('location')}`);
+      if (done.headers.get('location') !== `${WEB_ORIGIN}/?connected=1`)
+        throw new Error(`sign-in ended at ${done.headers.get('location')}`);
       const session = await (await browser.fetch('/auth/session', { headers })).json();
       if (!session.authenticated) throw new Error('sign-in did not authenticate');
       return session.csrfToken as string;
@@ -139,12 +201,16 @@ export async function startFuzzWorld(t: { after(fn: () => unknown): void }, lane
     const headers = { 'X-CSRF-Token': csrfToken, Origin: WEB_ORIGIN };
     // Sync (a deleted account comes back empty) and learn the thread ids.
     for (let i = 0; i < 5; i++) {
-      const sync = await browser.fetch('/api/mail/sync', { method: 'POST', headers: { ...headers, 'X-Forwarded-For': nextIp() } });
+      const sync = await browser.fetch('/api/mail/sync', {
+        method: 'POST',
+        headers: { ...headers, 'X-Forwarded-For': nextIp() },
+      });
       if (sync.status !== 200) throw new Error(`sync answered ${sync.status}: ${await sync.text()}`);
       if (!(await sync.json()).hasMore) break;
     }
     const listed = await browser.fetch('/api/mail/threads?limit=100', { headers: { 'X-Forwarded-For': nextIp() } });
-    if (listed.status !== 200) throw new Error(`the thread list after sign-in answered ${listed.status}: ${await listed.text()}`);
+    if (listed.status !== 200)
+      throw new Error(`the thread list after sign-in answered ${listed.status}: ${await listed.text()}`);
     const list = await listed.json();
     lane.threadIds = list.threads.map((th: { id: string }) => th.id);
     for (const id of lane.threadIds) threadOwner.set(id, lane.name);
@@ -157,17 +223,29 @@ export async function startFuzzWorld(t: { after(fn: () => unknown): void }, lane
   for (const [i, name] of laneNames.entries()) {
     const user = { sub: `fuzz-${name}`, email: `${name}@example.com` };
     providers.gmail.seed(user.email, 6, { seed: 100 + i, sentReplies: true });
-    const lane: Lane = { name, user, browser: new Browser(app.url, WEB_ORIGIN), csrfToken: '', threadIds: [], deadCookies: [], stale: true, signIns: 0 };
+    const lane: Lane = {
+      name,
+      user,
+      browser: new Browser(app.url, WEB_ORIGIN),
+      csrfToken: '',
+      threadIds: [],
+      deadCookies: [],
+      stale: true,
+      signIns: 0,
+    };
     await signIn(lane);
     // Dead sessions of this account: idle-expired, past the absolute lifetime, logged out.
     for (const kind of ['idle', 'absolute', 'logout'] as const) {
       const b = new Browser(app.url, WEB_ORIGIN);
       await browserSignIn(lane, b);
       const key = b.cookies.get('mia_session')!;
-      if (kind === 'idle') await sql(`update sessions set expires_at = now() - interval '1 minute' where id = $1`, [sha256(key)]);
-      if (kind === 'absolute') await sql(`update sessions set data = jsonb_set(data, '{signedInAt}', '1') where id = $1`, [sha256(key)]);
+      if (kind === 'idle')
+        await sql(`update sessions set expires_at = now() - interval '1 minute' where id = $1`, [sha256(key)]);
+      if (kind === 'absolute')
+        await sql(`update sessions set data = jsonb_set(data, '{signedInAt}', '1') where id = $1`, [sha256(key)]);
       const header = b.cookieHeader();
-      if (kind === 'logout') await b.fetch('/auth/logout', { method: 'POST', headers: { 'X-Forwarded-For': nextIp() } });
+      if (kind === 'logout')
+        await b.fetch('/auth/logout', { method: 'POST', headers: { 'X-Forwarded-For': nextIp() } });
       lane.deadCookies.push(header);
     }
     lanes.push(lane);

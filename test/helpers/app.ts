@@ -94,7 +94,15 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   let recorder: AnswerRecorder | undefined;
   let service: Awaited<ReturnType<typeof startService>>;
   try {
-    config = loadConfig(testEnv({ DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, ...opts.env }));
+    config = loadConfig(
+      testEnv({
+        DATABASE_URL: databaseUrl,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        ...opts.env,
+      }),
+    );
     mkdirSync(LOG_DIR, { recursive: true });
     const logFile = path.join(LOG_DIR, `${process.pid}.ndjson`);
     const destination = new Writable({
@@ -108,8 +116,18 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
     const log = createLogger({ level: 'debug', destination });
     // Background sync is off unless a test asks for it: route tests own their account's syncs.
     const overrides = { liveInbox: { work: false }, ...opts.overrides, log };
-    recorder = opts.conformance === false ? undefined : await answerRecorder(config.publicBaseUrl, t.name ?? 'an app shared by a describe block');
-    service = await startService({ config, overrides, routes: opts.routes, observe: recorder?.observe, stopGraceMs: 1_000, listenOn: socket });
+    recorder =
+      opts.conformance === false
+        ? undefined
+        : await answerRecorder(config.publicBaseUrl, t.name ?? 'an app shared by a describe block');
+    service = await startService({
+      config,
+      overrides,
+      routes: opts.routes,
+      observe: recorder?.observe,
+      stopGraceMs: 1_000,
+      listenOn: socket,
+    });
   } catch (err) {
     socket.close();
     await db?.drop();
@@ -131,18 +149,35 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
   };
   if (!db) riders.set(databaseUrl, (riders.get(databaseUrl) ?? new Set()).add(close));
   t.after(close);
-  return { url, config, container, server, logs, databaseUrl, browser: (origin = WEB_ORIGIN) => new Browser(url, origin), answers: recorder, stop: service.stop, close };
+  return {
+    url,
+    config,
+    container,
+    server,
+    logs,
+    databaseUrl,
+    browser: (origin = WEB_ORIGIN) => new Browser(url, origin),
+    answers: recorder,
+    stop: service.stop,
+    close,
+  };
 }
 
 /**
  * One app for a describe block (rate limits out of the way), built before its tests and closed
  * after them; called outside any describe, one app for the whole file. `opts`: as buildTestApp's.
  */
-export function sharedApp(env: Record<string, string | undefined> = {}, opts: Omit<TestAppOptions, 'env'> = {}): () => TestApp {
+export function sharedApp(
+  env: Record<string, string | undefined> = {},
+  opts: Omit<TestAppOptions, 'env'> = {},
+): () => TestApp {
   const holder: { app?: TestApp } = {};
   let close: (() => unknown) | undefined;
   before(async () => {
-    holder.app = await buildTestApp({ after: (fn) => (close = fn) }, { ...opts, env: { RATE_LIMIT_MAX: '100000', ...env } });
+    holder.app = await buildTestApp(
+      { after: (fn) => (close = fn) },
+      { ...opts, env: { RATE_LIMIT_MAX: '100000', ...env } },
+    );
   });
   after(() => close?.());
   return () => holder.app!;
@@ -154,8 +189,19 @@ const createCaller = createCallerFactory(appRouter);
  * A procedure test's set-up (no HTTP): the app router's caller over createContextInner with
  * the app's services, a fresh EntityManager per procedure and, if given, a user or a bearer token.
  */
-export function callerFor(app: TestApp, opts: { user?: SessionUser | null; bearerToken?: string; requestId?: string } = {}) {
+export function callerFor(
+  app: TestApp,
+  opts: { user?: SessionUser | null; bearerToken?: string; requestId?: string } = {},
+) {
   const { container } = app;
   const { requestId = 'caller-test-0001', ...rest } = opts;
-  return createCaller(createContextInner({ services: container.services, em: () => container.orm.em.fork(), requestId, log: container.log, ...rest }));
+  return createCaller(
+    createContextInner({
+      services: container.services,
+      em: () => container.orm.em.fork(),
+      requestId,
+      log: container.log,
+      ...rest,
+    }),
+  );
 }

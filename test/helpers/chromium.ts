@@ -21,8 +21,14 @@ export async function launchChromium(t: { after(fn: () => unknown): void }): Pro
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
     ],
     // A fresh profile directory for every launch.
     env: { ...process.env, HOME: mkdtempSync(path.join(tmpdir(), 'mia-chromium-')) },

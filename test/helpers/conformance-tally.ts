@@ -28,7 +28,10 @@ export interface TallyLine {
 
 export function appendTally(line: Omit<TallyLine, 'run'>): void {
   mkdirSync(TALLY_DIR, { recursive: true });
-  appendFileSync(path.join(TALLY_DIR, `${line.pid}.ndjson`), `${JSON.stringify({ run: process.env.MIA_TEST_RUN ?? '', ...line })}\n`);
+  appendFileSync(
+    path.join(TALLY_DIR, `${line.pid}.ndjson`),
+    `${JSON.stringify({ run: process.env.MIA_TEST_RUN ?? '', ...line })}\n`,
+  );
 }
 
 /** Names this run (global setup); its test processes inherit the id. A given MIA_TEST_RUN tallies several invocations together. */
@@ -45,7 +48,12 @@ export function readTally(): TallyLine[] {
   } catch {
     return [];
   }
-  const lines = files.flatMap((f) => readFileSync(path.join(TALLY_DIR, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as TallyLine));
+  const lines = files.flatMap((f) =>
+    readFileSync(path.join(TALLY_DIR, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TallyLine),
+  );
   return lines.filter((l) => l.run === run);
 }
 
@@ -54,8 +62,12 @@ export function summariseTally(lines: readonly TallyLine[]): string | undefined 
   if (!lines.length) return undefined;
   const documented = new Set(lines.flatMap((l) => l.documented));
   const statuses = new Map<string, number>();
-  for (const l of lines) for (const [key, n] of Object.entries(l.answers)) statuses.set(key, (statuses.get(key) ?? 0) + n);
-  const answers = [...statuses.values()].reduce((a, b) => a + b, lines.reduce((a, l) => a + l.mismatches, 0));
+  for (const l of lines)
+    for (const [key, n] of Object.entries(l.answers)) statuses.set(key, (statuses.get(key) ?? 0) + n);
+  const answers = [...statuses.values()].reduce(
+    (a, b) => a + b,
+    lines.reduce((a, l) => a + l.mismatches, 0),
+  );
   const seen = new Set([...statuses.keys()].map((k) => k.slice(0, k.lastIndexOf(' '))));
   const never = [...documented].filter((op) => !seen.has(op)).sort();
   return (

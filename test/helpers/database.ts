@@ -10,7 +10,8 @@ export interface TestDatabase {
 
 function templateUrl(): URL {
   const url = process.env.MIA_TEST_TEMPLATE_URL;
-  if (!url) throw new Error('MIA_TEST_TEMPLATE_URL is not set: run tests through `npm test` (global setup starts PostgreSQL)');
+  if (!url)
+    throw new Error('MIA_TEST_TEMPLATE_URL is not set: run tests through `npm test` (global setup starts PostgreSQL)');
   return new URL(url);
 }
 

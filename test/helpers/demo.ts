@@ -9,7 +9,10 @@ import { startDemo } from '../../demo/start-demo.ts';
 import { freePort } from '../../server/infra/database.ts';
 import { createTestDatabase } from './database.ts';
 
-export async function startTestDemo(t: { after(fn: () => unknown): void }, opts: { seedMessages: number; dataDirPrefix: string }) {
+export async function startTestDemo(
+  t: { after(fn: () => unknown): void },
+  opts: { seedMessages: number; dataDirPrefix: string },
+) {
   const db = await createTestDatabase();
   const demo = await startDemo({
     apiPort: await freePort(),

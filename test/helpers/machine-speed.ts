@@ -21,7 +21,12 @@ export const REFERENCE_ROUNDS = 7_000;
 export function referenceWork(rounds: number): string {
   const hash = createHash('sha256');
   for (let r = 0; r < rounds; r++) {
-    const rows = Array.from({ length: 200 }, (_, i) => ({ id: `${r}-${i}`, subject: `Subject ${i} of round ${r}`, n: (i * 7919 + r) % 1000, tags: ['inbox', i % 2 ? 'unread' : 'read'] }));
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      id: `${r}-${i}`,
+      subject: `Subject ${i} of round ${r}`,
+      n: (i * 7919 + r) % 1000,
+      tags: ['inbox', i % 2 ? 'unread' : 'read'],
+    }));
     const text = JSON.stringify(rows);
     const back = JSON.parse(text) as typeof rows;
     back.sort((a, b) => a.n - b.n || a.id.localeCompare(b.id));
@@ -39,9 +44,14 @@ async function oneRound(rounds: number): Promise<number> {
     [0, 1].map(
       () =>
         new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, [self, '--work', String(rounds)], { stdio: 'ignore', env: { ...process.env, NODE_V8_COVERAGE: '' } });
+          const child = spawn(process.execPath, [self, '--work', String(rounds)], {
+            stdio: 'ignore',
+            env: { ...process.env, NODE_V8_COVERAGE: '' },
+          });
           child.once('error', reject);
-          child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`the reference work exited with ${code}`))));
+          child.once('exit', (code) =>
+            code === 0 ? resolve() : reject(new Error(`the reference work exited with ${code}`)),
+          );
         }),
     ),
   );

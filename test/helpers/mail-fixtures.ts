@@ -50,7 +50,10 @@ export async function addMessage(app: TestApp, threadId: string, m: SeedMessage 
     isUnread: m.isUnread ?? true,
     inInbox: true,
     labelIds: ['INBOX'],
-    bodyText: m.bodyText === undefined ? 'Hi Alice,\n\nCould you send me the quarterly report by Friday?\n\nThanks,\nBob' : m.bodyText,
+    bodyText:
+      m.bodyText === undefined
+        ? 'Hi Alice,\n\nCould you send me the quarterly report by Friday?\n\nThanks,\nBob'
+        : m.bodyText,
     bodyHtml: m.bodyHtml === undefined ? '' : m.bodyHtml,
     attachments: [],
     bodyFetchedAt: m.bodyFetchedAt === undefined ? new Date() : m.bodyFetchedAt,
@@ -61,7 +64,10 @@ export async function addMessage(app: TestApp, threadId: string, m: SeedMessage 
   thread.lastFromAddress = message.fromAddress;
   await em.flush();
   // As refreshThreads keeps it: the list shows the analysis of this message.
-  await em.execute('update mail_threads t set latest_message_id = (select id from mail_messages m where m.thread_id = t.id order by m.sent_at desc, m.provider_message_id desc limit 1) where t.id = ?', [threadId]);
+  await em.execute(
+    'update mail_threads t set latest_message_id = (select id from mail_messages m where m.thread_id = t.id order by m.sent_at desc, m.provider_message_id desc limit 1) where t.id = ?',
+    [threadId],
+  );
   return message.id;
 }
 
@@ -105,17 +111,31 @@ export function testClock(start: Date) {
 export type AiOverrides = NonNullable<ContainerOverrides['ai']>;
 
 /** A second AI feature over the app's database, as another instance of the service would have. */
-export function anotherAiFeature(app: TestApp, opts: Partial<Omit<AiFeatureOptions, 'limits' | 'orm' | 'log'>> = {}): AiFeature {
+export function anotherAiFeature(
+  app: TestApp,
+  opts: Partial<Omit<AiFeatureOptions, 'limits' | 'orm' | 'log'>> = {},
+): AiFeature {
   const c = app.container;
   const provider = opts.provider ?? defaultAiProvider(c.config, c.log);
-  return createAiFeature({ limits: c.config.aiBudget, orm: c.orm, log: c.log, ensureBodies: c.threadBodies.ensure, ...opts, provider });
+  return createAiFeature({
+    limits: c.config.aiBudget,
+    orm: c.orm,
+    log: c.log,
+    ensureBodies: c.threadBodies.ensure,
+    ...opts,
+    provider,
+  });
 }
 
 /**
  * Signed-in AI test setup: stand-in providers, the app (TRUST_PROXY on, so each test can
  * use its own client address and so its own rate-limit buckets), a browser, its CSRF token.
  */
-export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record<string, string | undefined> = {}, ai: AiOverrides = {}) {
+export async function aiSetup(
+  t: { after(fn: () => unknown): void },
+  env: Record<string, string | undefined> = {},
+  ai: AiOverrides = {},
+) {
   const providers = await startProviders(t);
   const app = await buildTestApp(t, { env: { ...providers.env, TRUST_PROXY: 'true', ...env }, overrides: { ai } });
   const browser = app.browser();
@@ -124,7 +144,11 @@ export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record
   /** A fresh client address: its own rate-limit buckets. */
   const newIp = () => `10.77.${Math.floor(++client / 250)}.${(client % 250) + 1}`;
   let ip = newIp();
-  const headers = (extra: Record<string, string> = {}) => ({ ...csrfHeaders(csrfToken, WEB_ORIGIN), 'X-Forwarded-For': ip, ...extra });
+  const headers = (extra: Record<string, string> = {}) => ({
+    ...csrfHeaders(csrfToken, WEB_ORIGIN),
+    'X-Forwarded-For': ip,
+    ...extra,
+  });
   return {
     providers,
     openai: providers.openai,
@@ -138,9 +162,14 @@ export async function aiSetup(t: { after(fn: () => unknown): void }, env: Record
     headers,
     post: (path: string, json?: unknown, extra?: Record<string, string>) =>
       browser.fetch(path, { method: 'POST', headers: headers(extra), ...(json === undefined ? {} : { json }) }),
-    analyze: (threadId: string) => browser.fetch(`/api/mail/threads/${threadId}/analyze`, { method: 'POST', headers: headers() }),
+    analyze: (threadId: string) =>
+      browser.fetch(`/api/mail/threads/${threadId}/analyze`, { method: 'POST', headers: headers() }),
     draft: (threadId: string, json?: unknown) =>
-      browser.fetch(`/api/mail/threads/${threadId}/draft`, { method: 'POST', headers: headers(), ...(json === undefined ? {} : { json }) }),
+      browser.fetch(`/api/mail/threads/${threadId}/draft`, {
+        method: 'POST',
+        headers: headers(),
+        ...(json === undefined ? {} : { json }),
+      }),
   };
 }
 export type AiSetup = Awaited<ReturnType<typeof aiSetup>>;

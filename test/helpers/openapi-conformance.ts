@@ -59,7 +59,13 @@ function documentedOperations(doc: Json): Operation[] {
       const op = item[method];
       if (!op) continue;
       const literalSegments = template.split('/').filter((s) => s && !s.startsWith('{')).length;
-      ops.push({ name: `${method.toUpperCase()} ${template}`, method: method.toUpperCase(), pattern: templatePattern(template), literalSegments, responses: op.responses ?? {} });
+      ops.push({
+        name: `${method.toUpperCase()} ${template}`,
+        method: method.toUpperCase(),
+        pattern: templatePattern(template),
+        literalSegments,
+        responses: op.responses ?? {},
+      });
     }
   }
   // A literal segment wins over a parameter (`/a/b` before `/a/{id}`).
@@ -71,12 +77,21 @@ function responseFor(responses: Record<string, Json>, status: number): Json | un
   return responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
 }
 
-const mediaType = (value: unknown) => String(value ?? '').split(';')[0]!.trim().toLowerCase();
+const mediaType = (value: unknown) =>
+  String(value ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
 const isJson = (media: string) => media === 'application/json' || media.endsWith('+json');
 
 /** ajv's errors, one short line each (paths and keywords; values only as ajv names its limits). */
 export function describeErrors(errors: readonly ErrorObject[] | null | undefined, max = 5): string {
-  const lines = (errors ?? []).slice(0, max).map((e) => `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : ''}`);
+  const lines = (errors ?? [])
+    .slice(0, max)
+    .map(
+      (e) =>
+        `${e.instancePath || '(root)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : ''}`,
+    );
   const more = (errors?.length ?? 0) - lines.length;
   return lines.join('; ') + (more > 0 ? `; and ${more} more` : '');
 }
@@ -108,7 +123,8 @@ export async function conformanceChecker(document: Json): Promise<ConformanceChe
         continue;
       }
       const validate = header.schema && validator(header.schema);
-      if (validate && !validate(headerValue(raw, header.schema))) problems.push(`header ${name}: ${describeErrors(validate.errors)}`);
+      if (validate && !validate(headerValue(raw, header.schema)))
+        problems.push(`header ${name}: ${describeErrors(validate.errors)}`);
     }
   };
 
@@ -118,7 +134,8 @@ export async function conformanceChecker(document: Json): Promise<ConformanceChe
     if (!content) return undefined; // 204, 302: nothing documented to hold a body to
     const documentedTypes = Object.keys(content).join(', ');
     // An event stream (GET /api/mail/events) is streamed, never captured: its frames are checked by its own tests.
-    if (answer.body === undefined) return content['text/event-stream'] ? undefined : `no body was sent (documented: ${documentedTypes})`;
+    if (answer.body === undefined)
+      return content['text/event-stream'] ? undefined : `no body was sent (documented: ${documentedTypes})`;
     const media = mediaType(answer.headers['content-type']);
     const documented = Object.keys(content).find((m) => m.toLowerCase() === media);
     if (!documented) return `content type ${media || '(none)'} is not documented (documented: ${documentedTypes})`;
@@ -144,7 +161,9 @@ export async function conformanceChecker(document: Json): Promise<ConformanceChe
       const problems: string[] = [];
       const response = responseFor(op.responses, answer.status);
       if (!response) {
-        problems.push(`status ${answer.status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`);
+        problems.push(
+          `status ${answer.status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`,
+        );
       } else {
         checkHeaders(response.headers ?? {}, answer.headers, problems);
         const body = bodyProblem(response, answer);

@@ -38,7 +38,9 @@ export function excerpt(body: string | undefined): string {
   if (body === undefined) return '(no body)';
   let text = body;
   try {
-    text = JSON.stringify(JSON.parse(body), (key, value) => (key && SECRET_KEY.test(key) && typeof value === 'string' ? '[redacted]' : value));
+    text = JSON.stringify(JSON.parse(body), (key, value) =>
+      key && SECRET_KEY.test(key) && typeof value === 'string' ? '[redacted]' : value,
+    );
   } catch {
     // not JSON: the text as it is
   }
@@ -95,7 +97,8 @@ export async function answerRecorder(baseUrl: string, label: string): Promise<An
     const kind = `${key} ${verdict.problems.join('|')}`;
     const group = groups.get(kind);
     if (group) group.count++;
-    else groups.set(kind, { verdict, count: 1, method: answer.method, path: answer.path, excerpt: excerpt(answer.body) });
+    else
+      groups.set(kind, { verdict, count: 1, method: answer.method, path: answer.path, excerpt: excerpt(answer.body) });
   };
   const takeReport = () => {
     if (!groups.size) return undefined;
@@ -112,13 +115,21 @@ export async function answerRecorder(baseUrl: string, label: string): Promise<An
 after(() => {
   if (!recorders.length) return;
   const files = [...new Set(recorders.map((r) => r.file))];
-  appendTally({ pid: process.pid, file: files.join(' '), documented: [...documented], answers: Object.fromEntries(tally), mismatches });
+  appendTally({
+    pid: process.pid,
+    file: files.join(' '),
+    documented: [...documented],
+    answers: Object.fromEntries(tally),
+    mismatches,
+  });
   const failed = recorders.flatMap(({ file, label, recorder }) => {
     const report = recorder.takeReport();
     return report ? [{ file, text: `in "${label}": ${report}` }] : [];
   });
   if (failed.length) {
     const where = [...new Set(failed.map((f) => f.file))].join(', ');
-    throw new AssertionError({ message: `${where}: answers off the OpenAPI document\n${failed.map((f) => f.text).join('\n')}` });
+    throw new AssertionError({
+      message: `${where}: answers off the OpenAPI document\n${failed.map((f) => f.text).join('\n')}`,
+    });
   }
 });

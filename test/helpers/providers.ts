@@ -60,7 +60,10 @@ export function csrfHeaders(csrfToken: string, origin: string): Record<string, s
 }
 
 /** A thread's messages with their bodies, collected from the provider client's stream of them (null: the thread is gone). */
-export async function threadMessages(api: Pick<GmailApi, 'getThreadFull'>, threadId: string): Promise<MailMessage[] | null> {
+export async function threadMessages(
+  api: Pick<GmailApi, 'getThreadFull'>,
+  threadId: string,
+): Promise<MailMessage[] | null> {
   const sink = collectMessages();
   const count = await api.getThreadFull(threadId, sink.each);
   return count === null ? null : (sink.answer(count) as MailMessage[]);

@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gmail, type gmail_v1 } from '@googleapis/gmail';
 import { OAuth2Client } from 'google-auth-library';
-import { DEFAULT_MAILBOX, startGmailStandIn, type GmailNotification, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
+import {
+  DEFAULT_MAILBOX,
+  startGmailStandIn,
+  type GmailNotification,
+  type GmailStandIn,
+} from '../../stand-ins/gmail.stand-in.ts';
 
 const ALICE = DEFAULT_MAILBOX;
 const NO_RETRY = { retry: false } as const;
@@ -33,7 +38,8 @@ function reasonOf(err: { response?: { data: unknown } }): string | undefined {
 }
 
 const decode = (data: string | null | undefined) => Buffer.from(data ?? '', 'base64url').toString('utf8');
-const header = (m: gmail_v1.Schema$Message, name: string) => m.payload?.headers?.find((h) => h.name?.toLowerCase() === name.toLowerCase())?.value;
+const header = (m: gmail_v1.Schema$Message, name: string) =>
+  m.payload?.headers?.find((h) => h.name?.toLowerCase() === name.toLowerCase())?.value;
 
 describe('gmail stand-in', () => {
   let s: GmailStandIn;
@@ -48,11 +54,16 @@ describe('gmail stand-in', () => {
   describe('messages.list', () => {
     it('pages newest first with a stable page token', async () => {
       const base = Date.now() - 100_000;
-      const added = Array.from({ length: 7 }, (_, i) => s.addMessage(ALICE, { subject: `m${i}`, internalDate: base + i * 1000 }));
+      const added = Array.from({ length: 7 }, (_, i) =>
+        s.addMessage(ALICE, { subject: `m${i}`, internalDate: base + i * 1000 }),
+      );
       const newestFirst = added.map((m) => m.id).reverse();
 
       const p1 = await api.users.messages.list({ userId: 'me', maxResults: 3 });
-      assert.deepEqual(p1.data.messages?.map((m) => m.id), newestFirst.slice(0, 3));
+      assert.deepEqual(
+        p1.data.messages?.map((m) => m.id),
+        newestFirst.slice(0, 3),
+      );
       assert.equal(p1.data.resultSizeEstimate, 7);
       assert.ok(p1.data.nextPageToken);
 
@@ -61,9 +72,15 @@ describe('gmail stand-in', () => {
       s.deleteMessage(ALICE, newestFirst[3]!);
 
       const p2 = await api.users.messages.list({ userId: 'me', maxResults: 3, pageToken: p1.data.nextPageToken! });
-      assert.deepEqual(p2.data.messages?.map((m) => m.id), newestFirst.slice(4, 7));
+      assert.deepEqual(
+        p2.data.messages?.map((m) => m.id),
+        newestFirst.slice(4, 7),
+      );
       assert.equal(p2.data.nextPageToken, undefined);
-      assert.deepEqual(p2.data.messages?.map((m) => m.threadId), newestFirst.slice(4, 7));
+      assert.deepEqual(
+        p2.data.messages?.map((m) => m.threadId),
+        newestFirst.slice(4, 7),
+      );
     });
 
     it('filters by labelIds (all must match) and omits `messages` when empty', async () => {
@@ -74,9 +91,15 @@ describe('gmail stand-in', () => {
       s.addSentReply(ALICE, a.threadId);
 
       const inbox = await api.users.messages.list({ userId: 'me', labelIds: ['INBOX'] });
-      assert.deepEqual(inbox.data.messages?.map((m) => m.id), [b.id, a.id]);
+      assert.deepEqual(
+        inbox.data.messages?.map((m) => m.id),
+        [b.id, a.id],
+      );
       const unreadInbox = await api.users.messages.list({ userId: 'me', labelIds: ['INBOX', 'UNREAD'] });
-      assert.deepEqual(unreadInbox.data.messages?.map((m) => m.id), [a.id]);
+      assert.deepEqual(
+        unreadInbox.data.messages?.map((m) => m.id),
+        [a.id],
+      );
       assert.deepEqual(s.requests.at(-1)?.query.labelIds, ['INBOX', 'UNREAD']);
       assert.equal(s.calls['messages.list'], 2);
 
@@ -90,18 +113,34 @@ describe('gmail stand-in', () => {
       const fresh = s.addMessage(ALICE, { subject: 'fresh' });
       s.setRead(ALICE, old.id, true);
       const unread = await api.users.messages.list({ userId: 'me', q: 'is:unread' });
-      assert.deepEqual(unread.data.messages?.map((m) => m.id), [fresh.id]);
+      assert.deepEqual(
+        unread.data.messages?.map((m) => m.id),
+        [fresh.id],
+      );
       s.setRead(ALICE, old.id, false);
       const recent = await api.users.messages.list({ userId: 'me', q: 'newer_than:2d' });
-      assert.deepEqual(recent.data.messages?.map((m) => m.id), [fresh.id]);
+      assert.deepEqual(
+        recent.data.messages?.map((m) => m.id),
+        [fresh.id],
+      );
       const archived = s.addMessage(ALICE, { subject: 'archived' });
       s.archive(ALICE, archived.id);
       const inInbox = await api.users.messages.list({ userId: 'me', q: 'in:inbox' });
-      assert.deepEqual(inInbox.data.messages?.map((m) => m.id), [fresh.id, old.id]);
+      assert.deepEqual(
+        inInbox.data.messages?.map((m) => m.id),
+        [fresh.id, old.id],
+      );
       const outside = await api.users.messages.list({ userId: 'me', q: '-in:inbox' });
-      assert.deepEqual(outside.data.messages?.map((m) => m.id), [archived.id], 'a term after - is negated');
+      assert.deepEqual(
+        outside.data.messages?.map((m) => m.id),
+        [archived.id],
+        'a term after - is negated',
+      );
       const unreadOutside = await api.users.messages.list({ userId: 'me', q: 'is:unread -in:inbox' });
-      assert.deepEqual(unreadOutside.data.messages?.map((m) => m.id), [archived.id]);
+      assert.deepEqual(
+        unreadOutside.data.messages?.map((m) => m.id),
+        [archived.id],
+      );
     });
   });
 
@@ -113,7 +152,12 @@ describe('gmail stand-in', () => {
         subject: "Q3 numbers & what's next",
         bodyText: "It's ready — see the <attached> numbers.",
       });
-      const meta = await api.users.messages.get({ userId: 'me', id: m.id, format: 'metadata', metadataHeaders: ['From', 'Subject', 'Date'] });
+      const meta = await api.users.messages.get({
+        userId: 'me',
+        id: m.id,
+        format: 'metadata',
+        metadataHeaders: ['From', 'Subject', 'Date'],
+      });
       assert.deepEqual(meta.data.payload?.headers?.map((h) => h.name).sort(), ['Date', 'From', 'Subject']);
       assert.equal(header(meta.data, 'From'), 'Priya Raman <priya@northwind.io>');
       assert.equal(header(meta.data, 'Subject'), "Q3 numbers & what's next");
@@ -143,15 +187,25 @@ describe('gmail stand-in', () => {
     it('full format is a MIME tree that decodes to the bodies put in', async () => {
       const bodyText = 'Hello Alice,\n\nThe report is attached. Ünïcödé ✓';
       const bodyHtml = '<p>Hello Alice,</p><p>The report is <b>attached</b>. Ünïcödé ✓</p>';
-      const m = s.addMessage(ALICE, { bodyText, bodyHtml, attachments: [{ filename: 'report.pdf', mimeType: 'application/pdf', size: 1234 }] });
+      const m = s.addMessage(ALICE, {
+        bodyText,
+        bodyHtml,
+        attachments: [{ filename: 'report.pdf', mimeType: 'application/pdf', size: 1234 }],
+      });
       const { data } = await api.users.messages.get({ userId: 'me', id: m.id, format: 'full' });
       const root = data.payload!;
       assert.equal(root.mimeType, 'multipart/mixed');
       assert.equal(header(data, 'Message-ID'), m.messageIdHeader);
       const [alt, att] = root.parts!;
       assert.equal(alt?.mimeType, 'multipart/alternative');
-      assert.deepEqual(alt?.parts?.map((p) => p.mimeType), ['text/plain', 'text/html']);
-      assert.deepEqual(alt?.parts?.map((p) => p.partId), ['0.0', '0.1']);
+      assert.deepEqual(
+        alt?.parts?.map((p) => p.mimeType),
+        ['text/plain', 'text/html'],
+      );
+      assert.deepEqual(
+        alt?.parts?.map((p) => p.partId),
+        ['0.0', '0.1'],
+      );
       assert.equal(decode(alt?.parts?.[0]?.body?.data), bodyText);
       assert.equal(decode(alt?.parts?.[1]?.body?.data), bodyHtml);
       assert.equal(alt?.parts?.[0]?.body?.size, Buffer.byteLength(bodyText));
@@ -161,21 +215,31 @@ describe('gmail stand-in', () => {
       assert.equal(att?.body?.data, undefined);
       assert.ok(att?.body?.attachmentId);
 
-      const blob = await api.users.messages.attachments.get({ userId: 'me', messageId: m.id, id: att!.body!.attachmentId! });
+      const blob = await api.users.messages.attachments.get({
+        userId: 'me',
+        messageId: m.id,
+        id: att!.body!.attachmentId!,
+      });
       assert.equal(Buffer.from(blob.data.data!, 'base64url').length, 1234);
       assert.equal(blob.data.size, 1234);
     });
 
     it('uses simpler trees for single bodies', async () => {
       const textOnly = s.addMessage(ALICE, { bodyText: 'just text' });
-      const htmlWithAtt = s.addMessage(ALICE, { bodyHtml: '<p>only html</p>', attachments: [{ filename: 'a.txt', mimeType: 'text/plain', size: 3 }] });
+      const htmlWithAtt = s.addMessage(ALICE, {
+        bodyHtml: '<p>only html</p>',
+        attachments: [{ filename: 'a.txt', mimeType: 'text/plain', size: 3 }],
+      });
       const t = (await api.users.messages.get({ userId: 'me', id: textOnly.id })).data.payload!;
       assert.equal(t.mimeType, 'text/plain');
       assert.equal(t.parts, undefined);
       assert.equal(decode(t.body?.data), 'just text');
       const h = (await api.users.messages.get({ userId: 'me', id: htmlWithAtt.id })).data.payload!;
       assert.equal(h.mimeType, 'multipart/mixed');
-      assert.deepEqual(h.parts?.map((p) => p.mimeType), ['text/html', 'text/plain']);
+      assert.deepEqual(
+        h.parts?.map((p) => p.mimeType),
+        ['text/html', 'text/plain'],
+      );
       assert.equal(decode(h.parts?.[0]?.body?.data), '<p>only html</p>');
       assert.equal(h.parts?.[1]?.filename, 'a.txt');
     });
@@ -200,7 +264,10 @@ describe('gmail stand-in', () => {
       s.addMessage(ALICE, { subject: 'other thread' });
       const { data } = await api.users.threads.get({ userId: 'me', id: first.threadId });
       assert.equal(data.id, first.id);
-      assert.deepEqual(data.messages?.map((m) => m.id), [first.id, sent.id, third.id]);
+      assert.deepEqual(
+        data.messages?.map((m) => m.id),
+        [first.id, sent.id, third.id],
+      );
       assert.deepEqual(data.messages?.[1]?.labelIds, ['SENT']);
       assert.equal(header(data.messages![2]!, 'Subject'), 'Re: Plan');
       assert.equal(header(data.messages![2]!, 'In-Reply-To'), sent.messageIdHeader);
@@ -208,7 +275,12 @@ describe('gmail stand-in', () => {
       assert.equal(data.historyId, String(third.historyId));
       assert.equal(s.calls['threads.get:full'], 1);
 
-      const meta = await api.users.threads.get({ userId: 'me', id: first.threadId, format: 'metadata', metadataHeaders: ['Subject'] });
+      const meta = await api.users.threads.get({
+        userId: 'me',
+        id: first.threadId,
+        format: 'metadata',
+        metadataHeaders: ['Subject'],
+      });
       assert.deepEqual(meta.data.messages?.[0]?.payload?.headers, [{ name: 'Subject', value: 'Plan' }]);
       assert.equal(s.calls['threads.get:metadata'], 1);
 
@@ -228,7 +300,15 @@ describe('gmail stand-in', () => {
       const { data } = await api.users.labels.get({ userId: 'me', id: 'INBOX' });
       assert.deepEqual(
         { ...data },
-        { id: 'INBOX', name: 'INBOX', type: 'system', messagesTotal: 3, messagesUnread: 1, threadsTotal: 2, threadsUnread: 1 },
+        {
+          id: 'INBOX',
+          name: 'INBOX',
+          type: 'system',
+          messagesTotal: 3,
+          messagesUnread: 1,
+          threadsTotal: 2,
+          threadsUnread: 1,
+        },
       );
       assert.equal(s.calls['labels.get'], 1);
       s.addMessage(ALICE, { subject: 'd' });
@@ -253,33 +333,64 @@ describe('gmail stand-in', () => {
       const h = data.history!;
       assert.equal(h.length, 5);
       const ids = h.map((r) => Number(r.id));
-      assert.ok(ids.every((id, i) => id > (i === 0 ? Number(start) : ids[i - 1]!)), `increasing ids ${ids}`);
+      assert.ok(
+        ids.every((id, i) => id > (i === 0 ? Number(start) : ids[i - 1]!)),
+        `increasing ids ${ids}`,
+      );
       assert.equal(data.historyId, String(s.historyId(ALICE)));
       assert.equal(data.historyId, h[4]!.id);
-      assert.deepEqual(h[0]!.messagesAdded, [{ message: { id: m.id, threadId: m.threadId, labelIds: ['INBOX', 'UNREAD'] } }]);
+      assert.deepEqual(h[0]!.messagesAdded, [
+        { message: { id: m.id, threadId: m.threadId, labelIds: ['INBOX', 'UNREAD'] } },
+      ]);
       assert.deepEqual(h[1]!.labelsRemoved?.[0]?.labelIds, ['UNREAD']);
       assert.deepEqual(h[1]!.labelsRemoved?.[0]?.message?.labelIds, ['INBOX']);
       assert.deepEqual(h[2]!.labelsRemoved?.[0]?.labelIds, ['INBOX']);
       assert.deepEqual(h[3]!.labelsAdded?.[0]?.labelIds, ['INBOX']);
       assert.equal(h[4]!.messagesDeleted?.[0]?.message?.id, m.id);
-      assert.deepEqual(h.map((r) => r.messages?.[0]?.id), [m.id, m.id, m.id, m.id, m.id]);
+      assert.deepEqual(
+        h.map((r) => r.messages?.[0]?.id),
+        [m.id, m.id, m.id, m.id, m.id],
+      );
 
       const none = await api.users.history.list({ userId: 'me', startHistoryId: data.historyId! });
       assert.equal(none.data.history, undefined);
       assert.equal(none.data.historyId, data.historyId);
 
-      const typed = await api.users.history.list({ userId: 'me', startHistoryId: start, historyTypes: ['labelRemoved', 'messageDeleted'] });
-      assert.deepEqual(typed.data.history?.map((r) => Object.keys(r).filter((k) => k !== 'id' && k !== 'messages')), [['labelsRemoved'], ['labelsRemoved'], ['messagesDeleted']]);
+      const typed = await api.users.history.list({
+        userId: 'me',
+        startHistoryId: start,
+        historyTypes: ['labelRemoved', 'messageDeleted'],
+      });
+      assert.deepEqual(
+        typed.data.history?.map((r) => Object.keys(r).filter((k) => k !== 'id' && k !== 'messages')),
+        [['labelsRemoved'], ['labelsRemoved'], ['messagesDeleted']],
+      );
 
       const unreadOnly = await api.users.history.list({ userId: 'me', startHistoryId: start, labelId: 'UNREAD' });
-      assert.deepEqual(unreadOnly.data.history?.map((r) => r.id), [h[0]!.id, h[1]!.id]);
+      assert.deepEqual(
+        unreadOnly.data.history?.map((r) => r.id),
+        [h[0]!.id, h[1]!.id],
+      );
 
       const p1 = await api.users.history.list({ userId: 'me', startHistoryId: start, maxResults: 2 });
       assert.equal(p1.data.history?.length, 2);
-      const p2 = await api.users.history.list({ userId: 'me', startHistoryId: start, maxResults: 2, pageToken: p1.data.nextPageToken! });
-      const p3 = await api.users.history.list({ userId: 'me', startHistoryId: start, maxResults: 2, pageToken: p2.data.nextPageToken! });
+      const p2 = await api.users.history.list({
+        userId: 'me',
+        startHistoryId: start,
+        maxResults: 2,
+        pageToken: p1.data.nextPageToken!,
+      });
+      const p3 = await api.users.history.list({
+        userId: 'me',
+        startHistoryId: start,
+        maxResults: 2,
+        pageToken: p2.data.nextPageToken!,
+      });
       assert.equal(p3.data.nextPageToken, undefined);
-      assert.deepEqual([...p1.data.history!, ...p2.data.history!, ...p3.data.history!].map((r) => r.id), ids.map(String));
+      assert.deepEqual(
+        [...p1.data.history!, ...p2.data.history!, ...p3.data.history!].map((r) => r.id),
+        ids.map(String),
+      );
     });
 
     it('delta-only label records name the message without its labels; added messages keep theirs', async (t) => {
@@ -309,7 +420,10 @@ describe('gmail stand-in', () => {
       const ok = await api.users.history.list({ userId: 'me', startHistoryId: fresh });
       assert.equal(ok.data.history?.[0]?.messagesAdded?.[0]?.message?.id, m.id);
       // still 404 for the old checkpoint even though history moved on
-      assert.equal((await rejection(() => api.users.history.list({ userId: 'me', startHistoryId: old }, NO_RETRY))).status, 404);
+      assert.equal(
+        (await rejection(() => api.users.history.list({ userId: 'me', startHistoryId: old }, NO_RETRY))).status,
+        404,
+      );
     });
   });
 
@@ -355,7 +469,9 @@ describe('gmail stand-in', () => {
     it('hang (client timeout), garbage body and connection reset', async () => {
       s.injectFault({ endpoint: 'history.list', status: 0, hang: true });
       const started = Date.now();
-      const hung = await rejection(() => api.users.history.list({ userId: 'me', startHistoryId: '1' }, { ...NO_RETRY, timeout: 150 }));
+      const hung = await rejection(() =>
+        api.users.history.list({ userId: 'me', startHistoryId: '1' }, { ...NO_RETRY, timeout: 150 }),
+      );
       assert.ok(Date.now() - started >= 140);
       assert.equal(hung.response, undefined);
       assert.match(String(hung.message), /timeout|abort/i);
@@ -391,15 +507,23 @@ describe('gmail stand-in', () => {
       assert.equal(bob.data.messagesTotal, 1);
       const alice = await client(s, 'tok-alice').users.getProfile({ userId: 'me' });
       assert.equal(alice.data.messagesTotal, 0);
-      const other = await rejection(() => client(s, 'tok-alice').users.getProfile({ userId: 'bob@example.com' }, NO_RETRY));
+      const other = await rejection(() =>
+        client(s, 'tok-alice').users.getProfile({ userId: 'bob@example.com' }, NO_RETRY),
+      );
       assert.equal(other.status, 403);
     });
 
     it('uses the authorize option when given', async () => {
       const custom = await startGmailStandIn({ authorize: (t) => (t === 'good' ? 'carol@example.com' : null) });
       try {
-        assert.equal((await client(custom, 'good').users.getProfile({ userId: 'me' })).data.emailAddress, 'carol@example.com');
-        assert.equal((await rejection(() => client(custom, 'bad').users.getProfile({ userId: 'me' }, NO_RETRY))).status, 401);
+        assert.equal(
+          (await client(custom, 'good').users.getProfile({ userId: 'me' })).data.emailAddress,
+          'carol@example.com',
+        );
+        assert.equal(
+          (await rejection(() => client(custom, 'bad').users.getProfile({ userId: 'me' }, NO_RETRY))).status,
+          401,
+        );
       } finally {
         await custom.close();
       }
@@ -411,14 +535,19 @@ describe('gmail stand-in', () => {
       const notes: GmailNotification[] = [];
       s.onNotification((n) => notes.push(n));
       const profile = await api.users.getProfile({ userId: 'me' });
-      const w = await api.users.watch({ userId: 'me', requestBody: { topicName: 'projects/demo/topics/gmail', labelIds: ['INBOX'] } });
+      const w = await api.users.watch({
+        userId: 'me',
+        requestBody: { topicName: 'projects/demo/topics/gmail', labelIds: ['INBOX'] },
+      });
       assert.equal(w.data.historyId, profile.data.historyId);
       const exp = Number(w.data.expiration);
       assert.ok(Math.abs(exp - (Date.now() + 7 * 86_400_000)) < 60_000, `expiration ${exp}`);
 
       const m = s.addMessage(ALICE);
       await new Promise((r) => setImmediate(r));
-      assert.deepEqual(notes, [{ emailAddress: ALICE, historyId: s.historyId(ALICE), topicName: 'projects/demo/topics/gmail' }]);
+      assert.deepEqual(notes, [
+        { emailAddress: ALICE, historyId: s.historyId(ALICE), topicName: 'projects/demo/topics/gmail' },
+      ]);
       assert.equal(m.historyId, s.historyId(ALICE));
 
       const stopped = await api.users.stop({ userId: 'me' });
@@ -428,13 +557,18 @@ describe('gmail stand-in', () => {
       assert.equal(notes.length, 1);
 
       const log = s.watches(ALICE);
-      assert.deepEqual(log.map((x) => x.kind), ['watch', 'stop']);
+      assert.deepEqual(
+        log.map((x) => x.kind),
+        ['watch', 'stop'],
+      );
       assert.equal(log[0]!.topicName, 'projects/demo/topics/gmail');
       assert.deepEqual(log[0]!.labelIds, ['INBOX']);
       assert.equal(s.calls.watch, 1);
       assert.equal(s.calls.stop, 1);
 
-      const bad = await rejection(() => api.users.watch({ userId: 'me', requestBody: { labelIds: ['INBOX'] } }, NO_RETRY));
+      const bad = await rejection(() =>
+        api.users.watch({ userId: 'me', requestBody: { labelIds: ['INBOX'] } }, NO_RETRY),
+      );
       assert.equal(bad.status, 400);
       assert.equal(s.watches(ALICE).length, 2);
     });
@@ -483,23 +617,49 @@ describe('gmail stand-in', () => {
       assert.ok(dates.every((d) => d < now && d > now - 22 * 86_400_000));
       const threadSizes = new Map<string, number>();
       for (const m of msgs) threadSizes.set(m.threadId, (threadSizes.get(m.threadId) ?? 0) + 1);
-      assert.ok([...threadSizes.values()].some((n) => n > 1), 'some multi-message threads');
-      assert.ok(msgs.some((m) => m.labelIds.includes('SENT')), 'some sent replies');
-      assert.ok(received.some((m) => m.attachments.length > 0), 'some attachments');
-      assert.ok(received.some((m) => !m.labelIds.includes('UNREAD')) && received.some((m) => m.labelIds.includes('UNREAD')), 'read and unread');
-      assert.ok(received.some((m) => m.bodyHtml && m.bodyText) && received.some((m) => m.bodyHtml === undefined), 'body variants');
+      assert.ok(
+        [...threadSizes.values()].some((n) => n > 1),
+        'some multi-message threads',
+      );
+      assert.ok(
+        msgs.some((m) => m.labelIds.includes('SENT')),
+        'some sent replies',
+      );
+      assert.ok(
+        received.some((m) => m.attachments.length > 0),
+        'some attachments',
+      );
+      assert.ok(
+        received.some((m) => !m.labelIds.includes('UNREAD')) && received.some((m) => m.labelIds.includes('UNREAD')),
+        'read and unread',
+      );
+      assert.ok(
+        received.some((m) => m.bodyHtml && m.bodyText) && received.some((m) => m.bodyHtml === undefined),
+        'body variants',
+      );
 
       const listed: string[] = [];
       let pageToken: string | undefined;
       do {
-        const { data } = await api.users.messages.list({ userId: 'me', labelIds: ['INBOX'], maxResults: 25, ...(pageToken ? { pageToken } : {}) });
+        const { data } = await api.users.messages.list({
+          userId: 'me',
+          labelIds: ['INBOX'],
+          maxResults: 25,
+          ...(pageToken ? { pageToken } : {}),
+        });
         listed.push(...(data.messages ?? []).map((m) => m.id!));
         pageToken = data.nextPageToken ?? undefined;
       } while (pageToken);
       const inbox = s.inbox(ALICE);
-      assert.deepEqual(listed, inbox.map((m) => m.id));
+      assert.deepEqual(
+        listed,
+        inbox.map((m) => m.id),
+      );
       assert.equal(inbox.length, 60);
-      assert.deepEqual(inbox.map((m) => m.unread), inbox.map((m) => m.labelIds.includes('UNREAD')));
+      assert.deepEqual(
+        inbox.map((m) => m.unread),
+        inbox.map((m) => m.labelIds.includes('UNREAD')),
+      );
       const profile = await api.users.getProfile({ userId: 'me' });
       assert.equal(profile.data.messagesTotal, msgs.length);
       assert.equal(profile.data.threadsTotal, threadSizes.size);

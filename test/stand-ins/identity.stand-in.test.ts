@@ -41,7 +41,12 @@ async function consent(idp: IdentityStandIn, params: Record<string, string | und
   return { code, verifier, state, location };
 }
 
-function tokenRequest(idp: IdentityStandIn, form: Record<string, string>, auth: 'form' | 'basic' | 'none' = 'form', signal?: AbortSignal) {
+function tokenRequest(
+  idp: IdentityStandIn,
+  form: Record<string, string>,
+  auth: 'form' | 'basic' | 'none' = 'form',
+  signal?: AbortSignal,
+) {
   const body = new URLSearchParams(form);
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (auth === 'form') {
@@ -49,13 +54,24 @@ function tokenRequest(idp: IdentityStandIn, form: Record<string, string>, auth: 
     body.set('client_secret', idp.clientSecret);
   } else if (auth === 'basic') {
     const enc = (s: string) => encodeURIComponent(s);
-    headers['authorization'] = `Basic ${Buffer.from(`${enc(idp.clientId)}:${enc(idp.clientSecret)}`).toString('base64')}`;
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${enc(idp.clientId)}:${enc(idp.clientSecret)}`).toString('base64')}`;
   }
   return fetch(idp.tokenUrl, { method: 'POST', headers, body, ...(signal ? { signal } : {}) });
 }
 
-function exchange(idp: IdentityStandIn, code: string, verifier: string, extra: Record<string, string> = {}, auth: 'form' | 'basic' = 'form') {
-  return tokenRequest(idp, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, ...extra }, auth);
+function exchange(
+  idp: IdentityStandIn,
+  code: string,
+  verifier: string,
+  extra: Record<string, string> = {},
+  auth: 'form' | 'basic' = 'form',
+) {
+  return tokenRequest(
+    idp,
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, ...extra },
+    auth,
+  );
 }
 
 /** Full sign-in: consent + exchange; returns the token response body. */
@@ -63,7 +79,14 @@ async function signIn(idp: IdentityStandIn, params: Record<string, string | unde
   const { code, verifier } = await consent(idp, params);
   const res = await exchange(idp, code, verifier);
   assert.equal(res.status, 200);
-  return (await res.json()) as { access_token: string; refresh_token?: string; expires_in: number; scope: string; token_type: string; id_token?: string };
+  return (await res.json()) as {
+    access_token: string;
+    refresh_token?: string;
+    expires_in: number;
+    scope: string;
+    token_type: string;
+    id_token?: string;
+  };
 }
 
 const refreshRequest = (idp: IdentityStandIn, refreshToken: string) =>
@@ -74,14 +97,20 @@ const userinfo = (idp: IdentityStandIn, token: string) =>
 
 const revoke = (idp: IdentityStandIn, token: string, via: 'form' | 'query' = 'form') =>
   via === 'form'
-    ? fetch(idp.revokeUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) })
+    ? fetch(idp.revokeUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+      })
     : fetch(`${idp.revokeUrl}?token=${encodeURIComponent(token)}`, { method: 'POST' });
 
 describe('identity stand-in', () => {
   let idp: IdentityStandIn;
 
   before(async () => {
-    idp = await startIdentityStandIn({ users: [{ sub: 'user-alice', email: 'alice@example.com', email_verified: true }, BOB] });
+    idp = await startIdentityStandIn({
+      users: [{ sub: 'user-alice', email: 'alice@example.com', email_verified: true }, BOB],
+    });
   });
   after(async () => {
     await idp.close();
@@ -175,7 +204,11 @@ describe('identity stand-in', () => {
       assert.equal(typeof body.access_token, 'string');
       assert.equal(typeof body.refresh_token, 'string');
       assert.notEqual(body.access_token, body.refresh_token);
-      assert.deepEqual(idp.accessTokenOwner(body.access_token), { sub: 'user-alice', email: 'alice@example.com', email_verified: true });
+      assert.deepEqual(idp.accessTokenOwner(body.access_token), {
+        sub: 'user-alice',
+        email: 'alice@example.com',
+        email_verified: true,
+      });
 
       assert.equal(idp.calls.token, 1);
       const sent = idp.calls.tokenRequests[0]!;
@@ -208,10 +241,23 @@ describe('identity stand-in', () => {
       const { keys } = (await (await fetch(idp.jwksUrl)).json()) as { keys: (JsonWebKey & { kid: string })[] };
       const jwk = keys.find((k) => k.kid === header.kid);
       assert.ok(jwk, 'signing key is published');
-      const ok = cryptoVerify('sha256', Buffer.from(`${h}.${p}`), createPublicKey({ key: jwk, format: 'jwk' }), Buffer.from(s, 'base64url'));
+      const ok = cryptoVerify(
+        'sha256',
+        Buffer.from(`${h}.${p}`),
+        createPublicKey({ key: jwk, format: 'jwk' }),
+        Buffer.from(s, 'base64url'),
+      );
       assert.equal(ok, true);
       const tampered = Buffer.from(JSON.stringify({ ...payload, sub: 'mallory' })).toString('base64url');
-      assert.equal(cryptoVerify('sha256', Buffer.from(`${h}.${tampered}`), createPublicKey({ key: jwk, format: 'jwk' }), Buffer.from(s, 'base64url')), false);
+      assert.equal(
+        cryptoVerify(
+          'sha256',
+          Buffer.from(`${h}.${tampered}`),
+          createPublicKey({ key: jwk, format: 'jwk' }),
+          Buffer.from(s, 'base64url'),
+        ),
+        false,
+      );
     });
 
     it('omits id_token without the openid scope', async () => {
@@ -227,7 +273,10 @@ describe('identity stand-in', () => {
       assert.equal((await wrongSecret.json()).error, 'invalid_client');
       const wrongBasic = await fetch(idp.tokenUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${idp.clientId}:nope`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${idp.clientId}:nope`).toString('base64')}`,
+        },
         body: new URLSearchParams(form),
       });
       assert.equal(wrongBasic.status, 401);
@@ -337,12 +386,18 @@ describe('identity stand-in', () => {
       assert.equal(revoked.status, 200);
       const after = await refreshRequest(idp, first.refresh_token!);
       assert.equal(after.status, 400);
-      assert.deepEqual(await after.json(), { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' });
+      assert.deepEqual(await after.json(), {
+        error: 'invalid_grant',
+        error_description: 'Token has been expired or revoked.',
+      });
       // The whole grant is gone: every access token of it too.
       assert.equal((await userinfo(idp, first.access_token)).status, 401);
       assert.equal((await userinfo(idp, refreshed.access_token)).status, 401);
       assert.equal(idp.accessTokenOwner(refreshed.access_token), null);
-      assert.equal(idp.grants().some((g) => g.refreshToken === first.refresh_token), false);
+      assert.equal(
+        idp.grants().some((g) => g.refreshToken === first.refresh_token),
+        false,
+      );
       // Revoking again: the token is no longer known.
       const twice = await revoke(idp, first.refresh_token!);
       assert.equal(twice.status, 400);
@@ -423,10 +478,18 @@ describe('identity stand-in', () => {
     it('reports the current user at consent time', async () => {
       idp.setCurrentUser(BOB);
       const t = await signIn(idp);
-      assert.deepEqual(await (await userinfo(idp, t.access_token)).json(), { sub: 'user-bob', email: 'bob@example.com', email_verified: false });
+      assert.deepEqual(await (await userinfo(idp, t.access_token)).json(), {
+        sub: 'user-bob',
+        email: 'bob@example.com',
+        email_verified: false,
+      });
       assert.equal(idp.accessTokenOwner(t.access_token)?.email, 'bob@example.com');
       idp.setCurrentUser('user-alice');
-      assert.equal(idp.accessTokenOwner(t.access_token)?.email, 'bob@example.com', 'switching user later does not change issued tokens');
+      assert.equal(
+        idp.accessTokenOwner(t.access_token)?.email,
+        'bob@example.com',
+        'switching user later does not change issued tokens',
+      );
       assert.throws(() => idp.setCurrentUser('nobody@example.com'), /unknown user/);
     });
 
@@ -553,9 +616,12 @@ describe('identity stand-in', () => {
     it('hang: the request is never answered (client timeout), the next one is', async () => {
       idp.injectFault({ endpoint: 'token', status: 0, hang: true });
       const started = Date.now();
-      await assert.rejects(tokenRequest(idp, { grant_type: 'refresh_token', refresh_token: 'x' }, 'form', AbortSignal.timeout(300)), {
-        name: 'TimeoutError',
-      });
+      await assert.rejects(
+        tokenRequest(idp, { grant_type: 'refresh_token', refresh_token: 'x' }, 'form', AbortSignal.timeout(300)),
+        {
+          name: 'TimeoutError',
+        },
+      );
       assert.ok(Date.now() - started >= 250);
       const res = await tokenRequest(idp, { grant_type: 'refresh_token', refresh_token: 'x' });
       assert.equal(res.status, 400);

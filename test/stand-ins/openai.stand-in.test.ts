@@ -514,10 +514,7 @@ describe('OpenAI stand-in', () => {
       standIn.injectFault({ kind: 'schema-invalid' });
       const bad = await client.responses.create(responsesRequest());
       assert.equal(TriageSchema.safeParse(JSON.parse(bad.output_text)).success, false);
-      assert.deepEqual(
-        [bad.usage?.input_tokens, bad.usage?.output_tokens, bad.usage?.total_tokens],
-        [10, 5, 15],
-      );
+      assert.deepEqual([bad.usage?.input_tokens, bad.usage?.output_tokens, bad.usage?.total_tokens], [10, 5, 15]);
     });
 
     it("'chat.completions' faults skip the responses endpoint", async () => {
@@ -596,7 +593,10 @@ describe('OpenAI stand-in lifecycle', () => {
 });
 
 describe('json-schema-sample', () => {
-  const Tag = z.object({ label: z.string().min(3).max(5) }).strict().meta({ id: 'Tag' });
+  const Tag = z
+    .object({ label: z.string().min(3).max(5) })
+    .strict()
+    .meta({ id: 'Tag' });
   const Node: z.ZodType<{ name: string; children: unknown[] }> = z
     .object({
       name: z.string(),
@@ -650,13 +650,21 @@ describe('json-schema-sample', () => {
     const schema = { type: 'array', items: { type: 'string', enum: ['a', 'b', 'c'] }, minItems: 3, uniqueItems: true };
     const v = sampleFromSchema(schema, { seed: 3 }) as string[];
     assert.equal(new Set(v).size, 3);
-    const strings = sampleFromSchema({ type: 'array', items: { type: 'string' }, minItems: 3, uniqueItems: true }) as string[];
+    const strings = sampleFromSchema({
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 3,
+      uniqueItems: true,
+    }) as string[];
     assert.equal(new Set(strings).size, 3);
   });
 
   it('handles draft-4 boolean exclusive bounds and allOf', () => {
     for (let seed = 0; seed < 50; seed++) {
-      const n = sampleFromSchema({ type: 'integer', minimum: 1, exclusiveMinimum: true, maximum: 3, exclusiveMaximum: true }, { seed });
+      const n = sampleFromSchema(
+        { type: 'integer', minimum: 1, exclusiveMinimum: true, maximum: 3, exclusiveMaximum: true },
+        { seed },
+      );
       assert.equal(n, 2);
     }
     const merged = sampleFromSchema({
@@ -673,7 +681,10 @@ describe('json-schema-sample', () => {
     const v = sampleFromSchema(draftJsonSchema, { seed: 1 }) as Record<string, string>;
     assert.equal(v.language, 'en');
     assert.match(v.subject, /^Re: /);
-    const other = sampleFromSchema({ type: 'object', properties: { meetingLocation: { type: 'string' } } }) as Record<string, string>;
+    const other = sampleFromSchema({ type: 'object', properties: { meetingLocation: { type: 'string' } } }) as Record<
+      string,
+      string
+    >;
     assert.equal(other.meetingLocation, 'Sample meeting location');
   });
 

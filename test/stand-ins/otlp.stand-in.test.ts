@@ -31,7 +31,11 @@ describe('OTLP stand-in', () => {
       const parent = tracer.startSpan('parent', { kind: SpanKind.SERVER });
       const child = tracer.startSpan(
         'child',
-        { kind: SpanKind.CONSUMER, attributes: { s: 'text', i: 42, neg: -7, d: 1.5, b: true, list: ['a', 'b'] }, links: [{ context: earlier.spanContext() }] },
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: { s: 'text', i: 42, neg: -7, d: 1.5, b: true, list: ['a', 'b'] },
+          links: [{ context: earlier.spanContext() }],
+        },
         trace.setSpan(context.active(), parent),
       );
       child.addEvent('happened', { why: 'because' });
@@ -54,19 +58,45 @@ describe('OTLP stand-in', () => {
       assert.equal(c.kind, 5);
       assert.deepEqual(c.attributes, { s: 'text', i: 42, neg: -7, d: 1.5, b: true, list: ['a', 'b'] });
       assert.deepEqual(c.events, [{ name: 'happened', attributes: { why: 'because' } }]);
-      assert.deepEqual(c.links, [{ traceId: earlier.spanContext().traceId, spanId: earlier.spanContext().spanId, attributes: {} }]);
+      assert.deepEqual(c.links, [
+        { traceId: earlier.spanContext().traceId, spanId: earlier.spanContext().spanId, attributes: {} },
+      ]);
       assert.deepEqual(c.status, { code: 2, message: 'it broke' });
       assert.equal(c.scope, 'stand-in-test-scope');
       assert.match(String(c.resource['service.name']), /^unknown_service/);
       assert.ok(c.endNs >= c.startNs && c.startNs > 0n);
-      assert.ok(standIn.bodies.some((b) => b.includes('it broke')), 'bodies are kept as text');
+      assert.ok(
+        standIn.bodies.some((b) => b.includes('it broke')),
+        'bodies are kept as text',
+      );
       await provider.shutdown();
     });
   }
 
   it('refuses what is not a trace export', async () => {
-    assert.equal((await fetch(`${standIn.url}/v1/metrics`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404);
-    assert.equal((await fetch(`${standIn.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body: new Uint8Array([0x0a, 0xff]) })).status, 400);
-    await assert.rejects(standIn.waitFor(() => undefined, 50), /did not receive/);
+    assert.equal(
+      (
+        await fetch(`${standIn.url}/v1/metrics`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+      404,
+    );
+    assert.equal(
+      (
+        await fetch(`${standIn.url}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf' },
+          body: new Uint8Array([0x0a, 0xff]),
+        })
+      ).status,
+      400,
+    );
+    await assert.rejects(
+      standIn.waitFor(() => undefined, 50),
+      /did not receive/,
+    );
   });
 });

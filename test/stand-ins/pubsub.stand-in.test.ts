@@ -97,7 +97,10 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
     assert.equal(dflt.ackDeadlineSeconds, 10);
 
     const [topicNames] = await pubsub.getTopics({ gaxOpts: { autoPaginate: true } });
-    assert.deepEqual(topicNames.map((t) => t.name), [`projects/${PROJECT}/topics/orders`]);
+    assert.deepEqual(
+      topicNames.map((t) => t.name),
+      [`projects/${PROJECT}/topics/orders`],
+    );
 
     const dupTopic = await rejectionOf(pubsub.createTopic('orders', noRetry));
     assert.equal(dupTopic.code, 6);
@@ -134,7 +137,9 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
     assert.equal(Buffer.from(byId.get(id1)!.message!.data as Uint8Array).toString(), 'one');
     assert.equal(byId.get(id1)!.message!.attributes!.kind, 'client');
     assert.deepEqual(JSON.parse(Buffer.from(byId.get(id2)!.message!.data as Uint8Array).toString()), { n: 2 });
-    assert.deepEqual(JSON.parse(Buffer.from(byId.get(id3)!.message!.data as Uint8Array).toString()), { historyId: '42' });
+    assert.deepEqual(JSON.parse(Buffer.from(byId.get(id3)!.message!.data as Uint8Array).toString()), {
+      historyId: '42',
+    });
     assert.equal(byId.get(id3)!.message!.attributes!.kind, 'direct');
     for (const r of all) {
       assert.equal(r.deliveryAttempt, 1);
@@ -172,7 +177,8 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
     standIn.createSubscription('redeliver', 'redeliver-sub', { ackDeadlineSeconds: 1 });
     const id = standIn.publish('redeliver', 'hello');
     const pull = async () =>
-      (await subscriber.pull({ subscription: subPath('redeliver-sub'), maxMessages: 5 }, noRetry))[0].receivedMessages ?? [];
+      (await subscriber.pull({ subscription: subPath('redeliver-sub'), maxMessages: 5 }, noRetry))[0]
+        .receivedMessages ?? [];
 
     const a = await pull();
     assert.equal(a.length, 1);
@@ -200,7 +206,8 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
     standIn.createSubscription('nack', 'nack-sub', { ackDeadlineSeconds: 1 });
     standIn.publish('nack', 'n');
     const sub = subPath('nack-sub');
-    const pull = async () => (await subscriber.pull({ subscription: sub, maxMessages: 5 }, noRetry))[0].receivedMessages ?? [];
+    const pull = async () =>
+      (await subscriber.pull({ subscription: sub, maxMessages: 5 }, noRetry))[0].receivedMessages ?? [];
 
     const a = await pull();
     assert.equal(a.length, 1);
@@ -223,13 +230,18 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
   it('returns NOT_FOUND (5) for unknown subscriptions and topics', async () => {
     const pullErr = await rejectionOf(subscriber.pull({ subscription: subPath('missing'), maxMessages: 1 }, noRetry));
     assert.equal(pullErr.code, 5);
-    const ackErr = await rejectionOf(subscriber.acknowledge({ subscription: subPath('missing'), ackIds: ['x'] }, noRetry));
+    const ackErr = await rejectionOf(
+      subscriber.acknowledge({ subscription: subPath('missing'), ackIds: ['x'] }, noRetry),
+    );
     assert.equal(ackErr.code, 5);
     const getErr = await rejectionOf(subscriber.getSubscription({ subscription: subPath('missing') }, noRetry));
     assert.equal(getErr.code, 5);
     const pubErr = await rejectionOf(pubsub.topic('missing-topic').publishMessage({ data: Buffer.from('x') }));
     assert.equal(pubErr.code, 5);
-    assert.throws(() => standIn.stats('missing'), (e: Error & { code?: number }) => e.code === 5);
+    assert.throws(
+      () => standIn.stats('missing'),
+      (e: Error & { code?: number }) => e.code === 5,
+    );
   });
 
   it('deletes subscriptions and topics', async () => {
@@ -270,7 +282,9 @@ describe('Pub/Sub stand-in with the official client', { timeout: 30_000 }, () =>
     assert.equal(standIn.calls.Publish, 1);
 
     standIn.injectFault({ method: 'Acknowledge', code: grpc.status.INTERNAL });
-    const ackErr = await rejectionOf(subscriber.acknowledge({ subscription: subPath('faulty-sub'), ackIds: ['x'] }, noRetry));
+    const ackErr = await rejectionOf(
+      subscriber.acknowledge({ subscription: subPath('faulty-sub'), ackIds: ['x'] }, noRetry),
+    );
     assert.equal(ackErr.code, 13);
 
     standIn.resetCounters();

@@ -57,7 +57,12 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
     assert.deepEqual(c.rateLimit, { max: 100, windowSeconds: 60, analyticsAnonymousPerMinute: 600 });
     assert.deepEqual(c.aiBudget, { daily: 20_000, monthly: 200_000, autoShare: 0.5 });
     assert.equal(c.statusAdminToken, undefined);
-    assert.deepEqual(c.pubsub, { projectId: undefined, topic: undefined, subscription: undefined, emulatorHost: undefined });
+    assert.deepEqual(c.pubsub, {
+      projectId: undefined,
+      topic: undefined,
+      subscription: undefined,
+      emulatorHost: undefined,
+    });
   });
 
   it('derives PUBLIC_BASE_URL from PORT, and STATUS_PAGE_URL and the redirect URI from PUBLIC_BASE_URL', () => {
@@ -123,7 +128,10 @@ describe('loadConfig defaults (runtime-contract part 2)', () => {
   it('accepts a 32-byte TOKEN_ENCRYPTION_KEY and keeps rotation order', () => {
     const a = key32();
     const b = key32();
-    const c = loadConfig({ TOKEN_ENCRYPTION_KEY: `${a},${b}`, SESSION_SECRET: 'newest-secret-0123456789,older-secret-0123456789' });
+    const c = loadConfig({
+      TOKEN_ENCRYPTION_KEY: `${a},${b}`,
+      SESSION_SECRET: 'newest-secret-0123456789,older-secret-0123456789',
+    });
     assert.equal(c.tokenKeys?.length, 2);
     assert.equal(c.tokenKeys?.[0].length, 32);
     assert.deepEqual(c.tokenKeys?.[0], Buffer.from(a, 'base64'));
@@ -145,7 +153,15 @@ describe('loadConfig refuses bad configuration', () => {
       TRUST_PROXY: 'yes',
     });
     const names = namesIn(err);
-    for (const name of ['PORT', 'PUBLIC_BASE_URL', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_SECONDS', 'TOKEN_ENCRYPTION_KEY', 'SESSION_SECRET', 'TRUST_PROXY']) {
+    for (const name of [
+      'PORT',
+      'PUBLIC_BASE_URL',
+      'RATE_LIMIT_MAX',
+      'RATE_LIMIT_WINDOW_SECONDS',
+      'TOKEN_ENCRYPTION_KEY',
+      'SESSION_SECRET',
+      'TRUST_PROXY',
+    ]) {
       assert.ok(names.has(name), `problems name ${name}: ${err.problems.join(' | ')}`);
       assert.ok(err.message.includes(name), `message names ${name}`);
     }
@@ -156,7 +172,12 @@ describe('loadConfig refuses bad configuration', () => {
   });
 
   it('never includes the value of a malformed secret, whatever the reason', () => {
-    for (const value of ['!!!not-base64!!!-DISTINCT', `${key32()},DISTINCT-second-key`, `${randomBytes(31).toString('base64')}`, `${randomBytes(33).toString('base64')}`]) {
+    for (const value of [
+      '!!!not-base64!!!-DISTINCT',
+      `${key32()},DISTINCT-second-key`,
+      `${randomBytes(31).toString('base64')}`,
+      `${randomBytes(33).toString('base64')}`,
+    ]) {
       const err = configError({ TOKEN_ENCRYPTION_KEY: value });
       assert.deepEqual([...namesIn(err)], ['TOKEN_ENCRYPTION_KEY']);
       for (const part of value.split(',')) assert.ok(!err.message.includes(part), `message leaks ${part}`);
@@ -189,7 +210,13 @@ describe('loadConfig refuses bad configuration', () => {
       const err = configError({ RATE_LIMIT_MAX: value });
       assert.deepEqual([...namesIn(err)], ['RATE_LIMIT_MAX'], `RATE_LIMIT_MAX=${JSON.stringify(value)}`);
     }
-    for (const name of ['RATE_LIMIT_WINDOW_SECONDS', 'AI_DAILY_TOKEN_BUDGET', 'AI_MONTHLY_TOKEN_BUDGET', 'OAUTH_STATE_TTL_SECONDS', 'PORT']) {
+    for (const name of [
+      'RATE_LIMIT_WINDOW_SECONDS',
+      'AI_DAILY_TOKEN_BUDGET',
+      'AI_MONTHLY_TOKEN_BUDGET',
+      'OAUTH_STATE_TTL_SECONDS',
+      'PORT',
+    ]) {
       const err = configError({ [name]: '12.5' });
       assert.deepEqual([...namesIn(err)], [name]);
     }
@@ -197,17 +224,35 @@ describe('loadConfig refuses bad configuration', () => {
   });
 
   it('AUTO_TRIAGE_BUDGET_SHARE: a number from 0 (no analysis on arrival) to 1', () => {
-    for (const [value, share] of [['0', 0], ['1', 1], ['0.5', 0.5], ['0.125', 0.125], ['1.0', 1]] as const) assert.equal(loadConfig({ AUTO_TRIAGE_BUDGET_SHARE: value }).aiBudget.autoShare, share);
+    for (const [value, share] of [
+      ['0', 0],
+      ['1', 1],
+      ['0.5', 0.5],
+      ['0.125', 0.125],
+      ['1.0', 1],
+    ] as const)
+      assert.equal(loadConfig({ AUTO_TRIAGE_BUDGET_SHARE: value }).aiBudget.autoShare, share);
     for (const value of ['1.5', '-0.1', 'half', '.5', '50%', '0.1234567']) {
-      assert.deepEqual([...namesIn(configError({ AUTO_TRIAGE_BUDGET_SHARE: value }))], ['AUTO_TRIAGE_BUDGET_SHARE'], value);
+      assert.deepEqual(
+        [...namesIn(configError({ AUTO_TRIAGE_BUDGET_SHARE: value }))],
+        ['AUTO_TRIAGE_BUDGET_SHARE'],
+        value,
+      );
     }
   });
 
   it('ANALYTICS_ANONYMOUS_PER_MINUTE: a whole number from 0 (no anonymous event stored) to 1,000,000', () => {
     assert.equal(loadConfig({ ANALYTICS_ANONYMOUS_PER_MINUTE: '0' }).rateLimit.analyticsAnonymousPerMinute, 0);
-    assert.equal(loadConfig({ ANALYTICS_ANONYMOUS_PER_MINUTE: '1000000' }).rateLimit.analyticsAnonymousPerMinute, 1_000_000);
+    assert.equal(
+      loadConfig({ ANALYTICS_ANONYMOUS_PER_MINUTE: '1000000' }).rateLimit.analyticsAnonymousPerMinute,
+      1_000_000,
+    );
     for (const value of ['-1', '1.5', 'lots', '1000001']) {
-      assert.deepEqual([...namesIn(configError({ ANALYTICS_ANONYMOUS_PER_MINUTE: value }))], ['ANALYTICS_ANONYMOUS_PER_MINUTE'], value);
+      assert.deepEqual(
+        [...namesIn(configError({ ANALYTICS_ANONYMOUS_PER_MINUTE: value }))],
+        ['ANALYTICS_ANONYMOUS_PER_MINUTE'],
+        value,
+      );
     }
   });
 
@@ -215,7 +260,11 @@ describe('loadConfig refuses bad configuration', () => {
     assert.equal(loadConfig({}).eventStreamsPerInstance, 2_000);
     assert.equal(loadConfig({ EVENT_STREAMS_PER_INSTANCE: '1' }).eventStreamsPerInstance, 1);
     for (const value of ['0', '1.5', 'many', '100001']) {
-      assert.deepEqual([...namesIn(configError({ EVENT_STREAMS_PER_INSTANCE: value }))], ['EVENT_STREAMS_PER_INSTANCE'], value);
+      assert.deepEqual(
+        [...namesIn(configError({ EVENT_STREAMS_PER_INSTANCE: value }))],
+        ['EVENT_STREAMS_PER_INSTANCE'],
+        value,
+      );
     }
   });
 
@@ -238,7 +287,13 @@ describe('loadConfig refuses bad configuration', () => {
 
   it('NODE_ENV=production names every missing secret and DATABASE_URL', () => {
     const all = configError({ NODE_ENV: 'production' });
-    assert.deepEqual([...namesIn(all)].sort(), ['DATABASE_URL', 'PUBLIC_BASE_URL', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'WEB_ORIGIN']);
+    assert.deepEqual([...namesIn(all)].sort(), [
+      'DATABASE_URL',
+      'PUBLIC_BASE_URL',
+      'SESSION_SECRET',
+      'TOKEN_ENCRYPTION_KEY',
+      'WEB_ORIGIN',
+    ]);
 
     const onlyDb = configError({ ...PROD(), DATABASE_URL: undefined });
     assert.deepEqual([...namesIn(onlyDb)], ['DATABASE_URL']);
@@ -252,19 +307,42 @@ describe('loadConfig refuses bad configuration', () => {
   });
 
   it('NODE_ENV=production refuses the loose defaults, naming each: http base URL, defaulted web origin, short session keys', () => {
-    assert.deepEqual([...namesIn(configError({ ...PROD(), PUBLIC_BASE_URL: 'http://api.example.com' }))], ['PUBLIC_BASE_URL']);
+    assert.deepEqual(
+      [...namesIn(configError({ ...PROD(), PUBLIC_BASE_URL: 'http://api.example.com' }))],
+      ['PUBLIC_BASE_URL'],
+    );
     assert.deepEqual([...namesIn(configError({ ...PROD(), PUBLIC_BASE_URL: undefined }))], ['PUBLIC_BASE_URL']);
     assert.deepEqual([...namesIn(configError({ ...PROD(), WEB_ORIGIN: undefined }))], ['WEB_ORIGIN']);
-    assert.deepEqual([...namesIn(configError({ ...PROD(), SESSION_SECRET: 'only-twenty-chars-xx' }))], ['SESSION_SECRET']);
+    assert.deepEqual(
+      [...namesIn(configError({ ...PROD(), SESSION_SECRET: 'only-twenty-chars-xx' }))],
+      ['SESSION_SECRET'],
+    );
     // A rotation list: every key must be long enough, the old one too.
-    assert.deepEqual([...namesIn(configError({ ...PROD(), SESSION_SECRET: `${'n'.repeat(40)},${'o'.repeat(20)}` }))], ['SESSION_SECRET']);
-    const all = configError({ ...PROD(), PUBLIC_BASE_URL: 'http://x.example', WEB_ORIGIN: '', SESSION_SECRET: 's'.repeat(16) });
+    assert.deepEqual(
+      [...namesIn(configError({ ...PROD(), SESSION_SECRET: `${'n'.repeat(40)},${'o'.repeat(20)}` }))],
+      ['SESSION_SECRET'],
+    );
+    const all = configError({
+      ...PROD(),
+      PUBLIC_BASE_URL: 'http://x.example',
+      WEB_ORIGIN: '',
+      SESSION_SECRET: 's'.repeat(16),
+    });
     assert.deepEqual([...namesIn(all)].sort(), ['PUBLIC_BASE_URL', 'SESSION_SECRET', 'WEB_ORIGIN']);
     assert.ok(!all.message.includes('s'.repeat(16)), 'the secret itself is never in the message');
   });
 
   it('NODE_ENV=production refuses an http web origin or provider URL and the Pub/Sub emulator, naming each', () => {
-    const names = ['WEB_ORIGIN', 'GOOGLE_REDIRECT_URI', 'GOOGLE_AUTH_URL', 'GOOGLE_TOKEN_URL', 'GOOGLE_REVOKE_URL', 'GOOGLE_USERINFO_URL', 'GMAIL_API_URL', 'OPENAI_BASE_URL'];
+    const names = [
+      'WEB_ORIGIN',
+      'GOOGLE_REDIRECT_URI',
+      'GOOGLE_AUTH_URL',
+      'GOOGLE_TOKEN_URL',
+      'GOOGLE_REVOKE_URL',
+      'GOOGLE_USERINFO_URL',
+      'GMAIL_API_URL',
+      'OPENAI_BASE_URL',
+    ];
     for (const name of names) {
       for (const url of ['http://provider.example.com/x', 'http://127.0.0.1:8080/x']) {
         assert.deepEqual([...namesIn(configError({ ...PROD(), [name]: url }))], [name], `${name}=${url}`);
@@ -272,7 +350,10 @@ describe('loadConfig refuses bad configuration', () => {
       assert.ok(loadConfig({ ...PROD(), [name]: 'https://provider.example.com/x' }), `${name} over https`);
       assert.ok(loadConfig({ [name]: 'http://127.0.0.1:8080/x' }), `${name} over http outside production`);
     }
-    assert.deepEqual([...namesIn(configError({ ...PROD(), PUBSUB_EMULATOR_HOST: 'pubsub:8085' }))], ['PUBSUB_EMULATOR_HOST']);
+    assert.deepEqual(
+      [...namesIn(configError({ ...PROD(), PUBSUB_EMULATOR_HOST: 'pubsub:8085' }))],
+      ['PUBSUB_EMULATOR_HOST'],
+    );
     assert.equal(loadConfig({ PUBSUB_EMULATOR_HOST: 'pubsub:8085' }).pubsub.emulatorHost, 'pubsub:8085');
   });
 
@@ -280,9 +361,17 @@ describe('loadConfig refuses bad configuration', () => {
     for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
       assert.deepEqual([...namesIn(configError({ ...PROD(), [name]: 'http://collector.example:4318' }))], [name]);
       assert.equal(loadConfig({ ...PROD(), [name]: 'https://collector.example:4318' }).tracing.enabled, true);
-      assert.equal(loadConfig({ [name]: 'http://127.0.0.1:4318' }).tracing.enabled, true, `${name} over http outside production`);
+      assert.equal(
+        loadConfig({ [name]: 'http://127.0.0.1:4318' }).tracing.enabled,
+        true,
+        `${name} over http outside production`,
+      );
     }
-    const both = configError({ ...PROD(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c.example:4317', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'HTTP://c.example:4318/v1/traces' });
+    const both = configError({
+      ...PROD(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c.example:4317',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'HTTP://c.example:4318/v1/traces',
+    });
     assert.deepEqual([...namesIn(both)].sort(), ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
     assert.match(both.message, /OTEL_EXPORTER_OTLP_ENDPOINT: must be an https URL when NODE_ENV=production/);
   });
@@ -308,15 +397,25 @@ describe('loadConfig refuses bad configuration', () => {
     assert.deepEqual(unset.timeoutsMs, { identity: undefined, mail: undefined, ai: undefined, queue: undefined });
     assert.equal(unset.syncLeaseSeconds, undefined);
     assert.equal(unset.jobSuperviseSeconds, undefined);
-    const c = loadConfig({ GOOGLE_TIMEOUT_MS: '1500', GMAIL_TIMEOUT_MS: '2000', OPENAI_TIMEOUT_MS: '2500', PUBSUB_TIMEOUT_MS: '3000', SYNC_LEASE_SECONDS: '3', JOB_SUPERVISE_SECONDS: '1' });
+    const c = loadConfig({
+      GOOGLE_TIMEOUT_MS: '1500',
+      GMAIL_TIMEOUT_MS: '2000',
+      OPENAI_TIMEOUT_MS: '2500',
+      PUBSUB_TIMEOUT_MS: '3000',
+      SYNC_LEASE_SECONDS: '3',
+      JOB_SUPERVISE_SECONDS: '1',
+    });
     assert.deepEqual(c.timeoutsMs, { identity: 1500, mail: 2000, ai: 2500, queue: 3000 });
     assert.equal(c.syncLeaseSeconds, 3);
     assert.equal(c.jobSuperviseSeconds, 1);
     for (const name of ['GOOGLE_TIMEOUT_MS', 'GMAIL_TIMEOUT_MS', 'OPENAI_TIMEOUT_MS', 'PUBSUB_TIMEOUT_MS']) {
-      for (const value of ['99', '1.5', '600001', '2s']) assert.deepEqual([...namesIn(configError({ [name]: value }))], [name], `${name}=${value}`);
+      for (const value of ['99', '1.5', '600001', '2s'])
+        assert.deepEqual([...namesIn(configError({ [name]: value }))], [name], `${name}=${value}`);
     }
-    for (const value of ['0', '3601', '0.5']) assert.deepEqual([...namesIn(configError({ SYNC_LEASE_SECONDS: value }))], ['SYNC_LEASE_SECONDS']);
-    for (const value of ['0', '601']) assert.deepEqual([...namesIn(configError({ JOB_SUPERVISE_SECONDS: value }))], ['JOB_SUPERVISE_SECONDS']);
+    for (const value of ['0', '3601', '0.5'])
+      assert.deepEqual([...namesIn(configError({ SYNC_LEASE_SECONDS: value }))], ['SYNC_LEASE_SECONDS']);
+    for (const value of ['0', '601'])
+      assert.deepEqual([...namesIn(configError({ JOB_SUPERVISE_SECONDS: value }))], ['JOB_SUPERVISE_SECONDS']);
   });
 
   it('refuses unbound v1 token ciphertexts in production unless TOKEN_ACCEPT_V1=true', () => {

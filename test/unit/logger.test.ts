@@ -28,12 +28,34 @@ describe('log format', () => {
       config: { headers: { Authorization: 'Bearer ya29.deep', 'x-goog-api-client': 'gl-node' } },
       response: { config: { headers: { authorization: 'Bearer ya29.deeper' } }, status: 401 },
     });
-    const fields = { token: 'top-token', authorization: 'Bearer top', cookie: 'sid=top', refresh_token: 'top-refresh', password: 'top-pw',
-      secret: 'top-secret', code: 'SYNC_FAILED', query: { code: 'oauth-code' }, grants: [{ accessToken: 'in-array' }], a: { b: { c: { 'X-CSRF-Token': 'deep-csrf' } } } };
+    const fields = {
+      token: 'top-token',
+      authorization: 'Bearer top',
+      cookie: 'sid=top',
+      refresh_token: 'top-refresh',
+      password: 'top-pw',
+      secret: 'top-secret',
+      code: 'SYNC_FAILED',
+      query: { code: 'oauth-code' },
+      grants: [{ accessToken: 'in-array' }],
+      a: { b: { c: { 'X-CSRF-Token': 'deep-csrf' } } },
+    };
     log.error({ ...fields, err }, 'failed');
     log.child({ token: 'bound-token' }).info('child line');
     const [line, child] = lines();
-    for (const secret of ['top-token', 'Bearer top', 'sid=top', 'top-refresh', 'top-pw', 'top-secret', 'oauth-code', 'in-array', 'ya29.deep', 'ya29.deeper', 'deep-csrf']) {
+    for (const secret of [
+      'top-token',
+      'Bearer top',
+      'sid=top',
+      'top-refresh',
+      'top-pw',
+      'top-secret',
+      'oauth-code',
+      'in-array',
+      'ya29.deep',
+      'ya29.deeper',
+      'deep-csrf',
+    ]) {
       assert.ok(!JSON.stringify(line).includes(secret), `${secret} logged: ${JSON.stringify(line)}`);
     }
     assert.equal(line.token, '[redacted]');
@@ -57,7 +79,10 @@ describe('log format', () => {
     const shared = { apiKey: 'shared-key' };
     log.warn({ err: { request }, a: shared, b: { c: shared } }, 'cyclic');
     const [line] = lines();
-    assert.ok(!JSON.stringify(line).includes('Bearer cyclic') && !JSON.stringify(line).includes('shared-key'), JSON.stringify(line));
+    assert.ok(
+      !JSON.stringify(line).includes('Bearer cyclic') && !JSON.stringify(line).includes('shared-key'),
+      JSON.stringify(line),
+    );
     assert.equal(line.err.request.self, '[Circular]');
     assert.deepEqual([line.a.apiKey, line.b.c.apiKey], ['[redacted]', '[redacted]']);
   });
@@ -73,5 +98,13 @@ function capture() {
   const written: string[] = [];
   const out = new Writable({ write: (chunk, _enc, done) => (written.push(String(chunk)), done()) });
   const log = createLogger({ destination: out as never });
-  return { log, lines: () => written.join('').trim().split('\n').map((l) => JSON.parse(l)) };
+  return {
+    log,
+    lines: () =>
+      written
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+  };
 }

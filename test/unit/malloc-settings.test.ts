@@ -24,15 +24,22 @@ globalThis.gc();
 console.log(JSON.stringify({ before, held, after: rss(), small: small.length }));
 `;
 
-const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
+const glibc = Boolean(
+  (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime,
+);
 
 it("under npm start's environment, freed 64 KiB buffers leave the process", () => {
   const { env } = startScript(ROOT);
   assert.equal(env.MALLOC_MMAP_THRESHOLD_, '65536');
-  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '--eval', PROGRAM], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '--eval', PROGRAM], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   const { before, held, after, small } = JSON.parse(out) as Record<string, number>;
   assert.equal(small, 400);
   assert.ok(held - before >= 20 * 2 ** 20, `the buffers were resident (${before} -> ${held})`);
   // glibc's setting; another C library ignores the variable, and only the setting is checked there.
-  if (glibc) assert.ok(after - before <= (held - before) / 2, `RSS ${before} -> ${held} -> ${after}: the freed buffers stayed`);
+  if (glibc)
+    assert.ok(after - before <= (held - before) / 2, `RSS ${before} -> ${held} -> ${after}: the freed buffers stayed`);
 });

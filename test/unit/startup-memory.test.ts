@@ -21,13 +21,21 @@ const ms = releaseStartupMemory();
 console.log(JSON.stringify({ grown, ms, after: youngGeneration(), kept: kept.length }));
 `;
 
-it('shrinks the young generation that surviving objects grew, under npm start\'s node options', () => {
+it("shrinks the young generation that surviving objects grew, under npm start's node options", () => {
   const { command } = startScript(ROOT);
   assert.equal(command.at(-1), 'server/main.ts');
   const nodeOptions = command.slice(1, -1);
   assert.ok(nodeOptions.includes('--expose-gc'), `npm start passes --expose-gc (${nodeOptions.join(' ')})`);
-  const out = execFileSync(process.execPath, [...nodeOptions, '--input-type=module', '--eval', PROGRAM], { cwd: ROOT, encoding: 'utf8' });
-  const { grown, ms, after, kept } = JSON.parse(out) as { grown: number; ms: number | null; after: number; kept: number };
+  const out = execFileSync(process.execPath, [...nodeOptions, '--input-type=module', '--eval', PROGRAM], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  const { grown, ms, after, kept } = JSON.parse(out) as {
+    grown: number;
+    ms: number | null;
+    after: number;
+    kept: number;
+  };
   assert.ok(grown >= 8 * 1024 * 1024, `young generation grew (${grown} bytes)`);
   assert.ok(ms !== null && ms > 0);
   assert.ok(after <= grown / 4, `young generation ${grown} -> ${after} bytes`);

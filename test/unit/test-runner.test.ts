@@ -16,15 +16,28 @@ describe('the test runner’s shards', () => {
   });
 
   it('counts a file it has no time for as the median of those it has', () => {
-    const plan = planShards(['new.test.ts', 'x.test.ts', 'y.test.ts', 'z.test.ts'], { 'x.test.ts': 10, 'y.test.ts': 40, 'z.test.ts': 90 }, 2);
-    assert.deepEqual(plan.map((s) => s.seconds).sort((a, b) => a - b), [90, 90]);
+    const plan = planShards(
+      ['new.test.ts', 'x.test.ts', 'y.test.ts', 'z.test.ts'],
+      { 'x.test.ts': 10, 'y.test.ts': 40, 'z.test.ts': 90 },
+      2,
+    );
+    assert.deepEqual(
+      plan.map((s) => s.seconds).sort((a, b) => a - b),
+      [90, 90],
+    );
     assert.deepEqual(plan.flatMap((s) => s.files).sort(), ['new.test.ts', 'x.test.ts', 'y.test.ts', 'z.test.ts']);
-    assert.ok(plan.some((s) => s.files.includes('new.test.ts') && s.files.includes('y.test.ts')), 'the new file weighs 40');
+    assert.ok(
+      plan.some((s) => s.files.includes('new.test.ts') && s.files.includes('y.test.ts')),
+      'the new file weighs 40',
+    );
   });
 
   it('gives every shard at least one file while there are as many files as shards, and works with no times at all', () => {
     const plan = planShards(['1', '2', '3'], {}, 3);
-    assert.deepEqual(plan.map((s) => s.files.length), [1, 1, 1]);
+    assert.deepEqual(
+      plan.map((s) => s.files.length),
+      [1, 1, 1],
+    );
   });
 });
 

@@ -29,13 +29,26 @@ describe('tracing runs only when configured', () => {
   it('refuses mistyped values, naming each', () => {
     const err = (() => {
       try {
-        loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318', OTEL_TRACES_EXPORTER: 'jaeger', OTEL_EXPORTER_OTLP_PROTOCOL: 'http', OTEL_SDK_DISABLED: 'yes' });
+        loadConfig({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+          OTEL_TRACES_EXPORTER: 'jaeger',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http',
+          OTEL_SDK_DISABLED: 'yes',
+        });
       } catch (e) {
         return e as ConfigError;
       }
       throw new Error('accepted');
     })();
-    assert.deepEqual(new Set(err.problems.map((p) => p.split(':')[0])), new Set(['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_SDK_DISABLED']));
+    assert.deepEqual(
+      new Set(err.problems.map((p) => p.split(':')[0])),
+      new Set([
+        'OTEL_EXPORTER_OTLP_ENDPOINT',
+        'OTEL_TRACES_EXPORTER',
+        'OTEL_EXPORTER_OTLP_PROTOCOL',
+        'OTEL_SDK_DISABLED',
+      ]),
+    );
   });
 });
 
@@ -48,14 +61,26 @@ describe('what no exported span keeps', () => {
   });
 
   it('redacts a URL: query values, fragment and user information', () => {
-    assert.equal(redactUrl('https://oauth2.example/revoke?token=ya29.abc'), 'https://oauth2.example/revoke?token=REDACTED');
+    assert.equal(
+      redactUrl('https://oauth2.example/revoke?token=ya29.abc'),
+      'https://oauth2.example/revoke?token=REDACTED',
+    );
     assert.equal(redactUrl('https://user:pw@host.example/p?q=invoice#frag'), 'https://host.example/p?q=REDACTED');
-    assert.equal(redactUrl('http://127.0.0.1:3000/gmail/v1/users/me/threads/abc'), 'http://127.0.0.1:3000/gmail/v1/users/me/threads/abc');
+    assert.equal(
+      redactUrl('http://127.0.0.1:3000/gmail/v1/users/me/threads/abc'),
+      'http://127.0.0.1:3000/gmail/v1/users/me/threads/abc',
+    );
   });
 
   it('masks every quoted SQL literal, keeping identifiers, placeholders and numbers', () => {
-    assert.equal(maskSqlLiterals(`select 1 from accounts where email = 'alice@example.com' and id = $1 limit 5`), `select 1 from accounts where email = '?' and id = $1 limit 5`);
-    assert.equal(maskSqlLiterals(`insert into "sessions" ("data") values ('{"csrf":"it''s"}')`), `insert into "sessions" ("data") values ('?')`);
+    assert.equal(
+      maskSqlLiterals(`select 1 from accounts where email = 'alice@example.com' and id = $1 limit 5`),
+      `select 1 from accounts where email = '?' and id = $1 limit 5`,
+    );
+    assert.equal(
+      maskSqlLiterals(`insert into "sessions" ("data") values ('{"csrf":"it''s"}')`),
+      `insert into "sessions" ("data") values ('?')`,
+    );
     assert.equal(maskSqlLiterals(`select E'line\\'s end', $tag$ body 'quoted' $tag$, $$x$$`), `select '?', '?', '?'`);
     assert.equal(maskSqlLiterals('select $1::jsonb, $2'), 'select $1::jsonb, $2');
   });
@@ -70,7 +95,15 @@ describe('what no exported span keeps', () => {
         'http.route': '/auth/provider/callback',
       },
       status: { code: 2, message: 'invalid input syntax for type uuid: "alice@example.com"' },
-      events: [{ name: 'exception', attributes: { 'exception.message': 'Key (email)=(alice@example.com) already exists', 'exception.stacktrace': 'Error: Key (email)=(alice@example.com) already exists\n    at f (file.ts:1:1)' } }],
+      events: [
+        {
+          name: 'exception',
+          attributes: {
+            'exception.message': 'Key (email)=(alice@example.com) already exists',
+            'exception.stacktrace': 'Error: Key (email)=(alice@example.com) already exists\n    at f (file.ts:1:1)',
+          },
+        },
+      ],
     } as unknown as Span;
     scrubSpan(span);
     assert.deepEqual(span.attributes, {
@@ -80,6 +113,9 @@ describe('what no exported span keeps', () => {
       'http.route': '/auth/provider/callback',
     });
     assert.equal(span.status.message, 'invalid input syntax for type uuid: "[value]"');
-    assert.deepEqual(span.events[0]!.attributes, { 'exception.message': 'Key (email)=([value]) already exists', 'exception.stacktrace': '    at f (file.ts:1:1)' });
+    assert.deepEqual(span.events[0]!.attributes, {
+      'exception.message': 'Key (email)=([value]) already exists',
+      'exception.stacktrace': '    at f (file.ts:1:1)',
+    });
   });
 });

@@ -50,13 +50,18 @@ export async function budgetedCall<T extends z.ZodType>(
     accountId: input.accountId,
     operation: input.operation,
     model: provider.model,
-    estimate: input.share === undefined ? estimateTokens(prompt, format.jsonSchema) : upperBoundTokens(prompt, format.jsonSchema),
+    estimate:
+      input.share === undefined
+        ? estimateTokens(prompt, format.jsonSchema)
+        : upperBoundTokens(prompt, format.jsonSchema),
     share: input.share,
   });
   // Ledger writes after the call must not turn a finished call into an error: a row that
   // cannot be updated stays reserved at the estimate, which over-charges, never under-.
   const ledger = (what: string, fn: () => Promise<void>) =>
-    fn().catch((err: unknown) => log.warn({ reservation: reservation.id, ...errorSummary(err) }, `ai budget ${what} failed`));
+    fn().catch((err: unknown) =>
+      log.warn({ reservation: reservation.id, ...errorSummary(err) }, `ai budget ${what} failed`),
+    );
 
   let answer;
   try {

@@ -42,15 +42,27 @@ export function toAnalysisDto(a: Analysis): AnalysisDto {
 }
 
 /** The account's newest corrections of threads other than `threadId`, as prompt examples (one indexed query). */
-export async function correctionExamples(em: EntityManager, accountId: string, threadId: string): Promise<TriageExample[]> {
-  const rows = await em.execute<{ from_name: string; subject: string; snippet: string; priority: string; reply_status: string }[]>(
+export async function correctionExamples(
+  em: EntityManager,
+  accountId: string,
+  threadId: string,
+): Promise<TriageExample[]> {
+  const rows = await em.execute<
+    { from_name: string; subject: string; snippet: string; priority: string; reply_status: string }[]
+  >(
     `select m.from_name, m.subject, m.snippet, a.priority, a.reply_status
        from analyses a join mail_messages m on m.id = a.message_id and m.account_id = a.account_id
       where a.account_id = ? and a.corrected_at is not null and a.thread_id <> ?
       order by a.corrected_at desc limit ?`,
     [accountId, threadId, LIMITS.examples],
   );
-  return rows.map((r) => ({ fromName: r.from_name, subject: r.subject, snippet: r.snippet, priority: r.priority, replyStatus: r.reply_status }));
+  return rows.map((r) => ({
+    fromName: r.from_name,
+    subject: r.subject,
+    snippet: r.snippet,
+    priority: r.priority,
+    replyStatus: r.reply_status,
+  }));
 }
 
 export interface AnalyzeOptions {
@@ -58,7 +70,9 @@ export interface AnalyzeOptions {
   autoShare?: number;
 }
 
-export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensureBodies: EnsureBodies; now: () => Date }) {
+export function createAnalysisService(
+  deps: AiCallDeps & { orm: MikroORM; ensureBodies: EnsureBodies; now: () => Date },
+) {
   const flights = createSingleFlight<AnalysisDto>();
 
   const stored = async (em: EntityManager, messageId: string) => {
@@ -66,7 +80,12 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     return row ? toAnalysisDto(row) : null;
   };
 
-  async function generate(accountId: string, threadId: string, messageId: string, opts: AnalyzeOptions): Promise<AnalysisDto> {
+  async function generate(
+    accountId: string,
+    threadId: string,
+    messageId: string,
+    opts: AnalyzeOptions,
+  ): Promise<AnalysisDto> {
     const em = deps.orm.em.fork();
     // Another instance may have finished while this one was getting here.
     const existing = await stored(em, messageId);
@@ -75,16 +94,48 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     const { thread } = await findLatest(em, accountId, threadId);
     // Earlier messages too: the owner's own teach the prompt their signature (never sent).
     const auto = opts.autoShare !== undefined;
-    const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, LIMITS.contextMessages + 1, auto ? 'triage' : 'open');
+    const { account, messages } = await loadWithBodies(
+      em,
+      deps.ensureBodies,
+      accountId,
+      threadId,
+      LIMITS.contextMessages + 1,
+      auto ? 'triage' : 'open',
+    );
     const latest = messages[messages.length - 1];
     const examples = await correctionExamples(em, accountId, threadId);
-    const prompt = analysisPrompt({ threadSubject: thread.subject, latest, earlier: messages.slice(0, -1), ownerAddress: account.email, ownerSignature: account.signature, examples });
-    const { value, model } = await budgetedCall(deps, { accountId, operation: auto ? AUTO_OPERATION : 'analyze', prompt, format: FORMAT, share: opts.autoShare });
+    const prompt = analysisPrompt({
+      threadSubject: thread.subject,
+      latest,
+      earlier: messages.slice(0, -1),
+      ownerAddress: account.email,
+      ownerSignature: account.signature,
+      examples,
+    });
+    const { value, model } = await budgetedCall(deps, {
+      accountId,
+      operation: auto ? AUTO_OPERATION : 'analyze',
+      prompt,
+      format: FORMAT,
+      share: opts.autoShare,
+    });
     const at = deps.now();
     const inserted = await em.execute<unknown[]>(
       `insert into analyses (account_id, thread_id, message_id, priority, reply_status, confidence, reason, suggested_action, model, created_at, updated_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (message_id) do nothing returning id`,
-      [accountId, threadId, latest.id, value.priority, value.replyStatus, value.confidence, value.reason, value.suggestedAction, model, at, at],
+      [
+        accountId,
+        threadId,
+        latest.id,
+        value.priority,
+        value.replyStatus,
+        value.confidence,
+        value.reason,
+        value.suggestedAction,
+        model,
+        at,
+        at,
+      ],
     );
     if (inserted.length) await announceThreads(em, accountId, [threadId]);
     const row = await stored(em, latest.id);
@@ -93,7 +144,12 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
   }
 
   return {
-    async analyze(em: EntityManager, accountId: string, threadId: string, opts: AnalyzeOptions = {}): Promise<AnalysisDto> {
+    async analyze(
+      em: EntityManager,
+      accountId: string,
+      threadId: string,
+      opts: AnalyzeOptions = {},
+    ): Promise<AnalysisDto> {
       const { latest } = await findLatest(em, accountId, threadId);
       const cached = await stored(em, latest.id);
       if (cached) return cached;
@@ -101,7 +157,12 @@ export function createAnalysisService(deps: AiCallDeps & { orm: MikroORM; ensure
     },
 
     /** The user's correction of the latest message's analysis (NOT_FOUND while it has none). */
-    async correct(em: EntityManager, accountId: string, threadId: string, values: { priority?: string; replyStatus?: string }): Promise<AnalysisDto> {
+    async correct(
+      em: EntityManager,
+      accountId: string,
+      threadId: string,
+      values: { priority?: string; replyStatus?: string },
+    ): Promise<AnalysisDto> {
       const { latest } = await findLatest(em, accountId, threadId);
       const at = deps.now();
       const rows = await em.execute<{ id: string }[]>(

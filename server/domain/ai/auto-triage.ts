@@ -18,7 +18,16 @@ import { errorSummary } from '../../infra/logger.ts';
 import { AppError } from '../errors.ts';
 import type { AnalysisService } from './analysis.service.ts';
 
-export const SKIPPED_LABELS = ['CATEGORY_PROMOTIONS', 'CATEGORY_SOCIAL', 'CATEGORY_UPDATES', 'CATEGORY_FORUMS', 'SENT', 'DRAFT', 'SPAM', 'TRASH'];
+export const SKIPPED_LABELS = [
+  'CATEGORY_PROMOTIONS',
+  'CATEGORY_SOCIAL',
+  'CATEGORY_UPDATES',
+  'CATEGORY_FORUMS',
+  'SENT',
+  'DRAFT',
+  'SPAM',
+  'TRASH',
+];
 /** Attempts at one message before it is left unanalysed (the route can still analyse it). */
 export const MAX_ATTEMPTS = 5;
 export const RETRY_FIRST_MS = 30_000;
@@ -61,7 +70,13 @@ async function nextRetryMs(orm: MikroORM, accountId: string): Promise<number | n
   return row?.ms === null || row?.ms === undefined ? null : Math.max(0, Number(row.ms));
 }
 
-async function recordAttempt(orm: MikroORM, accountId: string, messageId: string, code: string, firstMs: number): Promise<void> {
+async function recordAttempt(
+  orm: MikroORM,
+  accountId: string,
+  messageId: string,
+  code: string,
+  firstMs: number,
+): Promise<void> {
   await orm.em.getConnection().execute(
     `insert into triage_attempts as x (message_id, account_id, attempts, code, retry_at) values (?, ?, 1, ?, now() + make_interval(secs => ?))
      on conflict (message_id) do update set attempts = x.attempts + 1, code = excluded.code,
@@ -81,7 +96,14 @@ export type PassEnd =
 const ACCOUNT_WIDE = new Set(['AI_BUDGET_EXCEEDED', 'AI_RATE_LIMITED', 'MAIL_RATE_LIMITED', 'SERVICE_UNAVAILABLE']);
 const STOPS = new Set(['TOKEN_EXPIRED', 'AUTH_REQUIRED']);
 
-export function createAutoTriage(deps: { orm: MikroORM; analysis: AnalysisService; share: number; aiConfigured: () => boolean; log: Logger; retryFirstMs?: number }) {
+export function createAutoTriage(deps: {
+  orm: MikroORM;
+  analysis: AnalysisService;
+  share: number;
+  aiConfigured: () => boolean;
+  log: Logger;
+  retryFirstMs?: number;
+}) {
   const retryFirstMs = deps.retryFirstMs ?? RETRY_FIRST_MS;
   const log = deps.log.child({ component: 'auto-triage' });
   return {
@@ -98,8 +120,17 @@ export function createAutoTriage(deps: { orm: MikroORM; analysis: AnalysisServic
           const code = err instanceof AppError ? err.code : 'INTERNAL_ERROR';
           if (code === 'NOT_FOUND') continue; // the thread went (deleted, or its last message) since the query
           if (STOPS.has(code)) return { kind: 'stop', analysed, reason: code };
-          if (ACCOUNT_WIDE.has(code)) return { kind: 'wait', analysed, afterMs: Math.max(1, (err as AppError).retryAfter ?? 5) * 1000, reason: code };
-          log.warn({ accountId, threadId: c.threadId, code, ...errorSummary(err) }, 'analysis on arrival failed; the message waits for its retry');
+          if (ACCOUNT_WIDE.has(code))
+            return {
+              kind: 'wait',
+              analysed,
+              afterMs: Math.max(1, (err as AppError).retryAfter ?? 5) * 1000,
+              reason: code,
+            };
+          log.warn(
+            { accountId, threadId: c.threadId, code, ...errorSummary(err) },
+            'analysis on arrival failed; the message waits for its retry',
+          );
           await recordAttempt(deps.orm, accountId, c.messageId, code, retryFirstMs);
         }
       }

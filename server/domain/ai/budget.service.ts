@@ -67,7 +67,16 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
               coalesce(sum(tokens), 0)::bigint as month,
               coalesce(sum(tokens) filter (where created_at >= ? and created_at < ? and operation = ?), 0)::bigint as auto
          from ai_usage where account_id = ? and created_at >= ? and created_at < ?`,
-      [utcDayStart(at), nextUtcDay(at), utcDayStart(at), nextUtcDay(at), AUTO_OPERATION, accountId, utcMonthStart(at), nextUtcMonth(at)],
+      [
+        utcDayStart(at),
+        nextUtcDay(at),
+        utcDayStart(at),
+        nextUtcDay(at),
+        AUTO_OPERATION,
+        accountId,
+        utcMonthStart(at),
+        nextUtcMonth(at),
+      ],
     );
     return { day: Number(rows[0]?.day ?? 0), month: Number(rows[0]?.month ?? 0), auto: Number(rows[0]?.auto ?? 0) };
   }
@@ -81,7 +90,13 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
     },
 
     /** Reserves `estimate` tokens, or throws AI_BUDGET_EXCEEDED (Retry-After: until the hit budget resets). */
-    async reserve(input: { accountId: string; operation: string; model: string; estimate: number; share?: number }): Promise<Reservation> {
+    async reserve(input: {
+      accountId: string;
+      operation: string;
+      model: string;
+      estimate: number;
+      share?: number;
+    }): Promise<Reservation> {
       const at = now();
       const tokens = Math.max(1, Math.ceil(input.estimate));
       return deps.orm.em.fork().transactional(async (tx) => {
@@ -92,7 +107,8 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
         if (used.month >= limits.monthly) resets.push(nextUtcMonth(at));
         if (input.share !== undefined) {
           // The reservation must fit whole: what it reserves is the call's upper bound, so the share holds to the token.
-          if (used.auto + tokens > Math.floor(limits.daily * input.share) || used.day + tokens > limits.daily) resets.push(nextUtcDay(at));
+          if (used.auto + tokens > Math.floor(limits.daily * input.share) || used.day + tokens > limits.daily)
+            resets.push(nextUtcDay(at));
           if (used.month + tokens > limits.monthly) resets.push(nextUtcMonth(at));
         }
         if (resets.length) {
@@ -111,10 +127,12 @@ export function createBudgetService(deps: { orm: MikroORM; limits: BudgetLimits;
     async settle(reservation: Reservation, usage: TokenUsage, model: string): Promise<void> {
       const prompt = Math.max(0, Math.round(usage.promptTokens));
       const completion = Math.max(0, Math.round(usage.completionTokens));
-      await deps.orm.em.fork().execute(
-        `update ai_usage set state = 'settled', tokens = ?, prompt_tokens = ?, completion_tokens = ?, model = ? where id = ?`,
-        [prompt + completion, prompt, completion, model, reservation.id],
-      );
+      await deps.orm.em
+        .fork()
+        .execute(
+          `update ai_usage set state = 'settled', tokens = ?, prompt_tokens = ?, completion_tokens = ?, model = ? where id = ?`,
+          [prompt + completion, prompt, completion, model, reservation.id],
+        );
     },
 
     /** Gives the reservation back: the call failed and the provider reported no usage. */

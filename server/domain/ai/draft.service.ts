@@ -44,7 +44,13 @@ export function createDraftService(deps: AiCallDeps & { orm: MikroORM; ensureBod
     async draft(em: EntityManager, accountId: string, threadId: string, request: DraftOptions): Promise<DraftResult> {
       const { thread } = await findLatest(em, accountId, threadId);
       if (!deps.provider.configured) throw new AppError('SERVICE_UNAVAILABLE');
-      const { account, messages } = await loadWithBodies(em, deps.ensureBodies, accountId, threadId, LIMITS.contextMessages + 1);
+      const { account, messages } = await loadWithBodies(
+        em,
+        deps.ensureBodies,
+        accountId,
+        threadId,
+        LIMITS.contextMessages + 1,
+      );
       const latest = messages[messages.length - 1];
       const style = effectiveStyle(request, account.responseStyle);
       const prompt = draftPrompt({
@@ -59,8 +65,21 @@ export function createDraftService(deps: AiCallDeps & { orm: MikroORM; ensureBod
       const subject = value.subject.trim() || replySubject(thread.subject);
       const body = appendSignature(value.body.trim(), account.signature);
       const language = style.language ?? (value.language.trim() || 'unknown');
-      const options = Object.fromEntries(Object.entries(style).filter(([, v]) => v !== undefined)) as Record<string, string>;
-      em.create(Draft, { account: accountId, thread: threadId, message: latest.id, subject, body, language, options, model, createdAt: deps.now() });
+      const options = Object.fromEntries(Object.entries(style).filter(([, v]) => v !== undefined)) as Record<
+        string,
+        string
+      >;
+      em.create(Draft, {
+        account: accountId,
+        thread: threadId,
+        message: latest.id,
+        subject,
+        body,
+        language,
+        options,
+        model,
+        createdAt: deps.now(),
+      });
       await em.flush();
       return { draft: { subject, body, language }, model };
     },

@@ -18,7 +18,11 @@ const lines = (text: string) => text.replace(/\r\n?/g, '\n').split('\n');
 export function trailingSignature(text: string): string[] {
   const all = lines(text);
   const delimiter = all.findIndex((l) => /^-- ?$/.test(l));
-  if (delimiter >= 0) return all.slice(delimiter + 1, delimiter + 1 + MAX_LINES).map(norm).filter(Boolean);
+  if (delimiter >= 0)
+    return all
+      .slice(delimiter + 1, delimiter + 1 + MAX_LINES)
+      .map(norm)
+      .filter(Boolean);
   const body = all.map(norm);
   while (body.length && !body[body.length - 1]) body.pop();
   for (let i = body.length - 1; i >= Math.max(0, body.length - MAX_LINES - 1); i--) {

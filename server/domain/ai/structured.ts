@@ -20,7 +20,10 @@ function clean(node: unknown, path: string): unknown {
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
     if (UNSUPPORTED.has(k)) continue;
-    out[k] = k === 'properties' || k === '$defs' ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, clean(s, `${path}/${p}`)])) : clean(v, `${path}/${k}`);
+    out[k] =
+      k === 'properties' || k === '$defs'
+        ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, clean(s, `${path}/${p}`)]))
+        : clean(v, `${path}/${k}`);
   }
   const props = out.properties as Json | undefined;
   if (out.type === 'object' || props) {
@@ -28,7 +31,9 @@ function clean(node: unknown, path: string): unknown {
     const required = (out.required as string[] | undefined) ?? [];
     const missing = Object.keys(props ?? {}).filter((k) => !required.includes(k));
     if (out.additionalProperties !== false || missing.length) {
-      throw new Error(`schema at ${path || '/'} is not strict: additionalProperties must be false and every property required (${missing.join(', ')})`);
+      throw new Error(
+        `schema at ${path || '/'} is not strict: additionalProperties must be false and every property required (${missing.join(', ')})`,
+      );
     }
   }
   return out;
@@ -58,8 +63,12 @@ function boundStrings(schema: z.ZodType, value: unknown): unknown {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
   let limits = limitsBySchema.get(schema);
   if (!limits) {
-    const props = (z.toJSONSchema(schema, { io: 'input' }) as { properties?: Record<string, { maxLength?: number }> }).properties ?? {};
-    limits = Object.fromEntries(Object.entries(props).flatMap(([k, p]) => (typeof p.maxLength === 'number' ? [[k, p.maxLength]] : [])));
+    const props =
+      (z.toJSONSchema(schema, { io: 'input' }) as { properties?: Record<string, { maxLength?: number }> }).properties ??
+      {};
+    limits = Object.fromEntries(
+      Object.entries(props).flatMap(([k, p]) => (typeof p.maxLength === 'number' ? [[k, p.maxLength]] : [])),
+    );
     limitsBySchema.set(schema, limits);
   }
   const out = { ...(value as Record<string, unknown>) };
@@ -77,6 +86,9 @@ export function parseAnswer<T extends z.ZodType>(schema: T, text: string | null)
     throw new AppError('AI_REQUEST_FAILED', { cause: err });
   }
   const parsed = schema.safeParse(boundStrings(schema, cleanStrings(value, 0)));
-  if (!parsed.success) throw new AppError('AI_REQUEST_FAILED', { cause: new Error(`answer does not match the schema (${parsed.error.issues.length} issues)`) });
+  if (!parsed.success)
+    throw new AppError('AI_REQUEST_FAILED', {
+      cause: new Error(`answer does not match the schema (${parsed.error.issues.length} issues)`),
+    });
   return parsed.data;
 }

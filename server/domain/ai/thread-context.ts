@@ -7,12 +7,21 @@ import { Account, MailMessage, MailThread } from '../../../db/entities/index.ts'
 import { AppError } from '../errors.ts';
 import type { BodyPurpose } from '../mail/threads/thread-bodies.service.ts';
 
-export type EnsureBodies = (em: EntityManager, accountId: string, threadId: string, purpose?: BodyPurpose) => Promise<void>;
+export type EnsureBodies = (
+  em: EntityManager,
+  accountId: string,
+  threadId: string,
+  purpose?: BodyPurpose,
+) => Promise<void>;
 
 // The thread detail's order (sent_at, provider_message_id), reversed.
 const NEWEST_FIRST = { sentAt: 'desc', providerMessageId: 'desc' } as const;
 
-export async function findLatest(em: EntityManager, accountId: string, threadId: string): Promise<{ thread: MailThread; latest: MailMessage }> {
+export async function findLatest(
+  em: EntityManager,
+  accountId: string,
+  threadId: string,
+): Promise<{ thread: MailThread; latest: MailMessage }> {
   const thread = await em.findOne(MailThread, { id: threadId, account: accountId });
   if (!thread) throw new AppError('NOT_FOUND');
   const latest = await em.findOne(MailMessage, { thread: threadId, account: accountId }, { orderBy: NEWEST_FIRST });
@@ -35,7 +44,11 @@ export async function loadWithBodies(
   await ensureBodies(em, accountId, threadId, purpose);
   const account = await em.findOne(Account, { id: accountId });
   if (!account) throw new AppError('AUTH_REQUIRED');
-  const newest = await em.find(MailMessage, { thread: threadId, account: accountId }, { orderBy: NEWEST_FIRST, limit: count, refresh: true });
+  const newest = await em.find(
+    MailMessage,
+    { thread: threadId, account: accountId },
+    { orderBy: NEWEST_FIRST, limit: count, refresh: true },
+  );
   if (!newest.length) throw new AppError('NOT_FOUND');
   return { account, messages: newest.reverse() };
 }

@@ -19,7 +19,12 @@ const ESCAPED_SHORT = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 
 /** UTF-8 bytes of one UTF-16 code unit as JSON-encoded in the prompt (`<` as \\u003c). */
 function charCost(code: number): number {
-  if (code < 0x80) return code === 0x3c || (code < 0x20 && !ESCAPED_SHORT.has(code)) ? 6 : code === 0x22 || code === 0x5c || code < 0x20 ? 2 : 1;
+  if (code < 0x80)
+    return code === 0x3c || (code < 0x20 && !ESCAPED_SHORT.has(code))
+      ? 6
+      : code === 0x22 || code === 0x5c || code < 0x20
+        ? 2
+        : 1;
   if (code < 0x800) return 2;
   return code >= 0xd800 && code <= 0xdfff ? 2 : 3;
 }

@@ -27,7 +27,12 @@ export interface AnalyticsOptions {
 }
 
 export function createAnalyticsService(opts: AnalyticsOptions) {
-  const anonymous = createAnonymousEvents({ prepared: opts.prepared, perMinute: opts.anonymousPerMinute, now: opts.now, onDrop: () => opts.onDrop?.('budget') });
+  const anonymous = createAnonymousEvents({
+    prepared: opts.prepared,
+    perMinute: opts.anonymousPerMinute,
+    now: opts.now,
+    onDrop: () => opts.onDrop?.('budget'),
+  });
   return {
     async record(
       em: EntityManager,
@@ -42,14 +47,21 @@ export function createAnalyticsService(opts: AnalyticsOptions) {
       if (!def.public && !accountId) throw new AppError('AUTH_REQUIRED');
       const parsed = def.properties.safeParse(input.properties ?? {});
       if (!parsed.success) {
-        const issues = issuesFromZod(parsed.error.issues).map((i) => ({ ...i, path: i.path ? `properties.${i.path}` : 'properties' }));
+        const issues = issuesFromZod(parsed.error.issues).map((i) => ({
+          ...i,
+          path: i.path ? `properties.${i.path}` : 'properties',
+        }));
         throw new AppError('VALIDATION_FAILED', { issues });
       }
       const data = parsed.data as Record<string, unknown>;
       const kept = input.event === 'page_view' ? storedPageView(data as { path: string; referrer?: string }) : data;
       const properties = Object.keys(kept).length ? kept : null;
       if (!accountId) {
-        const stored = await anonymous.record({ name: input.event, anonymousId: input.anonymousId ?? null, properties });
+        const stored = await anonymous.record({
+          name: input.event,
+          anonymousId: input.anonymousId ?? null,
+          properties,
+        });
         return { ok: true, stored };
       }
       em.create(AnalyticsEvent, { name: input.event, account: accountId, anonymousId: null, properties });

@@ -9,7 +9,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../../db/entities/index.ts';
 
 /** The account of a sign-in, made or renewed by the provider's subject; its settings and id are kept. */
-export async function upsertSignedIn(em: EntityManager, identity: { sub: string; email: string }, now: Date): Promise<string> {
+export async function upsertSignedIn(
+  em: EntityManager,
+  identity: { sub: string; email: string },
+  now: Date,
+): Promise<string> {
   const account = await em.upsert(
     Account,
     { sub: identity.sub, email: identity.email, needsReconnect: false, updatedAt: now },

@@ -68,7 +68,13 @@ export function createAuthService(deps: {
       const browserNonce = random();
       const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
       const now = clock();
-      await putState(em, { state, browserNonce, codeVerifier, expiresAt: new Date(now.getTime() + deps.stateTtlSeconds * 1000), now });
+      await putState(em, {
+        state,
+        browserNonce,
+        codeVerifier,
+        expiresAt: new Date(now.getTime() + deps.stateTtlSeconds * 1000),
+        now,
+      });
       return { redirectUrl: oauth.authorizationUrl({ state, codeChallenge }), browserNonce };
     },
 
@@ -81,7 +87,8 @@ export function createAuthService(deps: {
       const row = await takeState(em, q.state);
       if (!row) throw new SignInFailure('unknown or reused state');
       if (row.expiresAt.getTime() <= clock().getTime()) throw new SignInFailure('expired state');
-      if (!q.browserNonce || sha256hex(q.browserNonce) !== row.browserHash) throw new SignInFailure('state presented by another browser');
+      if (!q.browserNonce || sha256hex(q.browserNonce) !== row.browserHash)
+        throw new SignInFailure('state presented by another browser');
       if (q.error) throw new SignInFailure('provider returned an error');
       if (!q.code) throw new SignInFailure('missing code');
 
@@ -103,15 +110,22 @@ export function createAuthService(deps: {
 
       const accountId = await em.transactional(async (tx) => {
         const id = await upsertSignedIn(tx, identity, clock());
-        if (!tokens.refreshToken && !(await credentials.refreshToken(tx, id))) throw new SignInFailure('no refresh token granted');
+        if (!tokens.refreshToken && !(await credentials.refreshToken(tx, id)))
+          throw new SignInFailure('no refresh token granted');
         await credentials.store(tx, id, tokens);
         await createSyncState(tx, id);
         return id;
       });
       // Awaited (a failure is logged, never fails the sign-in): the inbox is watched once the user lands.
-      await deps.watch.register(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'registering the mail watch failed'));
+      await deps.watch
+        .register(accountId)
+        .catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'registering the mail watch failed'));
       // The inbox backfills in the background from here on: the list fills while the user watches.
-      await deps.startSync?.(accountId).catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, 'queueing the first sync failed; the quiet sweep will'));
+      await deps
+        .startSync?.(accountId)
+        .catch((err: unknown) =>
+          log.warn({ accountId, ...errorSummary(err) }, 'queueing the first sync failed; the quiet sweep will'),
+        );
       return { accountId, email: identity.email };
     },
 

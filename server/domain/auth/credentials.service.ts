@@ -34,7 +34,12 @@ export interface CredentialsService {
   rotateAll(em: EntityManager): Promise<{ rotated: number; current: number; unreadable: number }>;
 }
 
-export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCrypto; oauth: OAuthProvider; log: Logger }): CredentialsService {
+export function createCredentialsService(deps: {
+  orm: MikroORM;
+  crypto: TokenCrypto;
+  oauth: OAuthProvider;
+  log: Logger;
+}): CredentialsService {
   const { crypto, oauth, log } = deps;
 
   /** Both tokens of a row in plaintext; TOKEN_EXPIRED (account marked) when no key opens them. */
@@ -56,11 +61,13 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
   /** Both tokens under the newest key; a stored refresh ciphertext that already is stays as it is. */
   const sealed = (accountId: string, refresh: string, access: string | null | undefined, storedRefresh?: string) => ({
     keyId: crypto.keyId,
-    refreshTokenEnc: storedRefresh && !crypto.isStale(storedRefresh) ? storedRefresh : crypto.encrypt(refresh, refreshOf(accountId)),
+    refreshTokenEnc:
+      storedRefresh && !crypto.isStale(storedRefresh) ? storedRefresh : crypto.encrypt(refresh, refreshOf(accountId)),
     accessTokenEnc: access == null ? null : crypto.encrypt(access, accessOf(accountId)),
   });
 
-  const stale = (cred: Credential) => crypto.isStale(cred.refreshTokenEnc) || (!!cred.accessTokenEnc && crypto.isStale(cred.accessTokenEnc));
+  const stale = (cred: Credential) =>
+    crypto.isStale(cred.refreshTokenEnc) || (!!cred.accessTokenEnc && crypto.isStale(cred.accessTokenEnc));
 
   const service: CredentialsService = {
     async store(em, accountId, tokens) {
@@ -93,11 +100,21 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
           .nativeUpdate(Credential, { account: accountId }, { ...fields, updatedAt: new Date() })
           .catch((err: unknown) => log.warn({ accountId, ...errorSummary(err) }, `storing ${what} failed`));
       if (stale(cred)) void write(sealed(accountId, refresh, access), 're-encrypted tokens');
-      return oauth.authorisedClient({ accessToken: access, refreshToken: refresh, expiresAt: cred.accessTokenExpiresAt ?? undefined }, (t) => {
-        if (!t.access_token) return;
-        // A refreshed access token: store it for the next call (own EntityManager, not the caller's unit of work).
-        void write({ ...sealed(accountId, refresh, t.access_token, cred.refreshTokenEnc), accessTokenExpiresAt: t.expiry_date ? new Date(t.expiry_date) : null, scope }, 'refreshed token');
-      });
+      return oauth.authorisedClient(
+        { accessToken: access, refreshToken: refresh, expiresAt: cred.accessTokenExpiresAt ?? undefined },
+        (t) => {
+          if (!t.access_token) return;
+          // A refreshed access token: store it for the next call (own EntityManager, not the caller's unit of work).
+          void write(
+            {
+              ...sealed(accountId, refresh, t.access_token, cred.refreshTokenEnc),
+              accessTokenExpiresAt: t.expiry_date ? new Date(t.expiry_date) : null,
+              scope,
+            },
+            'refreshed token',
+          );
+        },
+      );
     },
 
     async rethrowIfRevoked(accountId, err) {
@@ -123,7 +140,11 @@ export function createCredentialsService(deps: { orm: MikroORM; crypto: TokenCry
         const accountId = cred.account as unknown as string;
         try {
           const { refresh, access } = await open(cred);
-          await em.nativeUpdate(Credential, { account: accountId }, { ...sealed(accountId, refresh, access), updatedAt: new Date() });
+          await em.nativeUpdate(
+            Credential,
+            { account: accountId },
+            { ...sealed(accountId, refresh, access), updatedAt: new Date() },
+          );
           counts.rotated++;
         } catch {
           counts.unreadable++;

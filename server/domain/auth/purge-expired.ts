@@ -27,11 +27,14 @@ export interface Purged {
 }
 
 export async function purgeExpired(em: EntityManager): Promise<Purged> {
-  const count = async (sql: string) => ((await em.execute<{ n: number }[]>(`with d as (${sql} returning 1) select count(*)::int as n from d`))[0]?.n ?? 0);
+  const count = async (sql: string) =>
+    (await em.execute<{ n: number }[]>(`with d as (${sql} returning 1) select count(*)::int as n from d`))[0]?.n ?? 0;
   return {
     sessions: await purgeExpiredSessions(em),
     oauthStates: await purgeExpiredStates(em),
-    analyticsEvents: await count(`delete from analytics_events where created_at < now() - interval '${ANALYTICS_RETENTION_DAYS} days'`),
+    analyticsEvents: await count(
+      `delete from analytics_events where created_at < now() - interval '${ANALYTICS_RETENTION_DAYS} days'`,
+    ),
     // The mail quota's grants of accounts gone quiet, and its day ledger past keeping.
     mailQuotaRows: await purgeQuota(em),
     // Rows that only grow otherwise: the event logs of disconnected accounts, the ids of ended listings.

@@ -14,7 +14,10 @@ export const SESSION_IDLE_MS = 2 * 24 * 3600 * 1000;
 export const SESSION_ABSOLUTE_MS = 30 * 24 * 3600 * 1000;
 
 /** The live sessions among some ids, each row's data as JSON text. */
-const READ_SESSIONS = preparedStatement('mia_read_sessions', 'select id, data::text as data from sessions where id = any(?::text[]) and expires_at > now()');
+const READ_SESSIONS = preparedStatement(
+  'mia_read_sessions',
+  'select id, data::text as data from sessions where id = any(?::text[]) and expires_at > now()',
+);
 
 /** The revocation check of every save: the account still exists and has not ended its sessions since this one signed in. */
 const NOT_REVOKED = `(?::uuid is null
@@ -67,7 +70,9 @@ export async function endAccountSessions(em: EntityManager, accountId: string): 
 
 /** Deletes the expired rows (the purge job): an expired row still holds an account id, an address and a CSRF token. How many. */
 export async function purgeExpiredSessions(em: EntityManager): Promise<number> {
-  const rows = await em.execute<{ n: number }[]>('with d as (delete from sessions where expires_at < now() returning 1) select count(*)::int as n from d');
+  const rows = await em.execute<{ n: number }[]>(
+    'with d as (delete from sessions where expires_at < now() returning 1) select count(*)::int as n from d',
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -80,7 +85,10 @@ export async function purgeExpiredSessions(em: EntityManager): Promise<number> {
  * `sessionStreamKey` (server/domain/events/events.service.ts) does: sha256 of `mail-events:<token>`,
  * base64url, 22 characters. Each pair is looked up by the account's index on `sessions`.
  */
-export async function endedStreamSessions(orm: MikroORM, open: readonly { accountId: string; sessionKey: string }[]): Promise<string[]> {
+export async function endedStreamSessions(
+  orm: MikroORM,
+  open: readonly { accountId: string; sessionKey: string }[],
+): Promise<string[]> {
   if (!open.length) return [];
   const rows = (await orm.em.getConnection().execute(
     `select distinct o.s as key from jsonb_to_recordset(?::jsonb) as o(a uuid, s text)

@@ -51,12 +51,19 @@ export function createTokenCrypto(keys: Buffer[], options: TokenCryptoOptions = 
       const cipher = createCipheriv('aes-256-gcm', current, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(aad(keyId, context));
       const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return ['v2', keyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+      return [
+        'v2',
+        keyId,
+        iv.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+        ct.toString('base64url'),
+      ].join('.');
     },
     decrypt(stored, context) {
       const [version, id = '', iv = '', tag = '', ct = ''] = stored.split('.');
       const key = byId.get(id);
-      if (version === 'v1' && !acceptV1) throw new Error('token is of the unbound v1 format, refused (TOKEN_ACCEPT_V1)');
+      if (version === 'v1' && !acceptV1)
+        throw new Error('token is of the unbound v1 format, refused (TOKEN_ACCEPT_V1)');
       if ((version !== 'v1' && version !== 'v2') || !key) throw new Error('token was encrypted with an unknown key');
       const authTag = Buffer.from(tag, 'base64url');
       if (authTag.length !== TAG_BYTES) throw new Error('token has a malformed authentication tag');

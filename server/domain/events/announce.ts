@@ -28,7 +28,12 @@ export type Notice =
  * flight is waited for (and then nothing is recorded) instead of meeting this statement's
  * trim of the log in its cascade, each waiting for the other. The trim runs after the insert.
  */
-async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: string[] | null = null): Promise<string | null> {
+async function record(
+  em: Sql,
+  accountId: string,
+  kind: LoggedKind,
+  threadIds: string[] | null = null,
+): Promise<string | null> {
   const ids = threadIds ? JSON.stringify(threadIds) : null;
   const [row] = await select<{ id: string }>(
     em,
@@ -50,7 +55,11 @@ async function record(em: Sql, accountId: string, kind: LoggedKind, threadIds: s
  * more than MAX_THREAD_IDS changed; then where the account stands. One statement: the sync's
  * commit is on every notification's path.
  */
-export async function announceCommit(tx: Sql, accountId: string, changes: Pick<StoreChanges, 'deletes'>): Promise<void> {
+export async function announceCommit(
+  tx: Sql,
+  accountId: string,
+  changes: Pick<StoreChanges, 'deletes'>,
+): Promise<void> {
   await tx.execute(
     `with l as (select pg_advisory_xact_lock(hashtextextended('mail_events:' || ?::text, 0)) as locked),
      t as (select count(*)::int as n, array_agg(id) as ids from (select id from mail_threads where account_id = ?::uuid and updated_at = now() limit ?) x),
@@ -62,13 +71,31 @@ export async function announceCommit(tx: Sql, accountId: string, changes: Pick<S
      p as (delete from mail_events where account_id = ?::uuid and id <= (select id from mail_events where account_id = ?::uuid order by id desc offset ?::int - (select count(*)::int from e) limit 1))
      select pg_notify(?, json_build_object('a', ?::text, 'k', e.kind, 'i', e.id::text, 't', to_jsonb(e.thread_ids))::text) from (select * from e order by id) e`,
     // The trim's reading of the log is the statement's snapshot, without the one or two events it records: it keeps as many fewer.
-    [accountId, accountId, MAX_THREAD_IDS + 1, changes.deletes.length > 0, MAX_THREAD_IDS, accountId, accountId, accountId, accountId, KEEP_PER_ACCOUNT, EVENTS_CHANNEL, accountId],
+    [
+      accountId,
+      accountId,
+      MAX_THREAD_IDS + 1,
+      changes.deletes.length > 0,
+      MAX_THREAD_IDS,
+      accountId,
+      accountId,
+      accountId,
+      accountId,
+      KEEP_PER_ACCOUNT,
+      EVENTS_CHANNEL,
+      accountId,
+    ],
   );
 }
 
 /** Threads whose stored state changed outside a sync (a new or corrected analysis): one `threads` event after the commit. */
 export async function announceThreads(em: Sql, accountId: string, threadIds: string[]): Promise<void> {
-  await record(em, accountId, threadIds.length > MAX_THREAD_IDS ? 'reset' : 'threads', threadIds.length > MAX_THREAD_IDS ? null : threadIds);
+  await record(
+    em,
+    accountId,
+    threadIds.length > MAX_THREAD_IDS ? 'reset' : 'threads',
+    threadIds.length > MAX_THREAD_IDS ? null : threadIds,
+  );
 }
 
 /** The account's sync state changed (checkpoint moved, listing started or finished, notified, reconnect needed). */

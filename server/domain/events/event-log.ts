@@ -24,10 +24,18 @@ export interface SyncSnapshot {
 
 /** The id of the account's newest event (one is recorded when the log is empty, so a stream always has a position). */
 export async function latestEventId(em: Sql, accountId: string): Promise<string> {
-  const [row] = await select<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
+  const [row] = await select<{ id: string | null }>(
+    em,
+    'select max(id)::text as id from mail_events where account_id = ?',
+    [accountId],
+  );
   if (row?.id) return row.id;
   await announceSync(em, accountId);
-  const [made] = await select<{ id: string | null }>(em, 'select max(id)::text as id from mail_events where account_id = ?', [accountId]);
+  const [made] = await select<{ id: string | null }>(
+    em,
+    'select max(id)::text as id from mail_events where account_id = ?',
+    [accountId],
+  );
   // Nothing recorded: the account is gone (its stream's session with it).
   return made?.id ?? '0';
 }
@@ -36,7 +44,11 @@ export async function latestEventId(em: Sql, accountId: string): Promise<string>
  * The account's events after `afterId`, oldest first; `known` false when `afterId` is not
  * (or no longer) in the account's log, so what came after it cannot be told.
  */
-export async function eventsSince(em: Sql, accountId: string, afterId: string): Promise<{ known: boolean; events: LoggedEvent[] }> {
+export async function eventsSince(
+  em: Sql,
+  accountId: string,
+  afterId: string,
+): Promise<{ known: boolean; events: LoggedEvent[] }> {
   if (!/^[1-9]\d{0,17}$/.test(afterId)) return { known: false, events: [] };
   const found = await select<{ id: string; kind: LoggedKind; thread_ids: string[] | null }>(
     em,
@@ -55,7 +67,16 @@ export async function eventsSince(em: Sql, accountId: string, afterId: string): 
  * since the last sync), else current.
  */
 export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnapshot> {
-  const [row] = await select<{ needs_reconnect: boolean; connected: boolean; full_sync_active: boolean | null; last_synced_at: Date | null; notified: boolean; history_id: string | null; inbox_estimate: number | null; quota_wait: Date | null }>(
+  const [row] = await select<{
+    needs_reconnect: boolean;
+    connected: boolean;
+    full_sync_active: boolean | null;
+    last_synced_at: Date | null;
+    notified: boolean;
+    history_id: string | null;
+    inbox_estimate: number | null;
+    quota_wait: Date | null;
+  }>(
     em,
     `select a.needs_reconnect, exists (select 1 from credentials c where c.account_id = a.id) as connected,
             s.full_sync_active, s.last_synced_at, s.history_id::text as history_id, s.inbox_estimate,
@@ -67,11 +88,20 @@ export async function syncSnapshot(em: Sql, accountId: string): Promise<SyncSnap
   const lastSyncedAt = row?.last_synced_at ? toIso(row.last_synced_at) : null;
   if (!row || row.needs_reconnect || !row.connected) return { state: 'needs_reconnect', lastSyncedAt, progress: null };
   if (row.full_sync_active || !row.history_id) {
-    const [count] = await select<{ n: number }>(em, 'select count(*)::int as n from mail_messages where account_id = ? and in_inbox', [accountId]);
+    const [count] = await select<{ n: number }>(
+      em,
+      'select count(*)::int as n from mail_messages where account_id = ? and in_inbox',
+      [accountId],
+    );
     const stored = count?.n ?? 0;
     // The provider's inbox count read when the listing began (labels/INBOX); mail that arrived since can take stored past it.
     const estimatedTotal = row.inbox_estimate == null ? null : Math.max(row.inbox_estimate, stored);
-    return { state: 'backfilling', lastSyncedAt, progress: { stored, estimatedTotal }, ...(row.quota_wait ? { quotaWaitUntil: toIso(row.quota_wait) } : {}) };
+    return {
+      state: 'backfilling',
+      lastSyncedAt,
+      progress: { stored, estimatedTotal },
+      ...(row.quota_wait ? { quotaWaitUntil: toIso(row.quota_wait) } : {}),
+    };
   }
   // Catching up: a notification came since the last sync. Not "a sync holds the lease": a call that finds
   // nothing announces nothing, so a state read while the next call of a drain ran would stay catching_up.

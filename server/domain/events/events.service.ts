@@ -48,7 +48,15 @@ export interface StreamLimits {
   slotTtlMs?: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = { perSession: 5, perAccount: 20, perInstance: 2_000, retryAfterSeconds: 30, busyRetryAfterSeconds: 5, heartbeatMs: 25_000, slotTtlMs: 60_000 };
+export const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  perSession: 5,
+  perAccount: 20,
+  perInstance: 2_000,
+  retryAfterSeconds: 30,
+  busyRetryAfterSeconds: 5,
+  heartbeatMs: 25_000,
+  slotTtlMs: 60_000,
+};
 
 export interface OpenStream {
   accountId: string;
@@ -81,7 +89,11 @@ export function sessionStreamKey(csrfToken: string): string {
   return createHash('sha256').update(`mail-events:${csrfToken}`).digest('base64url').slice(0, 22);
 }
 
-export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; limits?: StreamLimits }): MailEventsService {
+export function createMailEventsService(deps: {
+  orm: MikroORM;
+  hub: EventHub;
+  limits?: StreamLimits;
+}): MailEventsService {
   const { orm, hub } = deps;
   const limits = deps.limits ?? DEFAULT_STREAM_LIMITS;
   const sql = () => orm.em.fork();
@@ -92,10 +104,19 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
     (checking ??= endedStreamSessions(orm, hub.sessions())
       .then((ended) => hub.endSessions(ended))
       .finally(() => (checking = undefined)));
-  hub.onReconnected(() => void checkSessions().catch((err) => hub.log.warn(errorSummary(err), 'live events: sessions not checked after reconnecting')));
+  hub.onReconnected(
+    () =>
+      void checkSessions().catch((err) =>
+        hub.log.warn(errorSummary(err), 'live events: sessions not checked after reconnecting'),
+      ),
+  );
   const slots = createStreamSlots({
     orm,
-    limits: { perSession: limits.perSession, perAccount: limits.perAccount, ttlMs: limits.slotTtlMs ?? DEFAULT_STREAM_LIMITS.slotTtlMs! },
+    limits: {
+      perSession: limits.perSession,
+      perAccount: limits.perAccount,
+      ttlMs: limits.slotTtlMs ?? DEFAULT_STREAM_LIMITS.slotTtlMs!,
+    },
     refreshMs: heartbeatMs,
     onError: (err) => hub.log.warn(errorSummary(err), 'live events: stream places not kept or sessions not checked'),
     onBeat: checkSessions,
@@ -110,7 +131,10 @@ export function createMailEventsService(deps: { orm: MikroORM; hub: EventHub; li
     heartbeatMs,
     async open({ accountId, sessionKey, lastEventId, signal }) {
       // The instance is full (every stream holds a socket, a generator and a share of the pool's reads): try later, or elsewhere.
-      if (hub.size() + claiming >= perInstance) throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: limits.busyRetryAfterSeconds ?? DEFAULT_STREAM_LIMITS.busyRetryAfterSeconds });
+      if (hub.size() + claiming >= perInstance)
+        throw new AppError('SERVICE_UNAVAILABLE', {
+          retryAfter: limits.busyRetryAfterSeconds ?? DEFAULT_STREAM_LIMITS.busyRetryAfterSeconds,
+        });
       // This instance's own streams refuse without a round trip; the cluster's are counted in `event_streams`.
       const open = hub.count(accountId, sessionKey);
       if (open.session >= limits.perSession || open.account >= limits.perAccount) throw refuse();

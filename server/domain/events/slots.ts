@@ -59,7 +59,10 @@ export function createStreamSlots(deps: {
 
   function refresh() {
     if (beating || !held.size) return;
-    beating = Promise.all([refreshSlots(orm.em.fork(), instance, [...held], limits.ttlMs).catch(failed), deps.onBeat?.().catch(failed)])
+    beating = Promise.all([
+      refreshSlots(orm.em.fork(), instance, [...held], limits.ttlMs).catch(failed),
+      deps.onBeat?.().catch(failed),
+    ])
       .then(() => undefined)
       .finally(() => (beating = undefined));
   }

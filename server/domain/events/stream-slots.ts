@@ -26,10 +26,14 @@ export interface SlotLimits {
 export async function claimSlot(em: EntityManager, slot: Slot, limits: SlotLimits): Promise<boolean> {
   return em.transactional(async (tx) => {
     // The account row first (key share), as every writer of its rows: a deletion in flight is waited for, not met.
-    const [account] = await select<{ id: string }>(tx, 'select id from accounts where id = ? for key share', [slot.accountId]);
+    const [account] = await select<{ id: string }>(tx, 'select id from accounts where id = ? for key share', [
+      slot.accountId,
+    ]);
     if (!account) return false;
     // A separate statement: the count below takes its snapshot after the lock, so it sees every claim before it.
-    await tx.execute(`select pg_advisory_xact_lock(hashtextextended('event_streams:' || ?::text, 0))`, [slot.accountId]);
+    await tx.execute(`select pg_advisory_xact_lock(hashtextextended('event_streams:' || ?::text, 0))`, [
+      slot.accountId,
+    ]);
     const taken = await select<{ id: string }>(
       tx,
       `with lapsed as (delete from event_streams where account_id = ?::uuid and expires_at <= now()),
@@ -38,7 +42,18 @@ export async function claimSlot(em: EntityManager, slot: Slot, limits: SlotLimit
        insert into event_streams (id, account_id, session_key, instance, expires_at)
        select ?::uuid, ?::uuid, ?, ?::uuid, now() + make_interval(secs => ?) from open where open.s < ? and open.a < ?
        returning id`,
-      [slot.accountId, slot.sessionKey, slot.accountId, slot.id, slot.accountId, slot.sessionKey, slot.instance, limits.ttlMs / 1000, limits.perSession, limits.perAccount],
+      [
+        slot.accountId,
+        slot.sessionKey,
+        slot.accountId,
+        slot.id,
+        slot.accountId,
+        slot.sessionKey,
+        slot.instance,
+        limits.ttlMs / 1000,
+        limits.perSession,
+        limits.perAccount,
+      ],
     );
     return taken.length > 0;
   });
@@ -59,7 +74,10 @@ export async function refreshSlots(em: Sql, instance: string, ids: string[], ttl
 
 /** The streams ended: their places are free on every instance. */
 export async function releaseSlots(em: Sql, ids: string[]): Promise<void> {
-  await em.execute('delete from event_streams where id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x)', [JSON.stringify(ids)]);
+  await em.execute(
+    'delete from event_streams where id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x)',
+    [JSON.stringify(ids)],
+  );
 }
 
 /** The instance stops: every place it held is free. */

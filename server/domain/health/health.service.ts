@@ -17,12 +17,20 @@ export interface HealthService {
   check(): Promise<HealthReport>;
 }
 
-export function createHealthService(deps: { pingDatabase: () => Promise<void>; mail: Probe; ai: Probe; clock?: () => Date }): HealthService {
+export function createHealthService(deps: {
+  pingDatabase: () => Promise<void>;
+  mail: Probe;
+  ai: Probe;
+  clock?: () => Date;
+}): HealthService {
   const clock = deps.clock ?? (() => new Date());
   return {
     async check() {
       const [db, mail, ai] = await Promise.all([
-        deps.pingDatabase().then(() => 'ok' as const, () => 'down' as const),
+        deps.pingDatabase().then(
+          () => 'ok' as const,
+          () => 'down' as const,
+        ),
         deps.mail(),
         deps.ai(),
       ]);

@@ -18,15 +18,11 @@ export const QUOTA_DAYS_KEPT = 92;
 export function createQuotaLedger(orm: MikroORM): QuotaLedger {
   return {
     async take({ accountId, lane, want, min, cap, windowMs, reserve }) {
-      const [row] = await select<{ granted: number; wait_ms: number }>(orm.em.fork(), 'select granted, wait_ms from mail_quota_take(?::uuid, ?, ?, ?, ?, ?, ?)', [
-        accountId,
-        lane,
-        Math.ceil(want),
-        Math.ceil(min),
-        Math.ceil(cap),
-        Math.ceil(windowMs),
-        Math.ceil(reserve),
-      ]);
+      const [row] = await select<{ granted: number; wait_ms: number }>(
+        orm.em.fork(),
+        'select granted, wait_ms from mail_quota_take(?::uuid, ?, ?, ?, ?, ?, ?)',
+        [accountId, lane, Math.ceil(want), Math.ceil(min), Math.ceil(cap), Math.ceil(windowMs), Math.ceil(reserve)],
+      );
       return { granted: row?.granted ?? 0, waitMs: row?.wait_ms ?? windowMs };
     },
 
@@ -48,19 +44,33 @@ export function createQuotaLedger(orm: MikroORM): QuotaLedger {
 
 /** The deployment's units of one UTC day (`YYYY-MM-DD`), every instance's flushed counts. */
 export async function unitsOfDay(em: Sql, day: string): Promise<number> {
-  const [row] = await select<{ units: string | null }>(em, 'select sum(units)::text as units from mail_quota_days where day = ?::date', [day]);
+  const [row] = await select<{ units: string | null }>(
+    em,
+    'select sum(units)::text as units from mail_quota_days where day = ?::date',
+    [day],
+  );
   return Number(row?.units ?? 0);
 }
 
 /** The day ledger by method and purpose (operators, tests). */
 export async function dayByMethod(em: Sql, day: string): Promise<{ method: string; purpose: string; units: number }[]> {
-  const rows = await select<{ method: string; purpose: string; units: string }>(em, 'select method, purpose, units::text as units from mail_quota_days where day = ?::date order by method, purpose', [day]);
+  const rows = await select<{ method: string; purpose: string; units: string }>(
+    em,
+    'select method, purpose, units::text as units from mail_quota_days where day = ?::date order by method, purpose',
+    [day],
+  );
   return rows.map((r) => ({ method: r.method, purpose: r.purpose, units: Number(r.units) }));
 }
 
 /** Grants of accounts gone quiet (each take drops its own account's old ones) and days past keeping. */
 export async function purgeQuota(em: Sql): Promise<number> {
-  const [g] = await select<{ n: number }>(em, `with d as (delete from mail_quota_grants where granted_at < now() - interval '1 hour' returning 1) select count(*)::int as n from d`);
-  const [d] = await select<{ n: number }>(em, `with d as (delete from mail_quota_days where day < (now() at time zone 'utc')::date - ${QUOTA_DAYS_KEPT} returning 1) select count(*)::int as n from d`);
+  const [g] = await select<{ n: number }>(
+    em,
+    `with d as (delete from mail_quota_grants where granted_at < now() - interval '1 hour' returning 1) select count(*)::int as n from d`,
+  );
+  const [d] = await select<{ n: number }>(
+    em,
+    `with d as (delete from mail_quota_days where day < (now() at time zone 'utc')::date - ${QUOTA_DAYS_KEPT} returning 1) select count(*)::int as n from d`,
+  );
   return (g?.n ?? 0) + (d?.n ?? 0);
 }

@@ -50,7 +50,12 @@ const threadIdsOf = (rows: { thread_id: string }[]) => rows.map((r) => r.thread_
  * Upserts threads and messages in one statement; bodies are written only when a row carries
  * them. `insertOnly`: rows already stored are left exactly as they are.
  */
-async function upsertMessages(em: EntityManager, accountId: string, rows: MessageRow[], insertOnly = false): Promise<string[]> {
+async function upsertMessages(
+  em: EntityManager,
+  accountId: string,
+  rows: MessageRow[],
+  insertOnly = false,
+): Promise<string[]> {
   const byId = new Map(rows.map((r) => [r.providerMessageId, r]));
   const payload = [...byId.values()].map((r) => ({
     pmid: r.providerMessageId,
@@ -84,7 +89,10 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.bulk, r.body_text, r.body_html, r.attachments,
        case when r.fetched then now() end, case when r.fetched then ${SANITIZER_VERSION} end
      from r join t on t.provider_thread_id = r.ptid
-     on conflict (account_id, provider_message_id) do ${insertOnly ? 'nothing' : `update set
+     on conflict (account_id, provider_message_id) do ${
+       insertOnly
+         ? 'nothing'
+         : `update set
        from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
        snippet = excluded.snippet, sent_at = excluded.sent_at, is_unread = excluded.is_unread, in_inbox = excluded.in_inbox,
        label_ids = excluded.label_ids, is_bulk = excluded.is_bulk,
@@ -93,14 +101,19 @@ async function upsertMessages(em: EntityManager, accountId: string, rows: Messag
        attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
        body_fetched_at = coalesce(excluded.body_fetched_at, m.body_fetched_at),
        body_sanitizer = case when excluded.body_fetched_at is null then m.body_sanitizer else excluded.body_sanitizer end,
-       updated_at = now()`}
+       updated_at = now()`
+     }
      returning m.thread_id`,
     [JSON.stringify(payload), accountId, accountId],
   );
   return threadIdsOf(result);
 }
 
-async function updateLabels(em: EntityManager, accountId: string, changes: StoreChanges['labelChanges']): Promise<string[]> {
+async function updateLabels(
+  em: EntityManager,
+  accountId: string,
+  changes: StoreChanges['labelChanges'],
+): Promise<string[]> {
   const payload = changes.map((c) => ({ pmid: c.providerMessageId, labels: uniq(c.labelIds) }));
   const result = await executeBound<{ thread_id: string }>(
     em,
@@ -168,9 +181,19 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  * A big thread comes in runs of about a megabyte of bodies, each in a transaction of its own
  * (body-chunks.ts): one statement's parameter holds one run.
  */
-export async function storeThread(em: EntityManager, accountId: string, threadId: string, rows: MessageRow[]): Promise<boolean> {
+export async function storeThread(
+  em: EntityManager,
+  accountId: string,
+  threadId: string,
+  rows: MessageRow[],
+): Promise<boolean> {
   if (!(await lockAccount(em, accountId))) return false;
-  const payload = rows.map((r) => ({ pmid: r.providerMessageId, body_text: r.bodyText ?? '', body_html: r.bodyHtml ?? '', attachments: r.attachments ?? [] }));
+  const payload = rows.map((r) => ({
+    pmid: r.providerMessageId,
+    body_text: r.bodyText ?? '',
+    body_html: r.bodyHtml ?? '',
+    attachments: r.attachments ?? [],
+  }));
   await executeBound(
     em,
     `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now(),

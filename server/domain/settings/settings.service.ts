@@ -30,13 +30,19 @@ export function readResponseStyle(raw: unknown): ResponseStyle {
 }
 
 function toSettings(account: Account): Settings {
-  return { signature: account.signature ?? null, responseStyle: readResponseStyle(account.responseStyle), autoTriage: account.autoTriage };
+  return {
+    signature: account.signature ?? null,
+    responseStyle: readResponseStyle(account.responseStyle),
+    autoTriage: account.autoTriage,
+  };
 }
 
 /** Mail sent this long before `autoTriage` was turned on is triaged too. */
 export const AUTO_TRIAGE_LOOKBACK_MS = 3 * 86_400_000;
 
-export function createSettingsService(deps: { now?: () => Date; onAutoTriage?: (accountId: string) => Promise<unknown> } = {}) {
+export function createSettingsService(
+  deps: { now?: () => Date; onAutoTriage?: (accountId: string) => Promise<unknown> } = {},
+) {
   const now = deps.now ?? (() => new Date());
   return {
     async get(em: EntityManager, accountId: string): Promise<Settings> {
@@ -46,28 +52,36 @@ export function createSettingsService(deps: { now?: () => Date; onAutoTriage?: (
     },
 
     async update(em: EntityManager, accountId: string, patch: z.infer<typeof settingsUpdate>): Promise<Settings> {
-      return em.transactional(async (tx) => {
-        const account = await tx.findOne(Account, { id: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-        if (!account) throw new AppError('AUTH_REQUIRED');
-        if (patch.signature !== undefined) account.signature = patch.signature;
-        if (patch.responseStyle !== undefined) {
-          const style: Record<string, string | null> = { ...readResponseStyle(account.responseStyle) };
-          for (const key of STYLE_KEYS) {
-            const value = patch.responseStyle[key];
-            if (value !== undefined) style[key] = value;
+      return em
+        .transactional(async (tx) => {
+          const account = await tx.findOne(
+            Account,
+            { id: accountId },
+            { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+          );
+          if (!account) throw new AppError('AUTH_REQUIRED');
+          if (patch.signature !== undefined) account.signature = patch.signature;
+          if (patch.responseStyle !== undefined) {
+            const style: Record<string, string | null> = { ...readResponseStyle(account.responseStyle) };
+            for (const key of STYLE_KEYS) {
+              const value = patch.responseStyle[key];
+              if (value !== undefined) style[key] = value;
+            }
+            const set = Object.fromEntries(
+              Object.entries(style).filter(([, v]) => v !== null),
+            ) as Account['responseStyle'];
+            account.responseStyle = set && Object.keys(set).length ? set : null;
           }
-          const set = Object.fromEntries(Object.entries(style).filter(([, v]) => v !== null)) as Account['responseStyle'];
-          account.responseStyle = set && Object.keys(set).length ? set : null;
-        }
-        const turnedOn = patch.autoTriage === true && !account.autoTriage;
-        if (patch.autoTriage !== undefined) account.autoTriage = patch.autoTriage;
-        if (turnedOn) account.autoTriageFrom = new Date(now().getTime() - AUTO_TRIAGE_LOOKBACK_MS);
-        await tx.flush();
-        return { settings: toSettings(account), turnedOn };
-      }).then(async ({ settings, turnedOn }) => {
-        if (turnedOn) await deps.onAutoTriage?.(accountId);
-        return settings;
-      });
+          const turnedOn = patch.autoTriage === true && !account.autoTriage;
+          if (patch.autoTriage !== undefined) account.autoTriage = patch.autoTriage;
+          if (turnedOn) account.autoTriageFrom = new Date(now().getTime() - AUTO_TRIAGE_LOOKBACK_MS);
+          await tx.flush();
+          return { settings: toSettings(account), turnedOn };
+        })
+        .then(async ({ settings, turnedOn }) => {
+          if (turnedOn) await deps.onAutoTriage?.(accountId);
+          return settings;
+        });
     },
   };
 }

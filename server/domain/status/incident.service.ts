@@ -7,7 +7,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import { Incident } from '../../../db/entities/index.ts';
-import { FINAL_STATES, INCIDENT_STATES, type Incident as IncidentDto, type createIncidentInput, type updateIncidentInput } from '../../../shared/schemas/status.ts';
+import {
+  FINAL_STATES,
+  INCIDENT_STATES,
+  type Incident as IncidentDto,
+  type createIncidentInput,
+  type updateIncidentInput,
+} from '../../../shared/schemas/status.ts';
 import type { Logger } from '../../infra/logger.ts';
 import { AppError } from '../errors.ts';
 
@@ -35,7 +41,11 @@ export function createIncidentService(deps: { log?: Logger; clock?: () => Date }
       return rows.map(toIncidentDto);
     },
 
-    async create(em: EntityManager, input: z.infer<typeof createIncidentInput>, actor = 'unknown'): Promise<IncidentDto> {
+    async create(
+      em: EntityManager,
+      input: z.infer<typeof createIncidentInput>,
+      actor = 'unknown',
+    ): Promise<IncidentDto> {
       const now = clock();
       const incident = em.create(Incident, {
         kind: input.kind,
@@ -47,11 +57,18 @@ export function createIncidentService(deps: { log?: Logger; clock?: () => Date }
         resolvedAt: FINAL_STATES.includes(input.state) ? now : null,
       });
       await em.flush();
-      audit({ action: 'incident.create', actor, incidentId: incident.id, kind: incident.kind, state: incident.state }, 'incident created');
+      audit(
+        { action: 'incident.create', actor, incidentId: incident.id, kind: incident.kind, state: incident.state },
+        'incident created',
+      );
       return toIncidentDto(incident);
     },
 
-    async update(em: EntityManager, input: z.infer<typeof updateIncidentInput>, actor = 'unknown'): Promise<IncidentDto> {
+    async update(
+      em: EntityManager,
+      input: z.infer<typeof updateIncidentInput>,
+      actor = 'unknown',
+    ): Promise<IncidentDto> {
       const incident = await em.findOne(Incident, { id: input.id });
       if (!incident) throw new AppError('NOT_FOUND');
       if (input.state !== undefined) {
@@ -70,7 +87,10 @@ export function createIncidentService(deps: { log?: Logger; clock?: () => Date }
       if (input.affectedComponents !== undefined) incident.affectedComponents = input.affectedComponents;
       await em.flush();
       const changed = Object.keys(input).filter((k) => k !== 'id' && input[k as keyof typeof input] !== undefined);
-      audit({ action: 'incident.update', actor, incidentId: incident.id, changed, state: incident.state }, 'incident updated');
+      audit(
+        { action: 'incident.update', actor, incidentId: incident.id, changed, state: incident.state },
+        'incident updated',
+      );
       return toIncidentDto(incident);
     },
   };

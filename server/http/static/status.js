@@ -8,12 +8,23 @@
   var meta = document.querySelector('meta[name="mia-api-base"]');
   var base = ((meta && meta.content) || '').replace(/\/+$/, '');
   var REFRESH_MS = 30000;
-  var HEADLINES = { ok: 'All systems operational', degraded: 'Some components are degraded', down: 'Service is down', unknown: 'Status unavailable' };
-  var COMPONENTS = [['database', 'Database'], ['mail', 'Mail provider'], ['ai', 'AI provider']];
+  var HEADLINES = {
+    ok: 'All systems operational',
+    degraded: 'Some components are degraded',
+    down: 'Service is down',
+    unknown: 'Status unavailable',
+  };
+  var COMPONENTS = [
+    ['database', 'Database'],
+    ['mail', 'Mail provider'],
+    ['ai', 'AI provider'],
+  ];
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    Object.keys(attrs || {}).forEach(function (k) {
+      node.setAttribute(k, attrs[k]);
+    });
     if (text !== undefined) node.textContent = text;
     return node;
   }
@@ -28,14 +39,20 @@
     body.textContent = '';
     COMPONENTS.forEach(function (c) {
       var key = c[0];
-      var state = 'unknown', detail = 'no answer from the service';
+      var state = 'unknown',
+        detail = 'no answer from the service';
       if (report) {
-        if (key === 'database') { state = report.database === 'ok' ? 'operational' : 'down'; detail = report.database === 'ok' ? 'reachable' : 'unreachable'; }
-        else if (report[key]) { state = report[key].state; detail = report[key].detail; }
+        if (key === 'database') {
+          state = report.database === 'ok' ? 'operational' : 'down';
+          detail = report.database === 'ok' ? 'reachable' : 'unreachable';
+        } else if (report[key]) {
+          state = report[key].state;
+          detail = report[key].detail;
+        }
       }
       var row = el('tr', { 'data-component': key });
       row.appendChild(el('td', {}, c[1]));
-      row.appendChild(el('td', { 'class': 'state-' + state, 'data-state': state }, state.replace('_', ' ')));
+      row.appendChild(el('td', { class: 'state-' + state, 'data-state': state }, state.replace('_', ' ')));
       row.appendChild(el('td', {}, detail));
       body.appendChild(row);
     });
@@ -48,12 +65,13 @@
     var li = el('li', { 'data-incident': i.id, 'data-kind': i.kind, 'data-state': i.state });
     var title = el('strong', {}, i.title);
     li.appendChild(title);
-    li.appendChild(el('span', { 'class': 'badge' }, i.state.replace('_', ' ')));
+    li.appendChild(el('span', { class: 'badge' }, i.state.replace('_', ' ')));
     li.appendChild(el('p', {}, i.message));
     var when = 'Starts ' + new Date(i.startsAt).toLocaleString();
-    if (i.resolvedAt) when += ' · ' + (i.kind === 'maintenance' ? 'completed ' : 'resolved ') + new Date(i.resolvedAt).toLocaleString();
+    if (i.resolvedAt)
+      when += ' · ' + (i.kind === 'maintenance' ? 'completed ' : 'resolved ') + new Date(i.resolvedAt).toLocaleString();
     if (i.affectedComponents.length) when += ' · affects ' + i.affectedComponents.join(', ');
-    li.appendChild(el('p', { 'class': 'meta' }, when));
+    li.appendChild(el('p', { class: 'meta' }, when));
     return li;
   }
 
@@ -62,24 +80,46 @@
     var history = document.getElementById('history');
     maintenance.textContent = '';
     history.textContent = '';
-    var upcoming = list.filter(function (i) { return i.kind === 'maintenance' && i.state !== 'completed'; });
-    var past = list.filter(function (i) { return upcoming.indexOf(i) < 0; });
-    upcoming.forEach(function (i) { maintenance.appendChild(renderIncident(i)); });
-    past.forEach(function (i) { history.appendChild(renderIncident(i)); });
-    if (!upcoming.length) maintenance.appendChild(el('li', { 'class': 'muted' }, 'No maintenance scheduled.'));
-    if (!past.length) history.appendChild(el('li', { 'class': 'muted' }, 'No incidents reported.'));
+    var upcoming = list.filter(function (i) {
+      return i.kind === 'maintenance' && i.state !== 'completed';
+    });
+    var past = list.filter(function (i) {
+      return upcoming.indexOf(i) < 0;
+    });
+    upcoming.forEach(function (i) {
+      maintenance.appendChild(renderIncident(i));
+    });
+    past.forEach(function (i) {
+      history.appendChild(renderIncident(i));
+    });
+    if (!upcoming.length) maintenance.appendChild(el('li', { class: 'muted' }, 'No maintenance scheduled.'));
+    if (!past.length) history.appendChild(el('li', { class: 'muted' }, 'No incidents reported.'));
   }
 
   function getJson(path) {
     return fetch(base + path, { headers: { Accept: 'application/json' }, cache: 'no-store' }).then(function (res) {
-      return res.json().then(function (body) { return { status: res.status, body: body }; });
+      return res.json().then(function (body) {
+        return { status: res.status, body: body };
+      });
     });
   }
 
   function refresh() {
     // /health answers 503 with the full report when the database is down: render it either way.
-    getJson('/health').then(function (r) { renderHealth(r.body && r.body.service ? r.body : null); }, function () { renderHealth(null); });
-    getJson('/api/status/incidents').then(function (r) { if (r.body && r.body.incidents) renderIncidents(r.body.incidents); }, function () {});
+    getJson('/health').then(
+      function (r) {
+        renderHealth(r.body && r.body.service ? r.body : null);
+      },
+      function () {
+        renderHealth(null);
+      },
+    );
+    getJson('/api/status/incidents').then(
+      function (r) {
+        if (r.body && r.body.incidents) renderIncidents(r.body.incidents);
+      },
+      function () {},
+    );
   }
 
   refresh();

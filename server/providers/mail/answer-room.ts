@@ -25,7 +25,12 @@ export interface AnswerRoom {
   readonly held: number;
 }
 
-export function createAnswerRoom(opts: { maxBytes: number; capBytes: number; waitMs: number; refused: (held: number) => Error }): AnswerRoom {
+export function createAnswerRoom(opts: {
+  maxBytes: number;
+  capBytes: number;
+  waitMs: number;
+  refused: (held: number) => Error;
+}): AnswerRoom {
   let held = 0;
   const waiting: (() => void)[] = [];
   const fits = () => held === 0 || held + opts.capBytes <= opts.maxBytes;

@@ -29,7 +29,15 @@ import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
 import { createAnswerRoom } from './answer-room.ts';
 import type { WorkerPost } from './body-worker.ts';
-import { collectMessages, forEachThreadMessage, MAX_ANSWER_BYTES, readAnswer, UnusableAnswerError, type MessageSink, type ThreadAnswer } from './thread-answer.ts';
+import {
+  collectMessages,
+  forEachThreadMessage,
+  MAX_ANSWER_BYTES,
+  readAnswer,
+  UnusableAnswerError,
+  type MessageSink,
+  type ThreadAnswer,
+} from './thread-answer.ts';
 
 export interface BodyParser {
   /**
@@ -104,7 +112,8 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   let waiting = 0;
   /** Answers being read that are past the inline size: each holds a place in the queue before the rest of it is read. */
   let reserved = 0;
-  const busy = (why: string) => new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(why) });
+  const busy = (why: string) =>
+    new AppError('SERVICE_UNAVAILABLE', { retryAfter: BUSY_RETRY_AFTER_SECONDS, cause: new Error(why) });
   /** The answers past the inline size, by bytes, from there until their parse has ended. */
   const room = createAnswerRoom({
     maxBytes: opts.maxQueueBytes ?? 2 * maxAnswerBytes,
@@ -114,7 +123,8 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   });
   /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
   const refuseIfFull = () => {
-    if (waiting + reserved >= maxQueue) throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
+    if (waiting + reserved >= maxQueue)
+      throw busy(`${waiting} parses waiting for a worker, ${reserved} answers being read for one`);
   };
   const workers = () => pool ?? startPool();
   const startPool = () => {
@@ -122,7 +132,10 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       filename: new URL('./body-worker.ts', import.meta.url).href,
       minThreads: 0,
       maxThreads: opts.maxThreads ?? Math.max(1, availableParallelism() - 1),
-      resourceLimits: { maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256, maxYoungGenerationSizeMb: opts.maxYoungGenerationSizeMb ?? 16 },
+      resourceLimits: {
+        maxOldGenerationSizeMb: opts.maxOldGenerationSizeMb ?? 256,
+        maxYoungGenerationSizeMb: opts.maxYoungGenerationSizeMb ?? 16,
+      },
       idleTimeout: opts.idleMs ?? 5_000,
     });
     // A worker that dies with no task of ours on it (out of heap while starting, say) is reported here; unheard, it would end the process.
@@ -141,7 +154,8 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     // Resolves when the worker flags the start (1), or when the task settled without one (2).
     void Promise.resolve(Atomics.waitAsync(started, 0, 0).value).then(() => {
       waiting--;
-      if (!settled && Atomics.load(started, 0) === 1) timer = setTimeout(() => abort.abort(new Error(`a parse over ${timeoutMs} ms`)), timeoutMs);
+      if (!settled && Atomics.load(started, 0) === 1)
+        timer = setTimeout(() => abort.abort(new Error(`a parse over ${timeoutMs} ms`)), timeoutMs);
     });
     // The messages come one by one on a port of their own (body-worker.ts), the end last.
     const { port1, port2 } = new MessageChannel();
@@ -151,7 +165,10 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     });
     ended.catch(() => {}); // awaited only once the worker's run succeeded
     try {
-      await workers().run({ ...task, started, port: port2 }, { name: 'parseThread', signal: abort.signal, transferList: [port2] });
+      await workers().run(
+        { ...task, started, port: port2 },
+        { name: 'parseThread', signal: abort.signal, transferList: [port2] },
+      );
       return await ended;
     } finally {
       port1.close();
@@ -208,7 +225,11 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
           if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
           // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
           return await run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
-            Promise.reject(again instanceof AppError ? again : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again })),
+            Promise.reject(
+              again instanceof AppError
+                ? again
+                : new UnusableAnswerError(`an answer of ${answer.byteLength} bytes not parsed`, { cause: again }),
+            ),
           );
         }
       } finally {

@@ -10,10 +10,14 @@ import { forEachThreadMessage, type ThreadAnswerOptions, type ThreadMessage } fr
 export type WorkerPost = { message: ThreadMessage; index: number } | { end: number | 'malformed' };
 
 /** `started` is flagged first, so the parser's clock counts this parse's time, not its wait in the queue. */
-export async function parseThread(task: { answer: Uint8Array; started?: Int32Array; port: MessagePort } & ThreadAnswerOptions): Promise<void> {
+export async function parseThread(
+  task: { answer: Uint8Array; started?: Int32Array; port: MessagePort } & ThreadAnswerOptions,
+): Promise<void> {
   if (task.started && Atomics.compareExchange(task.started, 0, 0, 1) === 0) Atomics.notify(task.started, 0);
   try {
-    const end = await forEachThreadMessage(task.answer, task, (message, index) => task.port.postMessage({ message, index } satisfies WorkerPost));
+    const end = await forEachThreadMessage(task.answer, task, (message, index) =>
+      task.port.postMessage({ message, index } satisfies WorkerPost),
+    );
     task.port.postMessage({ end } satisfies WorkerPost);
   } finally {
     task.port.close();

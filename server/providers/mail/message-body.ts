@@ -143,7 +143,8 @@ export async function extractBodies(payload: WirePart | undefined): Promise<Mess
       return;
     }
     const data = part.body?.data;
-    if (data && (mime === 'text/plain' || mime === 'text/html') && leaves.length < MAIL_LIMITS.leaves) leaves.push({ part, html: mime === 'text/html', data });
+    if (data && (mime === 'text/plain' || mime === 'text/html') && leaves.length < MAIL_LIMITS.leaves)
+      leaves.push({ part, html: mime === 'text/html', data });
   };
   if (payload) walk(payload, 0);
   const plain: string[] = [];

@@ -61,7 +61,11 @@ export class AnswerTooLargeError extends UnusableAnswerError {
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
  * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
  */
-export async function readAnswer(body: AsyncIterable<Uint8Array>, max = MAX_ANSWER_BYTES, big?: { bytes: number; reserve(): void | Promise<void> }): Promise<Uint8Array> {
+export async function readAnswer(
+  body: AsyncIterable<Uint8Array>,
+  max = MAX_ANSWER_BYTES,
+  big?: { bytes: number; reserve(): void | Promise<void> },
+): Promise<Uint8Array> {
   const shared = new SharedArrayBuffer(0, { maxByteLength: max });
   let length = 0;
   for await (const chunk of body) {
@@ -86,12 +90,19 @@ export function textLeafChars(part: WirePart | undefined, depth = 0): number {
 
 /** The part with its HTML leaves emptied. */
 export function withoutHtml(part: WirePart): WirePart {
-  return { ...part, body: /^text\/html$/i.test(part.mimeType ?? '') ? {} : part.body, parts: part.parts?.map(withoutHtml) };
+  return {
+    ...part,
+    body: /^text\/html$/i.test(part.mimeType ?? '') ? {} : part.body,
+    parts: part.parts?.map(withoutHtml),
+  };
 }
 
 /** A message of the answer made into a thread message (its HTML dropped past `htmlUpTo`). */
 async function normaliseMessage(m: GmailMessage, opts: ThreadAnswerOptions): Promise<ThreadMessage> {
-  const payload = m.payload && opts.htmlUpTo !== undefined && textLeafChars(m.payload) > opts.htmlUpTo ? withoutHtml(m.payload) : m.payload;
+  const payload =
+    m.payload && opts.htmlUpTo !== undefined && textLeafChars(m.payload) > opts.htmlUpTo
+      ? withoutHtml(m.payload)
+      : m.payload;
   return { ...toMessageMeta(m), ...(await extractBodies(payload)) };
 }
 
@@ -108,7 +119,11 @@ function parseJson(json: Uint8Array | string): unknown {
 export type MessageSink = (message: ThreadMessage, index: number) => void;
 
 /** Message by message (answer-split.ts); undefined when the answer is not split that way and the whole parse decides. */
-async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions, each: MessageSink): Promise<number | 'malformed' | undefined> {
+async function messageByMessage(
+  answer: Uint8Array,
+  opts: ThreadAnswerOptions,
+  each: MessageSink,
+): Promise<number | 'malformed' | undefined> {
   const split = splitThreadAnswer(answer);
   if (!split) return undefined;
   const rest = parseJson(split.skeleton) as { messages?: unknown } | undefined;
@@ -133,7 +148,11 @@ async function messageByMessage(answer: Uint8Array, opts: ThreadAnswerOptions, e
  * its own, even when the answer turns out 'malformed' after it: the thread is then not answered,
  * but a sink may keep what it was given (thread-bodies.service.ts stores it).
  */
-export async function forEachThreadMessage(answer: Uint8Array, opts: ThreadAnswerOptions, each: MessageSink): Promise<number | 'malformed'> {
+export async function forEachThreadMessage(
+  answer: Uint8Array,
+  opts: ThreadAnswerOptions,
+  each: MessageSink,
+): Promise<number | 'malformed'> {
   const split = await messageByMessage(answer, opts, each);
   if (split !== undefined) return split;
   const data = parseJson(answer);

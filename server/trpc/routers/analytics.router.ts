@@ -3,7 +3,16 @@ import { publicProcedure, router } from '../init.ts';
 
 export const analyticsRouter = router({
   event: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/analytics/event', tags: ['analytics'], summary: 'Record a product-analytics event' }, rateLimit: 'analytics.event', errors: ['VALIDATION_FAILED', 'AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'] })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/analytics/event',
+        tags: ['analytics'],
+        summary: 'Record a product-analytics event',
+      },
+      rateLimit: 'analytics.event',
+      errors: ['VALIDATION_FAILED', 'AUTH_REQUIRED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(analyticsEventInput)
     .output(analyticsResult)
     .mutation(async ({ ctx, input }) => {

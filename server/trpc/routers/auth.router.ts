@@ -5,7 +5,10 @@ import { csrfProcedure, publicProcedure, router } from '../init.ts';
 
 export const authRouter = router({
   session: publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/auth/session', tags: ['auth'], summary: 'Session status and CSRF token' }, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
+    .meta({
+      openapi: { method: 'GET', path: '/auth/session', tags: ['auth'], summary: 'Session status and CSRF token' },
+      errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(z.object({}).strict().optional())
     .output(sessionInfo)
     .query(async ({ ctx }) => {
@@ -15,7 +18,17 @@ export const authRouter = router({
     }),
 
   logout: publicProcedure
-    .meta({ openapi: { method: 'POST', path: '/auth/logout', tags: ['auth'], summary: 'End the session', successDescription: 'No Content' }, successStatus: 204, errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/auth/logout',
+        tags: ['auth'],
+        summary: 'End the session',
+        successDescription: 'No Content',
+      },
+      successStatus: 204,
+      errors: ['VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(z.object({}).strict().optional())
     .output(z.void())
     .mutation(async ({ ctx }) => {
@@ -27,7 +40,13 @@ export const authRouter = router({
 
   disconnect: csrfProcedure
     .meta({
-      openapi: { method: 'POST', path: '/auth/provider/disconnect', tags: ['auth'], summary: 'Revoke access, stop the watch, clear credentials, end sessions', successDescription: 'No Content' },
+      openapi: {
+        method: 'POST',
+        path: '/auth/provider/disconnect',
+        tags: ['auth'],
+        summary: 'Revoke access, stop the watch, clear credentials, end sessions',
+        successDescription: 'No Content',
+      },
       rateLimit: 'auth.disconnect',
       successStatus: 204,
       errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'TOKEN_EXPIRED', 'SERVICE_UNAVAILABLE'],
@@ -42,7 +61,11 @@ export const authRouter = router({
 
   deleteAccount: csrfProcedure
     // REST: DELETE /auth/account is served by http/delete-account.route.ts through this procedure.
-    .meta({ rateLimit: 'auth.deleteAccount', successStatus: 204, errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'] })
+    .meta({
+      rateLimit: 'auth.deleteAccount',
+      successStatus: 204,
+      errors: ['AUTH_REQUIRED', 'CSRF_FAILED', 'VALIDATION_FAILED', 'SERVICE_UNAVAILABLE'],
+    })
     .input(deleteAccountInput)
     .output(z.void())
     .mutation(async ({ ctx }) => {

@@ -7,7 +7,14 @@ import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Analysis } from '../../../db/entities/index.ts';
 import { analysis as analysisSchema } from '../../../shared/schemas/ai.ts';
-import { addMessage, anotherAiFeature, otherAccount, seedThread, sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
+import {
+  addMessage,
+  anotherAiFeature,
+  otherAccount,
+  seedThread,
+  sharedAiSetup,
+  type AiSetup,
+} from '../../helpers/mail-fixtures.ts';
 
 describe('analyze', () => {
   const setup = sharedAiSetup();
@@ -19,7 +26,9 @@ describe('analyze', () => {
   });
 
   it('returns a schema-valid analysis of the latest message and stores it', async () => {
-    const { threadId, messageIds, accountId } = await seedThread(s.app, { messages: [{ bodyText: 'First' }, { bodyText: 'Can you confirm the meeting?' }] });
+    const { threadId, messageIds, accountId } = await seedThread(s.app, {
+      messages: [{ bodyText: 'First' }, { bodyText: 'Can you confirm the meeting?' }],
+    });
     const res = await s.analyze(threadId);
     assert.equal(res.status, 200);
     const body = await res.json();
@@ -44,7 +53,10 @@ describe('analyze', () => {
   it('analyses a new latest message anew', async () => {
     const { threadId } = await seedThread(s.app);
     const first = await (await s.analyze(threadId)).json();
-    const newer = await addMessage(s.app, threadId, { bodyText: 'Any update? This is getting urgent.', sentAt: new Date(Date.now() + 60_000) });
+    const newer = await addMessage(s.app, threadId, {
+      bodyText: 'Any update? This is getting urgent.',
+      sentAt: new Date(Date.now() + 60_000),
+    });
     const second = await (await s.analyze(threadId)).json();
     assert.equal(second.messageId, newer);
     assert.notEqual(second.id, first.id);
@@ -61,11 +73,13 @@ describe('analyze', () => {
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(s.openai.pending(), 1, 'only one request reached the provider');
     release();
-    const bodies = await Promise.all(requests.map(async (r) => {
-      const res = await r;
-      assert.equal(res.status, 200);
-      return res.json();
-    }));
+    const bodies = await Promise.all(
+      requests.map(async (r) => {
+        const res = await r;
+        assert.equal(res.status, 200);
+        return res.json();
+      }),
+    );
     assert.equal(new Set(bodies.map((b) => b.id)).size, 1);
     assert.equal(s.openai.calls.chat, 1);
   });
@@ -96,11 +110,20 @@ describe('analyze', () => {
       '> more quoted history',
       'x'.repeat(20_000),
     ].join('\n');
-    const { threadId } = await seedThread(s.app, { messages: [{ fromName: 'Bob', fromAddress: 'bob@partner.example', bodyText: body }] });
+    const { threadId } = await seedThread(s.app, {
+      messages: [{ fromName: 'Bob', fromAddress: 'bob@partner.example', bodyText: body }],
+    });
     assert.equal((await s.analyze(threadId)).status, 200);
     const [req] = s.openai.requests;
     const sent = JSON.stringify(req.body);
-    for (const secret of ['bob@partner.example', 'carol@secret.example', 'alice@example.com', 'SECRET-TOKEN-123', 'QUOTED-HISTORY-LINE', 'xxxxxxxxxx']) {
+    for (const secret of [
+      'bob@partner.example',
+      'carol@secret.example',
+      'alice@example.com',
+      'SECRET-TOKEN-123',
+      'QUOTED-HISTORY-LINE',
+      'xxxxxxxxxx',
+    ]) {
       assert.ok(!sent.includes(secret), `not sent: ${secret}`);
     }
     const user = req.body.messages.find((m: { role: string }) => m.role === 'user').content as string;
@@ -113,20 +136,31 @@ describe('analyze', () => {
     const rf = req.body.response_format;
     assert.equal(rf.type, 'json_schema');
     assert.equal(rf.json_schema.strict, true);
-    assert.deepEqual(rf.json_schema.schema.required.sort(), ['confidence', 'priority', 'reason', 'replyStatus', 'suggestedAction']);
+    assert.deepEqual(rf.json_schema.schema.required.sort(), [
+      'confidence',
+      'priority',
+      'reason',
+      'replyStatus',
+      'suggestedAction',
+    ]);
     assert.equal(rf.json_schema.schema.additionalProperties, false);
     assert.equal(req.body.model, 'gpt-4o-mini');
     assert.equal(typeof req.body.max_completion_tokens, 'number');
   });
 
   it('has the mail feature fetch missing bodies before reading them', async () => {
-    const { threadId, messageIds, accountId } = await seedThread(s.app, { messages: [{ bodyText: null, bodyHtml: null, bodyFetchedAt: null, snippet: 'snippet only' }] });
+    const { threadId, messageIds, accountId } = await seedThread(s.app, {
+      messages: [{ bodyText: null, bodyHtml: null, bodyFetchedAt: null, snippet: 'snippet only' }],
+    });
     const calls: string[] = [];
     // The AI feature as the container builds it, over a recording body fetcher.
     const ai = anotherAiFeature(s.app, {
       ensureBodies: async (em, account, id) => {
         calls.push(`${account}:${id}`);
-        await em.execute(`update mail_messages set body_text = 'FETCHED-BODY-TEXT', body_fetched_at = now() where id = ?`, [messageIds[0]]);
+        await em.execute(
+          `update mail_messages set body_text = 'FETCHED-BODY-TEXT', body_fetched_at = now() where id = ?`,
+          [messageIds[0]],
+        );
       },
     });
     const em = () => s.app.container.orm.em.fork();
@@ -137,7 +171,7 @@ describe('analyze', () => {
     assert.equal(calls.length, 1, 'a cached analysis needs no bodies');
   });
 
-  it('answers NOT_FOUND for an unknown thread, another account\'s thread and a thread with no message', async () => {
+  it("answers NOT_FOUND for an unknown thread, another account's thread and a thread with no message", async () => {
     const unknown = '00000000-0000-4000-8000-000000000000';
     const empty = await seedThread(s.app, { messages: [] });
     await otherAccount(s.app);
@@ -163,7 +197,11 @@ describe('analyze', () => {
 
   it('is served at /trpc as mail.analyze', async () => {
     const { threadId } = await seedThread(s.app);
-    const res = await s.browser.fetch('/trpc/mail.analyze', { method: 'POST', headers: s.headers(), json: { threadId } });
+    const res = await s.browser.fetch('/trpc/mail.analyze', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { threadId },
+    });
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.ok(analysisSchema.safeParse(body.result.data).success);

@@ -47,7 +47,9 @@ describe('budget ledger', () => {
     const two = createBudgetService({ orm, limits, now: clock.now });
     // 0, 300, 600, 900 are under 1,000: four pass; the fifth sees 1,200.
     const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => outcome((i % 2 ? one : two).reserve({ accountId, operation: 'analyze', model: 'm', estimate: 300 }))),
+      Array.from({ length: 12 }, (_, i) =>
+        outcome((i % 2 ? one : two).reserve({ accountId, operation: 'analyze', model: 'm', estimate: 300 })),
+      ),
     );
     assert.equal(results.filter((r) => r === 'ok').length, 4);
     assert.equal(results.filter((r) => r === 'AI_BUDGET_EXCEEDED').length, 8);
@@ -62,7 +64,10 @@ describe('budget ledger', () => {
     const budget = createBudgetService({ orm, limits: { daily: 1000, monthly: 5000 }, now: clock.now });
     // A reservation counts like usage: in flight, it blocks the next call at the budget.
     const r1 = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1000 });
-    await assert.rejects(budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 10 }), (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED');
+    await assert.rejects(
+      budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 10 }),
+      (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED',
+    );
     await budget.release(r1);
     const r2 = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 900 });
     await budget.settle(r2, { promptTokens: 100, completionTokens: 50 }, 'gpt-x');
@@ -73,7 +78,10 @@ describe('budget ledger', () => {
     await budget.release(r2); // settled rows are never released
     assert.deepEqual(await budget.usage(accountId), { day: 150, month: 150, auto: 0 });
     const [row] = await orm.em.fork().find(AiUsage, { id: r2.id });
-    assert.deepEqual([row.state, row.tokens, row.promptTokens, row.completionTokens, row.model], ['settled', 150, 100, 50, 'gpt-x']);
+    assert.deepEqual(
+      [row.state, row.tokens, row.promptTokens, row.completionTokens, row.model],
+      ['settled', 150, 100, 50, 'gpt-x'],
+    );
   });
 
   it('counts the UTC day and month the clock is in', async () => {
@@ -82,13 +90,19 @@ describe('budget ledger', () => {
     const budget = createBudgetService({ orm, limits: { daily: 500, monthly: 800 }, now: clock.now });
     const r = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 500 });
     await budget.settle(r, { promptTokens: 400, completionTokens: 100 }, 'm');
-    await assert.rejects(budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 }), (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED' && e.retryAfter === 1800);
+    await assert.rejects(
+      budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 }),
+      (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED' && e.retryAfter === 1800,
+    );
     clock.set(new Date('2030-02-01T00:00:00.000Z'));
     assert.deepEqual(await budget.usage(accountId), { day: 0, month: 0, auto: 0 });
     const r2 = await budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 });
     await budget.settle(r2, { promptTokens: 300, completionTokens: 500 }, 'm');
     clock.set(new Date('2030-02-02T10:00:00.000Z'));
     // Day is fresh (0 of 500) but the month is at 800 of 800: wait for 1 March.
-    await assert.rejects(budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 }), (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED' && e.retryAfter === (26 * 24 + 14) * 3600);
+    await assert.rejects(
+      budget.reserve({ accountId, operation: 'draft', model: 'm', estimate: 1 }),
+      (e: AppError) => e.code === 'AI_BUDGET_EXCEEDED' && e.retryAfter === (26 * 24 + 14) * 3600,
+    );
   });
 });

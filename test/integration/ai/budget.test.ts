@@ -47,11 +47,14 @@ describe('daily budget', () => {
     assert.equal((await s.draft(threadId)).status, 200, 'a new UTC day, a new budget');
     assert.equal(s.openai.calls.chat, 3);
     const rows = await ledger(s, accountId);
-    assert.deepEqual(rows.map((r) => [r.state, r.tokens, r.promptTokens, r.completionTokens]), [
-      ['settled', 500, 300, 200],
-      ['settled', 500, 300, 200],
-      ['settled', 500, 300, 200],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.state, r.tokens, r.promptTokens, r.completionTokens]),
+      [
+        ['settled', 500, 300, 200],
+        ['settled', 500, 300, 200],
+        ['settled', 500, 300, 200],
+      ],
+    );
     assert.ok(rows.every((r) => r.operation === 'draft' && r.model === 'gpt-4o-mini'));
   });
 
@@ -86,7 +89,13 @@ describe('daily budget', () => {
     s.openai.injectFault({ kind: 'schema-invalid' });
     assert.equal((await s.draft(threadId)).status, 502);
     const rows = await ledger(s, accountId);
-    assert.deepEqual(rows.map((r) => [r.state, r.tokens]), [['settled', 150], ['settled', 150]]);
+    assert.deepEqual(
+      rows.map((r) => [r.state, r.tokens]),
+      [
+        ['settled', 150],
+        ['settled', 150],
+      ],
+    );
   });
 
   it('releases the reservation of a failed call that reported no usage', async () => {

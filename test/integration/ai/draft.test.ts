@@ -18,13 +18,21 @@ const sentOptions = (r: Recorded) => JSON.parse(/<options>\n(.*)\n<\/options>/s.
 describe('draft', () => {
   const setup = sharedAiSetup();
   let s: AiSetup;
-  const patchSettings = (json: unknown) => s.browser.fetch('/api/settings', { method: 'PATCH', headers: s.headers(), json });
+  const patchSettings = (json: unknown) =>
+    s.browser.fetch('/api/settings', { method: 'PATCH', headers: s.headers(), json });
   beforeEach(async () => {
     s = setup();
     s.openai.reset();
     s.freshClient();
-    await patchSettings({ signature: null, responseStyle: { tone: null, length: null, language: null, preferredTone: null } });
-    s.openai.setResponder(() => ({ subject: 'Re: Quarterly report', body: 'Hi Bob,\n\nI will send it on Friday.', language: 'English' }));
+    await patchSettings({
+      signature: null,
+      responseStyle: { tone: null, length: null, language: null, preferredTone: null },
+    });
+    s.openai.setResponder(() => ({
+      subject: 'Re: Quarterly report',
+      body: 'Hi Bob,\n\nI will send it on Friday.',
+      language: 'English',
+    }));
   });
 
   it('returns a draft with defaults (tone default, length medium) and stores it', async () => {
@@ -33,9 +41,16 @@ describe('draft', () => {
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.ok(draftResult.safeParse(body).success);
-    assert.deepEqual(body, { draft: { subject: 'Re: Quarterly report', body: 'Hi Bob,\n\nI will send it on Friday.', language: 'English' }, model: 'gpt-4o-mini' });
+    assert.deepEqual(body, {
+      draft: { subject: 'Re: Quarterly report', body: 'Hi Bob,\n\nI will send it on Friday.', language: 'English' },
+      model: 'gpt-4o-mini',
+    });
     const [req] = s.openai.requests as unknown as Recorded[];
-    assert.deepEqual(sentOptions(req), { tone: 'natural and polite', length: 'about 80 to 180 words', language: 'the language of the latest message' });
+    assert.deepEqual(sentOptions(req), {
+      tone: 'natural and polite',
+      length: 'about 80 to 180 words',
+      language: 'the language of the latest message',
+    });
     assert.equal(req.body.max_completion_tokens, 800);
     const rows = await s.app.container.orm.em.fork().find(Draft, { thread: threadId });
     assert.equal(rows.length, 1);
@@ -47,12 +62,22 @@ describe('draft', () => {
 
   it('honours tone, length, language and preferredTone', async () => {
     const { threadId } = await seedThread(s.app);
-    const res = await s.draft(threadId, { tone: 'professional', length: 'short', language: 'French', preferredTone: 'crisp but kind' });
+    const res = await s.draft(threadId, {
+      tone: 'professional',
+      length: 'short',
+      language: 'French',
+      preferredTone: 'crisp but kind',
+    });
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.equal(body.draft.language, 'French', "the request's language, whatever the model reports");
     const [req] = s.openai.requests as unknown as Recorded[];
-    assert.deepEqual(sentOptions(req), { tone: 'professional and concise', length: 'at most 80 words', language: 'French', ownerPreferredTone: 'crisp but kind' });
+    assert.deepEqual(sentOptions(req), {
+      tone: 'professional and concise',
+      length: 'at most 80 words',
+      language: 'French',
+      ownerPreferredTone: 'crisp but kind',
+    });
     assert.equal(req.body.max_completion_tokens, 400);
     const long = await s.draft(threadId, { length: 'long', tone: 'friendly' });
     assert.equal(long.status, 200);
@@ -62,32 +87,64 @@ describe('draft', () => {
   });
 
   it('falls back to the stored response-style defaults for unset fields', async () => {
-    assert.equal((await patchSettings({ responseStyle: { tone: 'friendly', length: 'long', language: 'German', preferredTone: 'warm' } })).status, 200);
+    assert.equal(
+      (
+        await patchSettings({
+          responseStyle: { tone: 'friendly', length: 'long', language: 'German', preferredTone: 'warm' },
+        })
+      ).status,
+      200,
+    );
     const { threadId } = await seedThread(s.app);
     const first = await (await s.draft(threadId)).json();
     assert.equal(first.draft.language, 'German');
     const second = await (await s.draft(threadId, { tone: 'professional', language: 'Italian' })).json();
     assert.equal(second.draft.language, 'Italian');
     const [a, b] = s.openai.requests as unknown as Recorded[];
-    assert.deepEqual(sentOptions(a), { tone: 'warm and friendly', length: 'about 180 to 350 words', language: 'German', ownerPreferredTone: 'warm' });
-    assert.deepEqual(sentOptions(b), { tone: 'professional and concise', length: 'about 180 to 350 words', language: 'Italian', ownerPreferredTone: 'warm' });
-    const rows = await s.app.container.orm.em.fork().find(Draft, { thread: threadId }, { orderBy: { createdAt: 'asc' } });
-    assert.deepEqual(rows.map((r) => r.options), [
-      { tone: 'friendly', length: 'long', language: 'German', preferredTone: 'warm' },
-      { tone: 'professional', length: 'long', language: 'Italian', preferredTone: 'warm' },
-    ]);
+    assert.deepEqual(sentOptions(a), {
+      tone: 'warm and friendly',
+      length: 'about 180 to 350 words',
+      language: 'German',
+      ownerPreferredTone: 'warm',
+    });
+    assert.deepEqual(sentOptions(b), {
+      tone: 'professional and concise',
+      length: 'about 180 to 350 words',
+      language: 'Italian',
+      ownerPreferredTone: 'warm',
+    });
+    const rows = await s.app.container.orm.em
+      .fork()
+      .find(Draft, { thread: threadId }, { orderBy: { createdAt: 'asc' } });
+    assert.deepEqual(
+      rows.map((r) => r.options),
+      [
+        { tone: 'friendly', length: 'long', language: 'German', preferredTone: 'warm' },
+        { tone: 'professional', length: 'long', language: 'Italian', preferredTone: 'warm' },
+      ],
+    );
   });
 
   it("takes the latest message's language, as the model reports it, when none is set", async () => {
-    s.openai.setResponder(() => ({ subject: 'Re: Informe', body: 'Hola Bob, te lo envío el viernes.', language: 'Spanish' }));
-    const { threadId } = await seedThread(s.app, { messages: [{ bodyText: '¿Me puedes enviar el informe trimestral?' }] });
+    s.openai.setResponder(() => ({
+      subject: 'Re: Informe',
+      body: 'Hola Bob, te lo envío el viernes.',
+      language: 'Spanish',
+    }));
+    const { threadId } = await seedThread(s.app, {
+      messages: [{ bodyText: '¿Me puedes enviar el informe trimestral?' }],
+    });
     const body = await (await s.draft(threadId)).json();
     assert.equal(body.draft.language, 'Spanish');
   });
 
   it('sends the model this thread only: another thread of the account never reaches it, for a draft or an analysis', async () => {
-    await seedThread(s.app, { messages: [{ bodyText: 'OTHER-THREAD-MARKER-4417 confidential' }, { bodyText: 'OTHER-THREAD-LATEST-4417' }] });
-    const { threadId } = await seedThread(s.app, { messages: [{ bodyText: 'THIS-THREAD-EARLIER' }, { bodyText: 'THIS-THREAD-LATEST' }] });
+    await seedThread(s.app, {
+      messages: [{ bodyText: 'OTHER-THREAD-MARKER-4417 confidential' }, { bodyText: 'OTHER-THREAD-LATEST-4417' }],
+    });
+    const { threadId } = await seedThread(s.app, {
+      messages: [{ bodyText: 'THIS-THREAD-EARLIER' }, { bodyText: 'THIS-THREAD-LATEST' }],
+    });
     assert.equal((await s.draft(threadId)).status, 200);
     s.openai.setResponder(null); // the stand-in's own answer, of the analysis schema
     assert.equal((await s.analyze(threadId)).status, 200);
@@ -97,7 +154,10 @@ describe('draft', () => {
       assert.ok(sent.includes('THIS-THREAD-LATEST'), 'the latest message is sent');
       assert.ok(!sent.includes('4417'), 'nothing of the other thread');
     }
-    assert.ok(JSON.stringify(s.openai.requests[0]!.body).includes('THIS-THREAD-EARLIER'), 'the draft gets the earlier message as context');
+    assert.ok(
+      JSON.stringify(s.openai.requests[0]!.body).includes('THIS-THREAD-EARLIER'),
+      'the draft gets the earlier message as context',
+    );
   });
 
   it('appends the signature after generation and never sends it to the model', async () => {
@@ -113,7 +173,10 @@ describe('draft', () => {
     assert.equal(s.openai.requests.length, 4);
     for (const r of s.openai.requests) {
       const text = JSON.stringify(r.body);
-      assert.ok(!text.includes('SIGNATURE-MARKER-7731') && !text.includes('Alice Example'), 'the signature is never sent');
+      assert.ok(
+        !text.includes('SIGNATURE-MARKER-7731') && !text.includes('Alice Example'),
+        'the signature is never sent',
+      );
     }
     assert.match(systemText(s.openai.requests[0] as unknown as Recorded), /appended automatically/);
     const stored = await s.app.container.orm.em.fork().find(Draft, { thread: threadId });
@@ -132,7 +195,8 @@ describe('draft', () => {
     assert.equal((await s.draft(threadId)).status, 200);
     const text = userText(s.openai.requests[0] as unknown as Recorded);
     assert.ok(!text.includes('OLDEST-MESSAGE'));
-    for (const m of ['SECOND-MESSAGE', 'THIRD-MESSAGE', 'LATEST-MESSAGE', 'the mailbox owner', '[…truncated]']) assert.ok(text.includes(m), m);
+    for (const m of ['SECOND-MESSAGE', 'THIRD-MESSAGE', 'LATEST-MESSAGE', 'the mailbox owner', '[…truncated]'])
+      assert.ok(text.includes(m), m);
     assert.ok(!text.includes('alice@example.com') && !text.includes('bob@partner.example'));
     assert.ok(text.length < 10_000, `bounded (${text.length})`);
   });
@@ -163,7 +227,11 @@ describe('draft', () => {
       assert.equal((await res.json()).error.code, 'VALIDATION_FAILED');
     }
     assert.equal((await s.draft('nope', {})).status, 400);
-    assert.equal((await s.draft(threadId, { language: 'y'.repeat(60), preferredTone: 'z'.repeat(60) })).status, 200, '60 characters are fine');
+    assert.equal(
+      (await s.draft(threadId, { language: 'y'.repeat(60), preferredTone: 'z'.repeat(60) })).status,
+      200,
+      '60 characters are fine',
+    );
     assert.equal(s.openai.calls.chat, 1);
   });
 
@@ -179,10 +247,18 @@ describe('draft', () => {
 
   it('is served at /trpc as mail.draft', async () => {
     const { threadId } = await seedThread(s.app);
-    const res = await s.browser.fetch('/trpc/mail.draft', { method: 'POST', headers: s.headers(), json: { threadId, tone: 'friendly' } });
+    const res = await s.browser.fetch('/trpc/mail.draft', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { threadId, tone: 'friendly' },
+    });
     assert.equal(res.status, 200);
     assert.ok(draftResult.safeParse((await res.json()).result.data).success);
-    const bad = await s.browser.fetch('/trpc/mail.draft', { method: 'POST', headers: s.headers(), json: { threadId, tone: 'rude' } });
+    const bad = await s.browser.fetch('/trpc/mail.draft', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { threadId, tone: 'rude' },
+    });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).error.data.appCode, 'VALIDATION_FAILED');
   });

@@ -31,7 +31,7 @@ describe('AI provider errors', () => {
     s.freshClient();
   });
 
-  it('maps a provider 429 to AI_RATE_LIMITED with the provider\'s Retry-After', async () => {
+  it("maps a provider 429 to AI_RATE_LIMITED with the provider's Retry-After", async () => {
     const { threadId } = await seedThread(s.app);
     s.openai.injectFault({ status: 429, retryAfterSeconds: 17 });
     const res = await expectCode(await s.analyze(threadId), 429, 'AI_RATE_LIMITED');
@@ -40,7 +40,11 @@ describe('AI provider errors', () => {
     const draft = await expectCode(await s.draft(threadId), 429, 'AI_RATE_LIMITED');
     assert.equal(draft.headers.get('retry-after'), '42');
     assert.equal(s.openai.calls.chat, 2, 'no retry of a 429');
-    const trpc = await s.browser.fetch('/trpc/mail.analyze', { method: 'POST', headers: s.headers(), json: { threadId } });
+    const trpc = await s.browser.fetch('/trpc/mail.analyze', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { threadId },
+    });
     assert.equal(trpc.status, 200, 'the fault was used up');
   });
 
@@ -73,13 +77,24 @@ describe('AI provider errors', () => {
 
   it('maps answers that do not parse to AI_REQUEST_FAILED and stores nothing', async () => {
     const { threadId, messageIds } = await seedThread(s.app);
-    for (const fault of [{ kind: 'unparseable' }, { kind: 'schema-invalid' }, { kind: 'garbage-body' }, { kind: 'garbage-body', status: 502 }] as const) {
+    for (const fault of [
+      { kind: 'unparseable' },
+      { kind: 'schema-invalid' },
+      { kind: 'garbage-body' },
+      { kind: 'garbage-body', status: 502 },
+    ] as const) {
       s.openai.injectFault(fault);
       await expectCode(await s.analyze(threadId), 502, 'AI_REQUEST_FAILED');
       s.openai.injectFault(fault);
       await expectCode(await s.draft(threadId), 502, 'AI_REQUEST_FAILED');
     }
-    s.openai.setResponder(() => ({ priority: 'SOMEDAY', replyStatus: 'NEEDS_REPLY', confidence: 2, reason: 'r', suggestedAction: 'a' }));
+    s.openai.setResponder(() => ({
+      priority: 'SOMEDAY',
+      replyStatus: 'NEEDS_REPLY',
+      confidence: 2,
+      reason: 'r',
+      suggestedAction: 'a',
+    }));
     await expectCode(await s.analyze(threadId), 502, 'AI_REQUEST_FAILED');
     s.openai.setResponder(() => '');
     await expectCode(await s.analyze(threadId), 502, 'AI_REQUEST_FAILED');
@@ -92,7 +107,13 @@ describe('AI provider errors', () => {
     const { threadId } = await seedThread(s.app);
     s.openai.setResponder((_body, ctx) =>
       ctx.schemaName === 'email_triage'
-        ? { priority: 'NORMAL', replyStatus: 'NEEDS_REPLY', confidence: 0.5, reason: 'a\u0000b\ud800c', suggestedAction: 'x\udc00\u0000' }
+        ? {
+            priority: 'NORMAL',
+            replyStatus: 'NEEDS_REPLY',
+            confidence: 0.5,
+            reason: 'a\u0000b\ud800c',
+            suggestedAction: 'x\udc00\u0000',
+          }
         : { subject: 'S\u0000', body: 'b\ud83d', language: 'en\u0000' },
     );
     const analysis = await s.analyze(threadId);
@@ -132,7 +153,9 @@ describe('AI provider errors', () => {
     const { threadId } = await seedThread(s.app, { messages: [{ bodyText: 'CONTENT-MARKER-5521 please reply' }] });
     s.openai.setUsage({ prompt_tokens: 111, completion_tokens: 22 });
     assert.equal((await s.analyze(threadId)).status, 200);
-    const line = s.app.logs.filter((l) => (l as { msg?: string }).msg === 'ai call').at(-1) as { ai: Record<string, unknown> };
+    const line = s.app.logs.filter((l) => (l as { msg?: string }).msg === 'ai call').at(-1) as {
+      ai: Record<string, unknown>;
+    };
     assert.equal(line.ai.model, 'gpt-4o-mini');
     assert.equal(line.ai.promptTokens, 111);
     assert.equal(line.ai.completionTokens, 22);
@@ -155,7 +178,9 @@ describe('AI routes: session and CSRF', () => {
     const ip = s.headers()['X-Forwarded-For'];
     for (const route of ['analyze', 'draft']) {
       const path = `/api/mail/threads/${threadId}/${route}`;
-      const anon = await s.app.browser().fetch(path, { method: 'POST', headers: { 'X-Forwarded-For': ip, 'X-CSRF-Token': s.csrfToken } });
+      const anon = await s.app
+        .browser()
+        .fetch(path, { method: 'POST', headers: { 'X-Forwarded-For': ip, 'X-CSRF-Token': s.csrfToken } });
       await expectCode(anon, 401, 'AUTH_REQUIRED');
       const variants: Record<string, string>[] = [
         { 'X-Forwarded-For': ip },
@@ -165,7 +190,11 @@ describe('AI routes: session and CSRF', () => {
       for (const headers of variants) {
         await expectCode(await s.browser.fetch(path, { method: 'POST', headers }), 403, 'CSRF_FAILED');
       }
-      const trpc = await s.browser.fetch(`/trpc/mail.${route}`, { method: 'POST', headers: { 'X-Forwarded-For': ip }, json: { threadId } });
+      const trpc = await s.browser.fetch(`/trpc/mail.${route}`, {
+        method: 'POST',
+        headers: { 'X-Forwarded-For': ip },
+        json: { threadId },
+      });
       assert.equal((await trpc.json()).error.data.appCode, 'CSRF_FAILED');
     }
     assert.equal(s.openai.calls.total, 0);

@@ -9,13 +9,18 @@ import { settings as settingsSchema } from '../../../shared/schemas/settings.ts'
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { sharedAiSetup, type AiSetup } from '../../helpers/mail-fixtures.ts';
 
-const EMPTY = { signature: null, responseStyle: { tone: null, length: null, language: null, preferredTone: null }, autoTriage: false };
+const EMPTY = {
+  signature: null,
+  responseStyle: { tone: null, length: null, language: null, preferredTone: null },
+  autoTriage: false,
+};
 
 describe('settings', () => {
   const setup = sharedAiSetup();
   let s: AiSetup;
   const get = () => s.browser.fetch('/api/settings', { headers: s.headers() });
-  const patch = (json: unknown, headers = s.headers()) => s.browser.fetch('/api/settings', { method: 'PATCH', headers, json });
+  const patch = (json: unknown, headers = s.headers()) =>
+    s.browser.fetch('/api/settings', { method: 'PATCH', headers, json });
   beforeEach(async () => {
     s = setup();
     s.freshClient();
@@ -24,7 +29,11 @@ describe('settings', () => {
 
   it('starts empty and round-trips every field', async () => {
     assert.deepEqual(await (await get()).json(), EMPTY);
-    const full = { signature: 'Best,\nAlice\n\n— Sent with care', responseStyle: { tone: 'professional', length: 'short', language: 'German', preferredTone: 'direct' }, autoTriage: true };
+    const full = {
+      signature: 'Best,\nAlice\n\n— Sent with care',
+      responseStyle: { tone: 'professional', length: 'short', language: 'German', preferredTone: 'direct' },
+      autoTriage: true,
+    };
     const res = await patch(full);
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), full);
@@ -34,7 +43,10 @@ describe('settings', () => {
   });
 
   it('leaves absent fields unchanged and clears fields set to null', async () => {
-    await patch({ signature: 'Sig', responseStyle: { tone: 'friendly', length: 'long', language: 'French', preferredTone: 'warm' } });
+    await patch({
+      signature: 'Sig',
+      responseStyle: { tone: 'friendly', length: 'long', language: 'French', preferredTone: 'warm' },
+    });
     assert.deepEqual(await (await patch({ responseStyle: { length: 'medium' } })).json(), {
       signature: 'Sig',
       responseStyle: { tone: 'friendly', length: 'medium', language: 'French', preferredTone: 'warm' },
@@ -53,9 +65,17 @@ describe('settings', () => {
   });
 
   it('keeps both of two concurrent patches of different fields', async () => {
-    await Promise.all([patch({ responseStyle: { tone: 'friendly' } }), patch({ responseStyle: { length: 'long' } }), patch({ signature: 'S' })]);
+    await Promise.all([
+      patch({ responseStyle: { tone: 'friendly' } }),
+      patch({ responseStyle: { length: 'long' } }),
+      patch({ signature: 'S' }),
+    ]);
     const read = await (await get()).json();
-    assert.deepEqual(read, { signature: 'S', responseStyle: { tone: 'friendly', length: 'long', language: null, preferredTone: null }, autoTriage: false });
+    assert.deepEqual(read, {
+      signature: 'S',
+      responseStyle: { tone: 'friendly', length: 'long', language: null, preferredTone: null },
+      autoTriage: false,
+    });
   });
 
   it('accepts a signature of 2,000 characters and refuses longer', async () => {
@@ -95,7 +115,11 @@ describe('settings', () => {
     const anonymous = s.app.browser();
     for (const res of [
       await anonymous.fetch('/api/settings', { headers: { 'X-Forwarded-For': '10.99.0.1' } }),
-      await anonymous.fetch('/api/settings', { method: 'PATCH', headers: { 'X-Forwarded-For': '10.99.0.1' }, json: { signature: 'x' } }),
+      await anonymous.fetch('/api/settings', {
+        method: 'PATCH',
+        headers: { 'X-Forwarded-For': '10.99.0.1' },
+        json: { signature: 'x' },
+      }),
     ]) {
       assert.equal(res.status, 401);
       assert.equal((await res.json()).error.code, 'AUTH_REQUIRED');
@@ -123,12 +147,20 @@ describe('settings', () => {
   });
 
   it('is served at /trpc as settings.get and settings.update', async () => {
-    const up = await s.browser.fetch('/trpc/settings.update', { method: 'POST', headers: s.headers(), json: { responseStyle: { tone: 'friendly' } } });
+    const up = await s.browser.fetch('/trpc/settings.update', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { responseStyle: { tone: 'friendly' } },
+    });
     assert.equal(up.status, 200);
     assert.equal((await up.json()).result.data.responseStyle.tone, 'friendly');
     const read = await s.browser.fetch('/trpc/settings.get', { headers: s.headers() });
     assert.equal((await read.json()).result.data.responseStyle.tone, 'friendly');
-    const bad = await s.browser.fetch('/trpc/settings.update', { method: 'POST', headers: s.headers(), json: { signature: 's'.repeat(2001) } });
+    const bad = await s.browser.fetch('/trpc/settings.update', {
+      method: 'POST',
+      headers: s.headers(),
+      json: { signature: 's'.repeat(2001) },
+    });
     assert.equal((await bad.json()).error.data.appCode, 'VALIDATION_FAILED');
   });
 });

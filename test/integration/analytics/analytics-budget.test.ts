@@ -28,8 +28,11 @@ const ROW_BYTES = 1_000;
  * characters are cut at 512 bytes: test/unit/domain/analytics/page-view.test.ts).
  */
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~';
-const WORST_PATH = '/' + Array.from({ length: 511 }, (_, i) => URL_SAFE[(i * 7919 + (i >> 3)) % URL_SAFE.length]).join('');
-const LONGEST_HOST = Array.from({ length: 4 }, (_, i) => 'abcd'[i]!.repeat(63)).join('.').slice(0, 253);
+const WORST_PATH =
+  '/' + Array.from({ length: 511 }, (_, i) => URL_SAFE[(i * 7919 + (i >> 3)) % URL_SAFE.length]).join('');
+const LONGEST_HOST = Array.from({ length: 4 }, (_, i) => 'abcd'[i]!.repeat(63))
+  .join('.')
+  .slice(0, 253);
 const WORST_REFERRER = `https://${LONGEST_HOST}:65535/`.padEnd(2048, 'r');
 
 const dropped = async (app: TestApp) => {
@@ -42,8 +45,15 @@ async function flood(apps: TestApp[], firstClient: number, clients: number): Pro
   const send = (client: number, i: number) =>
     fetch(`${apps[i % apps.length]!.url}/api/analytics/event`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': `2001:db8:0:${client.toString(16)}::${(i + 1).toString(16)}` },
-      body: JSON.stringify({ event: 'page_view', anonymousId: crypto.randomUUID(), properties: { path: WORST_PATH, referrer: WORST_REFERRER } }),
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Forwarded-For': `2001:db8:0:${client.toString(16)}::${(i + 1).toString(16)}`,
+      },
+      body: JSON.stringify({
+        event: 'page_view',
+        anonymousId: crypto.randomUUID(),
+        properties: { path: WORST_PATH, referrer: WORST_REFERRER },
+      }),
     }).then(async (res) => {
       const body = await res.json();
       if (res.status === 200) assert.deepEqual(body, { ok: true });
@@ -54,7 +64,7 @@ async function flood(apps: TestApp[], firstClient: number, clients: number): Pro
   return (await Promise.all(Array.from({ length: clients }, (_, c) => perClient(firstClient + c)))).flat();
 }
 
-describe('anonymous analytics within the deployment\'s budget per minute', () => {
+describe("anonymous analytics within the deployment's budget per minute", () => {
   it('many /64s at the rate limit on two instances: rows stored per minute ≤ the budget, the rest accepted and counted', async (t) => {
     let now = new Date('2026-12-02T10:00:05.000Z');
     const overrides = { analytics: { now: () => now } };
@@ -65,18 +75,27 @@ describe('anonymous analytics within the deployment\'s budget per minute', () =>
     const rows = async () => (await sql<{ n: number }>('select count(*)::int as n from analytics_events'))[0]!.n;
 
     const first = await flood([a, b], 1, CLIENTS);
-    assert.equal(first.filter((s) => s === 200).length, CLIENTS * PER_CLIENT, 'every event within the rate limit is accepted');
+    assert.equal(
+      first.filter((s) => s === 200).length,
+      CLIENTS * PER_CLIENT,
+      'every event within the rate limit is accepted',
+    );
     assert.equal(first.filter((s) => s === 429).length, CLIENTS, 'each client reached its rate limit');
     const attempted = CLIENTS * PER_CLIENT;
     assert.ok(attempted > 10 * BUDGET, 'the demand is far past the budget');
     // Exactly the budget: never more, and not less either (the count loses nothing).
     assert.equal(await rows(), BUDGET);
-    assert.equal((await dropped(a)) + (await dropped(b)), attempted - BUDGET, 'each drop counted by the instance that dropped it');
+    assert.equal(
+      (await dropped(a)) + (await dropped(b)),
+      attempted - BUDGET,
+      'each drop counted by the instance that dropped it',
+    );
     assert.ok((await dropped(a)) > 0 && (await dropped(b)) > 0, 'both instances took part');
 
     // What a row holds and weighs at worst: the path whole, the referrer as its origin.
     const [row] = await sql<{ path: string; referrer: string; bytes: number }>(
-      `select properties->>'path' as path, properties->>'referrer' as referrer, max(pg_column_size(t.*)) over () as bytes from analytics_events t limit 1`);
+      `select properties->>'path' as path, properties->>'referrer' as referrer, max(pg_column_size(t.*)) over () as bytes from analytics_events t limit 1`,
+    );
     assert.equal(row!.path, WORST_PATH);
     assert.equal(row!.referrer, `https://${LONGEST_HOST}:65535`);
     assert.ok(row!.bytes < ROW_BYTES, `a row of ${row!.bytes} bytes`);
@@ -89,12 +108,20 @@ describe('anonymous analytics within the deployment\'s budget per minute', () =>
     assert.equal(await rows(), 2 * BUDGET);
   });
 
-  it('an instance whose clock lags a minute adds to the newer minute\'s count: no second budget', async (t) => {
+  it("an instance whose clock lags a minute adds to the newer minute's count: no second budget", async (t) => {
     const app = await buildTestApp(t);
     const sql = sqlOf(app);
     const minute = Date.parse('2026-12-02T10:00:00.000Z');
-    const ahead = createAnonymousEvents({ prepared: app.container.prepared, perMinute: BUDGET, now: () => new Date(minute + 60_000) });
-    const behind = createAnonymousEvents({ prepared: app.container.prepared, perMinute: BUDGET, now: () => new Date(minute + 59_000) });
+    const ahead = createAnonymousEvents({
+      prepared: app.container.prepared,
+      perMinute: BUDGET,
+      now: () => new Date(minute + 60_000),
+    });
+    const behind = createAnonymousEvents({
+      prepared: app.container.prepared,
+      perMinute: BUDGET,
+      now: () => new Date(minute + 59_000),
+    });
     const event = (path: string) => ({ name: 'page_view', anonymousId: null, properties: { path } });
     const aheadStored = await Promise.all(Array.from({ length: BUDGET - 10 }, () => ahead.record(event('/ahead'))));
     const behindStored = await Promise.all(Array.from({ length: BUDGET }, () => behind.record(event('/behind'))));
@@ -102,7 +129,9 @@ describe('anonymous analytics within the deployment\'s budget per minute', () =>
     assert.equal(behindStored.filter(Boolean).length, 10, 'the lagging instance had what was left of the newer minute');
     const [{ n }] = await sql<{ n: number }>('select count(*)::int as n from analytics_events');
     assert.equal(n, BUDGET);
-    assert.deepEqual(await sql('select scope, minute::text, events from analytics_budget'), [{ scope: 'anonymous', minute: String(minute / 60_000 + 1), events: 2 * BUDGET - 10 }]);
+    assert.deepEqual(await sql('select scope, minute::text, events from analytics_budget'), [
+      { scope: 'anonymous', minute: String(minute / 60_000 + 1), events: 2 * BUDGET - 10 },
+    ]);
   });
 
   it('cheap under a flood: concurrent events share a statement, and past the budget none is sent', async (t) => {

@@ -11,7 +11,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Browser } from '../../../harness/browser.ts';
 import { signIn } from '../../helpers/providers.ts';
-import { accountBySub, expectEnvelope, expectTrpcError, JSON_TYPE, sharedAuthWorld, type AuthWorld } from '../auth/auth-fixtures.ts';
+import {
+  accountBySub,
+  expectEnvelope,
+  expectTrpcError,
+  JSON_TYPE,
+  sharedAuthWorld,
+  type AuthWorld,
+} from '../auth/auth-fixtures.ts';
 
 interface EventRow {
   name: string;
@@ -20,7 +27,8 @@ interface EventRow {
   properties: Record<string, unknown> | null;
 }
 
-const events = (world: AuthWorld) => world.sql<EventRow>('select name, account_id, anonymous_id, properties from analytics_events order by id');
+const events = (world: AuthWorld) =>
+  world.sql<EventRow>('select name, account_id, anonymous_id, properties from analytics_events order by id');
 const post = (b: Browser, body: unknown) => b.fetch('/api/analytics/event', { method: 'POST', json: body });
 const THREAD = '6f1c2a5e-8d4b-4c1e-9a7f-0b3d5e7f9a11';
 
@@ -62,14 +70,27 @@ async function expectIssue(res: Response, path: string, code?: string) {
 }
 
 describe('POST /api/analytics/event without a session', () => {
-  it('records a public page_view, keeping anonymousId, the path without query and the referrer\'s origin', async () => {
+  it("records a public page_view, keeping anonymousId, the path without query and the referrer's origin", async () => {
     const world = await freshWorld();
     const anon = new Browser(world.app.url);
     const anonymousId = randomUUID();
-    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/inbox?code=secret#x', referrer: 'https://example.com/private/page?q=words' }, anonymousId }));
-    await expectOk(await post(anon, { event: 'page_view', properties: { path: '/settings', referrer: 'no url at all' } }));
+    await expectOk(
+      await post(anon, {
+        event: 'page_view',
+        properties: { path: '/inbox?code=secret#x', referrer: 'https://example.com/private/page?q=words' },
+        anonymousId,
+      }),
+    );
+    await expectOk(
+      await post(anon, { event: 'page_view', properties: { path: '/settings', referrer: 'no url at all' } }),
+    );
     assert.deepEqual(await events(world), [
-      { name: 'page_view', account_id: null, anonymous_id: anonymousId, properties: { path: '/inbox', referrer: 'https://example.com' } },
+      {
+        name: 'page_view',
+        account_id: null,
+        anonymous_id: anonymousId,
+        properties: { path: '/inbox', referrer: 'https://example.com' },
+      },
       { name: 'page_view', account_id: null, anonymous_id: null, properties: { path: '/settings' } },
     ]);
     assert.equal(anon.cookies.size, 0, 'no session is created for an anonymous event');
@@ -80,7 +101,11 @@ describe('POST /api/analytics/event without a session', () => {
     const anon = new Browser(world.app.url);
     for (const [event, properties] of Object.entries(VALID)) {
       if (event === 'page_view') continue;
-      await expectEnvelope(await post(anon, { event, ...(properties ? { properties } : {}), anonymousId: randomUUID() }), 'AUTH_REQUIRED', 401);
+      await expectEnvelope(
+        await post(anon, { event, ...(properties ? { properties } : {}), anonymousId: randomUUID() }),
+        'AUTH_REQUIRED',
+        401,
+      );
     }
     assert.deepEqual(await events(world), []);
   });
@@ -89,7 +114,9 @@ describe('POST /api/analytics/event without a session', () => {
     const world = await freshWorld();
     const anon = new Browser(world.app.url);
     for (const event of ['future_event', 'toString', '__proto__', 'constructor', 'PAGE_VIEW', 'x'.repeat(64)]) {
-      await expectOk(await post(anon, { event, properties: { anything: [1, { nested: true }] }, anonymousId: randomUUID() }));
+      await expectOk(
+        await post(anon, { event, properties: { anything: [1, { nested: true }] }, anonymousId: randomUUID() }),
+      );
     }
     await expectOk(await post(anon, { event: 'future_event' }));
     assert.deepEqual(await events(world), []);
@@ -106,7 +133,10 @@ describe('POST /api/analytics/event with a session', () => {
       await expectOk(await post(browser, { event, ...(properties ? { properties } : {}), anonymousId: randomUUID() }));
     }
     const rows = await events(world);
-    assert.deepEqual(rows.map((r) => r.name), Object.keys(VALID));
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      Object.keys(VALID),
+    );
     for (const row of rows) {
       assert.equal(row.account_id, account.id, `${row.name}: account`);
       assert.equal(row.anonymous_id, null, `${row.name}: anonymousId not kept with a session`);
@@ -128,26 +158,78 @@ describe('POST /api/analytics/event with a session', () => {
     await signIn(browser);
     const cases: [string, unknown, string, string?][] = [
       ['page_view path number', { event: 'page_view', properties: { path: 123 } }, 'properties.path', 'invalid_type'],
-      ['page_view path missing', { event: 'page_view', properties: { referrer: 'x' } }, 'properties.path', 'invalid_type'],
+      [
+        'page_view path missing',
+        { event: 'page_view', properties: { referrer: 'x' } },
+        'properties.path',
+        'invalid_type',
+      ],
       ['page_view without properties', { event: 'page_view' }, 'properties.path', 'invalid_type'],
-      ['page_view path too long', { event: 'page_view', properties: { path: `/${'p'.repeat(512)}` } }, 'properties.path', 'too_big'],
-      ['page_view referrer type', { event: 'page_view', properties: { path: '/', referrer: false } }, 'properties.referrer', 'invalid_type'],
-      ['page_view referrer too long', { event: 'page_view', properties: { path: '/', referrer: 'r'.repeat(2049) } }, 'properties.referrer', 'too_big'],
-      ['page_view extra key', { event: 'page_view', properties: { path: '/', title: 'Inbox' } }, 'properties.title', 'unrecognized_keys'],
-      ['thread_opened threadId not a uuid', { event: 'thread_opened', properties: { threadId: 'abc' } }, 'properties.threadId'],
+      [
+        'page_view path too long',
+        { event: 'page_view', properties: { path: `/${'p'.repeat(512)}` } },
+        'properties.path',
+        'too_big',
+      ],
+      [
+        'page_view referrer type',
+        { event: 'page_view', properties: { path: '/', referrer: false } },
+        'properties.referrer',
+        'invalid_type',
+      ],
+      [
+        'page_view referrer too long',
+        { event: 'page_view', properties: { path: '/', referrer: 'r'.repeat(2049) } },
+        'properties.referrer',
+        'too_big',
+      ],
+      [
+        'page_view extra key',
+        { event: 'page_view', properties: { path: '/', title: 'Inbox' } },
+        'properties.title',
+        'unrecognized_keys',
+      ],
+      [
+        'thread_opened threadId not a uuid',
+        { event: 'thread_opened', properties: { threadId: 'abc' } },
+        'properties.threadId',
+      ],
       ['analysis_requested threadId missing', { event: 'analysis_requested', properties: {} }, 'properties.threadId'],
-      ['draft_generated tone', { event: 'draft_generated', properties: { threadId: THREAD, tone: 'rude' } }, 'properties.tone'],
-      ['draft_generated length', { event: 'draft_generated', properties: { threadId: THREAD, length: 'epic' } }, 'properties.length'],
-      ['draft_copied extra key', { event: 'draft_copied', properties: { threadId: THREAD, text: 'hello' } }, 'properties.text', 'unrecognized_keys'],
-      ['sync_clicked extra key', { event: 'sync_clicked', properties: { force: true } }, 'properties.force', 'unrecognized_keys'],
+      [
+        'draft_generated tone',
+        { event: 'draft_generated', properties: { threadId: THREAD, tone: 'rude' } },
+        'properties.tone',
+      ],
+      [
+        'draft_generated length',
+        { event: 'draft_generated', properties: { threadId: THREAD, length: 'epic' } },
+        'properties.length',
+      ],
+      [
+        'draft_copied extra key',
+        { event: 'draft_copied', properties: { threadId: THREAD, text: 'hello' } },
+        'properties.text',
+        'unrecognized_keys',
+      ],
+      [
+        'sync_clicked extra key',
+        { event: 'sync_clicked', properties: { force: true } },
+        'properties.force',
+        'unrecognized_keys',
+      ],
     ];
     for (const [why, body, path, code] of cases) {
       const res = await post(browser, body);
       const envelope = await expectIssue(res, path, code);
-      assert.ok(!JSON.stringify(envelope).includes('Inbox') && !JSON.stringify(envelope).includes('hello'), `${why}: no values echoed`);
+      assert.ok(
+        !JSON.stringify(envelope).includes('Inbox') && !JSON.stringify(envelope).includes('hello'),
+        `${why}: no values echoed`,
+      );
     }
     // The 512 / 2048 bounds themselves are fine.
-    await expectOk(await post(browser, { event: 'page_view', properties: { path: 'p'.repeat(512), referrer: 'r'.repeat(2048) } }));
+    await expectOk(
+      await post(browser, { event: 'page_view', properties: { path: 'p'.repeat(512), referrer: 'r'.repeat(2048) } }),
+    );
     assert.equal((await events(world)).length, 1, 'only the valid event was stored');
   });
 });
@@ -156,17 +238,28 @@ describe('POST /api/analytics/event: the body itself', () => {
   it('refuses unknown top-level keys, a bad event name, a bad anonymousId and non-object properties', async () => {
     const world = await freshWorld();
     const anon = new Browser(world.app.url);
-    await expectIssue(await post(anon, { event: 'page_view', properties: { path: '/' }, userId: 'u1' }), 'userId', 'unrecognized_keys');
+    await expectIssue(
+      await post(anon, { event: 'page_view', properties: { path: '/' }, userId: 'u1' }),
+      'userId',
+      'unrecognized_keys',
+    );
     await expectIssue(await post(anon, { event: 'future_event', timestamp: 1 }), 'timestamp', 'unrecognized_keys');
     await expectIssue(await post(anon, { event: 'e'.repeat(65) }), 'event', 'too_big');
     await expectIssue(await post(anon, { event: 'page_view'.padEnd(65, '_') }), 'event', 'too_big');
     await expectIssue(await post(anon, { properties: { path: '/' } }), 'event');
     await expectIssue(await post(anon, { event: '' }), 'event');
     await expectIssue(await post(anon, { event: 42 }), 'event');
-    await expectIssue(await post(anon, { event: 'page_view', properties: { path: '/' }, anonymousId: 'not-a-uuid' }), 'anonymousId');
+    await expectIssue(
+      await post(anon, { event: 'page_view', properties: { path: '/' }, anonymousId: 'not-a-uuid' }),
+      'anonymousId',
+    );
     await expectIssue(await post(anon, { event: 'page_view', properties: ['/'] }), 'properties');
     await expectIssue(await post(anon, { event: 'page_view', properties: '/inbox' }), 'properties');
-    const malformed = await anon.fetch('/api/analytics/event', { method: 'POST', headers: JSON_TYPE, body: '{"event":' });
+    const malformed = await anon.fetch('/api/analytics/event', {
+      method: 'POST',
+      headers: JSON_TYPE,
+      body: '{"event":',
+    });
     await expectEnvelope(malformed, 'VALIDATION_FAILED', 400);
     assert.deepEqual(await events(world), []);
   });
@@ -182,10 +275,24 @@ describe('analytics through /trpc (analytics.event)', () => {
     assert.deepEqual((await ok.json()).result.data, { ok: true });
     await expectTrpcError(await call(anon, { event: 'sync_clicked' }), 'AUTH_REQUIRED', 401);
     assert.deepEqual((await (await call(anon, { event: 'nope' })).json()).result.data, { ok: true });
-    const bad = await expectTrpcError(await call(anon, { event: 'page_view', properties: { path: 5 } }), 'VALIDATION_FAILED', 400);
-    assert.ok(bad.error.data.issues?.some((i) => i.path === 'properties.path'), JSON.stringify(bad));
-    const extra = await expectTrpcError(await call(anon, { event: 'page_view', properties: { path: '/' }, extra: 1 }), 'VALIDATION_FAILED', 400);
+    const bad = await expectTrpcError(
+      await call(anon, { event: 'page_view', properties: { path: 5 } }),
+      'VALIDATION_FAILED',
+      400,
+    );
+    assert.ok(
+      bad.error.data.issues?.some((i) => i.path === 'properties.path'),
+      JSON.stringify(bad),
+    );
+    const extra = await expectTrpcError(
+      await call(anon, { event: 'page_view', properties: { path: '/' }, extra: 1 }),
+      'VALIDATION_FAILED',
+      400,
+    );
     assert.ok(extra.error.data.issues?.some((i) => i.path === 'extra'));
-    assert.deepEqual((await events(world)).map((e) => e.properties), [{ path: '/trpc' }]);
+    assert.deepEqual(
+      (await events(world)).map((e) => e.properties),
+      [{ path: '/trpc' }],
+    );
   });
 });

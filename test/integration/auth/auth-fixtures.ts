@@ -36,7 +36,10 @@ export async function authWorld(
   opts: { mailWatch?: (providers: Providers) => MailWatchControl } = {},
 ): Promise<AuthWorld> {
   const providers = await startProviders(t);
-  const app = await buildTestApp(t, { env: { ...providers.env, ...env }, overrides: { mailWatch: opts.mailWatch?.(providers) } });
+  const app = await buildTestApp(t, {
+    env: { ...providers.env, ...env },
+    overrides: { mailWatch: opts.mailWatch?.(providers) },
+  });
   return { providers, app, sql: sqlOf(app) };
 }
 
@@ -77,7 +80,8 @@ export async function freshWorld(world: () => AuthWorld): Promise<AuthWorld> {
 }
 
 export function sqlOf(app: TestApp) {
-  return async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await app.container.pool.query(text, params)).rows as T[];
+  return async <T = Record<string, unknown>>(text: string, params: unknown[] = []) =>
+    (await app.container.pool.query(text, params)).rows as T[];
 }
 
 /**
@@ -100,14 +104,19 @@ export async function callback(browser: Browser, pathAndQuery: string): Promise<
   return browser.fetch(pathAndQuery);
 }
 
-export async function sessionOf(browser: Browser): Promise<{ authenticated: boolean; csrfToken: string; email?: string }> {
+export async function sessionOf(
+  browser: Browser,
+): Promise<{ authenticated: boolean; csrfToken: string; email?: string }> {
   const res = await browser.fetch('/auth/session');
   assert.equal(res.status, 200);
   return res.json();
 }
 
 export async function accountBySub(world: AuthWorld, sub: string) {
-  const rows = await world.sql<{ id: string; email: string; needs_reconnect: boolean }>('select id, email, needs_reconnect from accounts where sub = $1', [sub]);
+  const rows = await world.sql<{ id: string; email: string; needs_reconnect: boolean }>(
+    'select id, email, needs_reconnect from accounts where sub = $1',
+    [sub],
+  );
   return rows[0];
 }
 
@@ -120,7 +129,9 @@ export async function expectEnvelope(res: Response, code: string, status: number
   assert.equal(typeof body.error.message, 'string');
   assert.ok(body.error.requestId.length > 0, 'requestId present');
   assert.equal(body.error.requestId, res.headers.get('x-request-id'), 'requestId is the request id');
-  return body as { error: { code: string; message: string; requestId: string; details?: { issues: { path: string; code: string }[] } } };
+  return body as {
+    error: { code: string; message: string; requestId: string; details?: { issues: { path: string; code: string }[] } };
+  };
 }
 
 /** Asserts a /trpc error with the spec's code in error.data.appCode; returns the body. */

@@ -82,8 +82,15 @@ describe('credentials at rest', () => {
     assert.ok(identity.calls.tokenRequests.length >= 1);
 
     const rawAccess = tokenCrypto.decrypt(row.access_token_enc!, { accountId: row.account_id, field: 'access' });
-    assert.equal(identity.accessTokenOwner(rawAccess)?.sub, 'user-alice', 'the stored access token is the one the provider issued');
-    assert.equal(tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }), rawRefresh);
+    assert.equal(
+      identity.accessTokenOwner(rawAccess)?.sub,
+      'user-alice',
+      'the stored access token is the one the provider issued',
+    );
+    assert.equal(
+      tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }),
+      rawRefresh,
+    );
 
     const dump = JSON.stringify(await world.sql('select * from credentials'));
     assert.ok(!dump.includes(rawRefresh), 'raw refresh token not in the table');
@@ -100,10 +107,18 @@ describe('credentials at rest', () => {
     assert.match(row.refresh_token_enc, /^v2\.[0-9a-f]{12}\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/);
     assert.equal(row.key_id, tokenCrypto.keyId);
     const fromConfig = createTokenCrypto(world.app.config.tokenKeys!);
-    assert.equal(fromConfig.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }), rawRefresh);
+    assert.equal(
+      fromConfig.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }),
+      rawRefresh,
+    );
     assert.equal(fromConfig.decrypt(row.access_token_enc!, { accountId: row.account_id, field: 'access' }), rawAccess);
     // Another key cannot, and a tampered ciphertext is refused.
-    assert.throws(() => createTokenCrypto([randomBytes(32)]).decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' }));
+    assert.throws(() =>
+      createTokenCrypto([randomBytes(32)]).decrypt(row.refresh_token_enc, {
+        accountId: row.account_id,
+        field: 'refresh',
+      }),
+    );
     const parts = row.refresh_token_enc.split('.');
     parts[4] = (parts[4][0] === 'A' ? 'B' : 'A') + parts[4].slice(1);
     assert.throws(() => tokenCrypto.decrypt(parts.join('.'), { accountId: account.id, field: 'refresh' }));
@@ -114,22 +129,35 @@ describe('credentials at rest', () => {
     const { world, account } = await signedInAlice(t);
     const { identity } = world.providers;
     const { tokenCrypto } = world.app.container;
-    await world.sql(`update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`, [account.id]);
+    await world.sql(
+      `update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`,
+      [account.id],
+    );
     const before = await credentialRow(world, account.id);
     const client = await clientFor(world, account.id);
     const { token } = await asRoute(world, account.id, () => client.getAccessToken());
     assert.ok(token);
     assert.equal(identity.accessTokenOwner(token)?.sub, 'user-alice', 'a live access token');
-    assert.notEqual(token, tokenCrypto.decrypt(before.access_token_enc!, { accountId: before.account_id, field: 'access' }), 'a new one');
+    assert.notEqual(
+      token,
+      tokenCrypto.decrypt(before.access_token_enc!, { accountId: before.account_id, field: 'access' }),
+      'a new one',
+    );
     const refreshes = identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token');
     assert.equal(refreshes.length, 1);
     assert.equal(refreshes[0].refresh_token, identity.grants()[0].refreshToken);
 
-    const after = await eventually(() => credentialRow(world, account.id), (r) => r.access_token_enc !== before.access_token_enc);
+    const after = await eventually(
+      () => credentialRow(world, account.id),
+      (r) => r.access_token_enc !== before.access_token_enc,
+    );
     assert.notEqual(after.access_token_enc, before.access_token_enc, 'the refreshed token is stored');
     assert.equal(tokenCrypto.decrypt(after.access_token_enc!, { accountId: after.account_id, field: 'access' }), token);
     assert.ok(!JSON.stringify(after).includes(token), 'stored encrypted');
-    assert.ok(after.access_token_expires_at && after.access_token_expires_at.getTime() > Date.now(), 'with its new expiry');
+    assert.ok(
+      after.access_token_expires_at && after.access_token_expires_at.getTime() > Date.now(),
+      'with its new expiry',
+    );
     assert.equal(after.refresh_token_enc, before.refresh_token_enc, 'the refresh token is kept');
   });
 });
@@ -141,10 +169,17 @@ describe('a revoked or expired grant upstream', () => {
     assert.equal(account.needs_reconnect, false);
     identity.revokeUser('user-alice');
     identity.expireAccessTokens();
-    await world.sql(`update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`, [account.id]);
+    await world.sql(
+      `update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`,
+      [account.id],
+    );
     const client = await clientFor(world, account.id);
     await expectTokenExpired(asRoute(world, account.id, () => client.getAccessToken()));
-    assert.equal(identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length, 1, 'one refresh attempt');
+    assert.equal(
+      identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length,
+      1,
+      'one refresh attempt',
+    );
     assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, true);
     assert.ok(world.app.logs.some((l) => l.accountId === account.id && /reconnect/i.test(String(l.msg))));
   });
@@ -164,7 +199,10 @@ describe('a revoked or expired grant upstream', () => {
     const { world, account } = await signedInAlice(t);
     const { identity } = world.providers;
     identity.revokeUser('user-alice');
-    await world.sql(`update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`, [account.id]);
+    await world.sql(
+      `update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`,
+      [account.id],
+    );
     const client = await clientFor(world, account.id);
     await expectTokenExpired(asRoute(world, account.id, () => client.getAccessToken()));
     assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, true);
@@ -181,13 +219,19 @@ describe('a revoked or expired grant upstream', () => {
   it('a refresh that fails for another reason (provider 500) is neither TOKEN_EXPIRED nor marks the account, and is not retried', async (t) => {
     const { world, account } = await signedInAlice(t);
     const { identity } = world.providers;
-    await world.sql(`update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`, [account.id]);
+    await world.sql(
+      `update credentials set access_token_expires_at = now() - interval '1 minute' where account_id = $1`,
+      [account.id],
+    );
     identity.injectFault({ endpoint: 'token', status: 500 });
     const client = await clientFor(world, account.id);
-    await assert.rejects(asRoute(world, account.id, () => client.getAccessToken()), (err: unknown) => {
-      assert.ok(!(err instanceof AppError && err.code === 'TOKEN_EXPIRED'), 'not TOKEN_EXPIRED');
-      return true;
-    });
+    await assert.rejects(
+      asRoute(world, account.id, () => client.getAccessToken()),
+      (err: unknown) => {
+        assert.ok(!(err instanceof AppError && err.code === 'TOKEN_EXPIRED'), 'not TOKEN_EXPIRED');
+        return true;
+      },
+    );
     assert.equal(identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length, 1, 'one attempt');
     assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, false);
   });

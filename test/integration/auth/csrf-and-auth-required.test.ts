@@ -9,7 +9,15 @@ import assert from 'node:assert/strict';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { signIn } from '../../helpers/providers.ts';
-import { authWorld, expectEnvelope, expectTrpcError, JSON_TYPE, SESSION_COOKIE, sessionOf, type AuthWorld } from './auth-fixtures.ts';
+import {
+  authWorld,
+  expectEnvelope,
+  expectTrpcError,
+  JSON_TYPE,
+  SESSION_COOKIE,
+  sessionOf,
+  type AuthWorld,
+} from './auth-fixtures.ts';
 
 interface Route {
   name: string;
@@ -19,10 +27,26 @@ interface Route {
 }
 
 const ROUTES: Route[] = [
-  { name: 'POST /auth/provider/disconnect', trpc: false, send: (b, h) => b.fetch('/auth/provider/disconnect', { method: 'POST', headers: h }) },
-  { name: 'POST /trpc/auth.disconnect', trpc: true, send: (b, h) => b.fetch('/trpc/auth.disconnect', { method: 'POST', headers: { ...JSON_TYPE, ...h } }) },
-  { name: 'DELETE /auth/account', trpc: false, send: (b, h) => b.fetch('/auth/account', { method: 'DELETE', headers: h, json: { confirm: true } }) },
-  { name: 'POST /trpc/auth.deleteAccount', trpc: true, send: (b, h) => b.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers: h, json: { confirm: true } }) },
+  {
+    name: 'POST /auth/provider/disconnect',
+    trpc: false,
+    send: (b, h) => b.fetch('/auth/provider/disconnect', { method: 'POST', headers: h }),
+  },
+  {
+    name: 'POST /trpc/auth.disconnect',
+    trpc: true,
+    send: (b, h) => b.fetch('/trpc/auth.disconnect', { method: 'POST', headers: { ...JSON_TYPE, ...h } }),
+  },
+  {
+    name: 'DELETE /auth/account',
+    trpc: false,
+    send: (b, h) => b.fetch('/auth/account', { method: 'DELETE', headers: h, json: { confirm: true } }),
+  },
+  {
+    name: 'POST /trpc/auth.deleteAccount',
+    trpc: true,
+    send: (b, h) => b.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers: h, json: { confirm: true } }),
+  },
 ];
 
 /** A browser carrying `from`'s cookies but sending no Origin by itself. */
@@ -41,7 +65,11 @@ async function expectCode(route: Route, res: Response, code: string, status: num
 async function assertUntouched(world: AuthWorld, browser: Browser, why: string) {
   const alice = `(select id from accounts where sub = 'user-alice')`;
   assert.equal((await world.sql(`select 1 from accounts where id = ${alice}`)).length, 1, `${why}: account kept`);
-  assert.equal((await world.sql(`select 1 from credentials where account_id = ${alice}`)).length, 1, `${why}: credentials kept`);
+  assert.equal(
+    (await world.sql(`select 1 from credentials where account_id = ${alice}`)).length,
+    1,
+    `${why}: credentials kept`,
+  );
   assert.equal(world.providers.identity.grants('user-alice').length, 1, `${why}: grant not revoked`);
   assert.equal((await sessionOf(browser)).authenticated, true, `${why}: session kept`);
 }
@@ -60,7 +88,10 @@ for (const route of ROUTES) {
       const cases: [string, Record<string, string>][] = [
         ['missing token', { Origin: WEB_ORIGIN }],
         ['empty token', { Origin: WEB_ORIGIN, 'X-CSRF-Token': '' }],
-        ['wrong token', { Origin: WEB_ORIGIN, 'X-CSRF-Token': `${csrfToken.slice(0, -1)}${csrfToken.endsWith('A') ? 'B' : 'A'}` }],
+        [
+          'wrong token',
+          { Origin: WEB_ORIGIN, 'X-CSRF-Token': `${csrfToken.slice(0, -1)}${csrfToken.endsWith('A') ? 'B' : 'A'}` },
+        ],
         ["another session's token", { Origin: WEB_ORIGIN, 'X-CSRF-Token': bobToken }],
         ['token with a suffix', { Origin: WEB_ORIGIN, 'X-CSRF-Token': `${csrfToken}x` }],
         ['wrong Origin', { Origin: 'https://evil.example', 'X-CSRF-Token': csrfToken }],
@@ -79,7 +110,15 @@ for (const route of ROUTES) {
       // The right token and Origin pass.
       const ok = await route.send(bare(world, browser), { Origin: WEB_ORIGIN, 'X-CSRF-Token': csrfToken });
       assert.equal(ok.status, route.trpc ? 200 : 204, `accepted (body ${await ok.clone().text()})`);
-      assert.equal((await world.sql(`select 1 from credentials where account_id = (select id from accounts where sub = 'user-alice')`)).length, 0, 'the call took effect');
+      assert.equal(
+        (
+          await world.sql(
+            `select 1 from credentials where account_id = (select id from accounts where sub = 'user-alice')`,
+          )
+        ).length,
+        0,
+        'the call took effect',
+      );
       assert.equal(world.providers.identity.grants('user-alice').length, 0, 'revoked');
       assert.equal((await sessionOf(bob)).authenticated, true, "bob's session is not affected");
     });
@@ -107,10 +146,26 @@ describe('AUTH_REQUIRED on every authenticated route that exists today', () => {
     // Account deletion checks the session before the body: no body, a wrong body, a malformed body.
     const anon = bare(world);
     await expectEnvelope(await anon.fetch('/auth/account', { method: 'DELETE' }), 'AUTH_REQUIRED', 401);
-    await expectEnvelope(await anon.fetch('/auth/account', { method: 'DELETE', json: { confirm: false } }), 'AUTH_REQUIRED', 401);
-    await expectEnvelope(await anon.fetch('/auth/account', { method: 'DELETE', headers: JSON_TYPE, body: '{"confirm":' }), 'AUTH_REQUIRED', 401);
-    await expectTrpcError(await anon.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers: JSON_TYPE, body: '{"confirm":' }), 'AUTH_REQUIRED', 401);
-    await expectTrpcError(await anon.fetch('/trpc/auth.deleteAccount', { method: 'POST', json: { confirm: 'nope' } }), 'AUTH_REQUIRED', 401);
+    await expectEnvelope(
+      await anon.fetch('/auth/account', { method: 'DELETE', json: { confirm: false } }),
+      'AUTH_REQUIRED',
+      401,
+    );
+    await expectEnvelope(
+      await anon.fetch('/auth/account', { method: 'DELETE', headers: JSON_TYPE, body: '{"confirm":' }),
+      'AUTH_REQUIRED',
+      401,
+    );
+    await expectTrpcError(
+      await anon.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers: JSON_TYPE, body: '{"confirm":' }),
+      'AUTH_REQUIRED',
+      401,
+    );
+    await expectTrpcError(
+      await anon.fetch('/trpc/auth.deleteAccount', { method: 'POST', json: { confirm: 'nope' } }),
+      'AUTH_REQUIRED',
+      401,
+    );
     // Nothing was touched.
     assert.equal((await world.sql('select 1 from credentials')).length, 1);
   });
@@ -120,8 +175,16 @@ describe('AUTH_REQUIRED on every authenticated route that exists today', () => {
     const browser = world.app.browser();
     await signIn(browser);
     const b = bare(world, browser);
-    await expectEnvelope(await b.fetch('/auth/account', { method: 'DELETE', headers: JSON_TYPE, body: '{"confirm":' }), 'CSRF_FAILED', 403);
-    await expectEnvelope(await b.fetch('/auth/account', { method: 'DELETE', json: { confirm: false } }), 'CSRF_FAILED', 403);
+    await expectEnvelope(
+      await b.fetch('/auth/account', { method: 'DELETE', headers: JSON_TYPE, body: '{"confirm":' }),
+      'CSRF_FAILED',
+      403,
+    );
+    await expectEnvelope(
+      await b.fetch('/auth/account', { method: 'DELETE', json: { confirm: false } }),
+      'CSRF_FAILED',
+      403,
+    );
     await expectEnvelope(await b.fetch('/auth/account', { method: 'DELETE' }), 'CSRF_FAILED', 403);
   });
 });
@@ -138,7 +201,10 @@ describe('routes that need no CSRF token', () => {
     const event = await b.fetch('/api/analytics/event', { method: 'POST', json: { event: 'sync_clicked' } });
     assert.equal(event.status, 200, await event.clone().text());
     assert.deepEqual(await event.json(), { ok: true });
-    assert.equal((await world.sql(`select 1 from analytics_events where name = 'sync_clicked' and account_id is not null`)).length, 1);
+    assert.equal(
+      (await world.sql(`select 1 from analytics_events where name = 'sync_clicked' and account_id is not null`)).length,
+      1,
+    );
     const logout = await b.fetch('/auth/logout', { method: 'POST' });
     assert.equal(logout.status, 204);
     assert.equal((await sessionOf(browser)).authenticated, false);

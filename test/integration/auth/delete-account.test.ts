@@ -9,10 +9,28 @@ import assert from 'node:assert/strict';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import type { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
-import { accountBySub, authWorld, expectEnvelope, expectTrpcError, JSON_TYPE, sessionOf, type AuthWorld } from './auth-fixtures.ts';
+import {
+  accountBySub,
+  authWorld,
+  expectEnvelope,
+  expectTrpcError,
+  JSON_TYPE,
+  sessionOf,
+  type AuthWorld,
+} from './auth-fixtures.ts';
 
 /** The account tables this file gives rows to before deleting (sign-in fills credentials, sessions, sync_states). */
-const SEEDED = ['ai_usage', 'analyses', 'analytics_events', 'credentials', 'drafts', 'mail_messages', 'mail_threads', 'sessions', 'sync_states'];
+const SEEDED = [
+  'ai_usage',
+  'analyses',
+  'analytics_events',
+  'credentials',
+  'drafts',
+  'mail_messages',
+  'mail_threads',
+  'sessions',
+  'sync_states',
+];
 
 /** Every table of the schema that has an account_id column, read from the catalogue. */
 async function accountTables(world: AuthWorld): Promise<string[]> {
@@ -26,7 +44,9 @@ async function accountTables(world: AuthWorld): Promise<string[]> {
 async function countsFor(world: AuthWorld, accountId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const table of await accountTables(world)) {
-    const [row] = await world.sql<{ n: string }>(`select count(*) as n from "${table}" where account_id = $1`, [accountId]);
+    const [row] = await world.sql<{ n: string }>(`select count(*) as n from "${table}" where account_id = $1`, [
+      accountId,
+    ]);
     out[table] = Number(row.n);
   }
   return out;
@@ -35,26 +55,48 @@ async function countsFor(world: AuthWorld, accountId: string): Promise<Record<st
 /** Gives the account a row in each account-owned table the mail, AI and analytics features write. */
 async function seedAccountData(world: AuthWorld, browser: Browser, accountId: string, tag: string) {
   const [thread] = await world.sql<{ id: string }>(
-    `insert into mail_threads (account_id, provider_thread_id, subject, in_inbox) values ($1, $2, 'Hello', true) returning id`, [accountId, `thread-${tag}`]);
+    `insert into mail_threads (account_id, provider_thread_id, subject, in_inbox) values ($1, $2, 'Hello', true) returning id`,
+    [accountId, `thread-${tag}`],
+  );
   const [message] = await world.sql<{ id: string }>(
-    `insert into mail_messages (account_id, thread_id, provider_message_id, sent_at, in_inbox) values ($1, $2, $3, now(), true) returning id`, [accountId, thread.id, `msg-${tag}`]);
+    `insert into mail_messages (account_id, thread_id, provider_message_id, sent_at, in_inbox) values ($1, $2, $3, now(), true) returning id`,
+    [accountId, thread.id, `msg-${tag}`],
+  );
   await world.sql(
     `insert into analyses (account_id, thread_id, message_id, priority, reply_status, confidence, reason, suggested_action, model)
-     values ($1, $2, $3, 'NORMAL', 'NO_REPLY_NEEDED', 0.5, 'r', 's', 'm')`, [accountId, thread.id, message.id]);
+     values ($1, $2, $3, 'NORMAL', 'NO_REPLY_NEEDED', 0.5, 'r', 's', 'm')`,
+    [accountId, thread.id, message.id],
+  );
   await world.sql(
     `insert into drafts (account_id, thread_id, message_id, subject, body, language, options, model) values ($1, $2, $3, 'Re: Hello', 'Hi', 'en', '{}', 'm')`,
-    [accountId, thread.id, message.id]);
-  await world.sql(`insert into ai_usage (account_id, operation, model, state, tokens) values ($1, 'analyze', 'm', 'settled', 10)`, [accountId]);
+    [accountId, thread.id, message.id],
+  );
+  await world.sql(
+    `insert into ai_usage (account_id, operation, model, state, tokens) values ($1, 'analyze', 'm', 'settled', 10)`,
+    [accountId],
+  );
   const event = await browser.fetch('/api/analytics/event', { method: 'POST', json: { event: 'sync_clicked' } });
   assert.equal(event.status, 200);
 }
 
-async function deleteRest(browser: Browser, csrfToken: string, init: { json?: unknown; body?: string; headers?: Record<string, string> } = {}) {
-  return browser.fetch('/auth/account', { method: 'DELETE', ...init, headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...init.headers } });
+async function deleteRest(
+  browser: Browser,
+  csrfToken: string,
+  init: { json?: unknown; body?: string; headers?: Record<string, string> } = {},
+) {
+  return browser.fetch('/auth/account', {
+    method: 'DELETE',
+    ...init,
+    headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...init.headers },
+  });
 }
 
 async function deleteTrpc(browser: Browser, csrfToken: string, init: { json?: unknown; body?: string } = {}) {
-  return browser.fetch('/trpc/auth.deleteAccount', { method: 'POST', ...init, headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE } });
+  return browser.fetch('/trpc/auth.deleteAccount', {
+    method: 'POST',
+    ...init,
+    headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE },
+  });
 }
 
 async function assertNothingDeleted(world: AuthWorld, browser: Browser, why: string) {
@@ -79,15 +121,29 @@ describe('DELETE /auth/account: the body must be exactly {confirm: true}', () =>
       ['array', { json: [{ confirm: true }] }, null],
       ['bare true', { json: true }, null],
       ['malformed JSON', { body: '{"confirm": true', headers: JSON_TYPE }, '', 'invalid_json'],
-      ['not JSON', { body: 'confirm=true', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }, '', 'unsupported_media_type'],
-      ['too large', { body: JSON.stringify({ confirm: true, pad: 'x'.repeat(70 * 1024) }), headers: JSON_TYPE }, '', 'too_big'],
+      [
+        'not JSON',
+        { body: 'confirm=true', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } },
+        '',
+        'unsupported_media_type',
+      ],
+      [
+        'too large',
+        { body: JSON.stringify({ confirm: true, pad: 'x'.repeat(70 * 1024) }), headers: JSON_TYPE },
+        '',
+        'too_big',
+      ],
     ];
     for (const [why, init, path, code] of cases) {
       const res = await deleteRest(browser, csrfToken, init);
       const body = await expectEnvelope(res, 'VALIDATION_FAILED', 400);
       const issues = body.error.details?.issues ?? [];
       assert.ok(issues.length > 0, `${why}: issues listed`);
-      if (path !== null) assert.ok(issues.some((i) => i.path === path && (!code || i.code === code)), `${why}: names ${path} ${code ?? ''} (got ${JSON.stringify(issues)})`);
+      if (path !== null)
+        assert.ok(
+          issues.some((i) => i.path === path && (!code || i.code === code)),
+          `${why}: names ${path} ${code ?? ''} (got ${JSON.stringify(issues)})`,
+        );
       await assertNothingDeleted(world, browser, why);
     }
   });
@@ -116,9 +172,16 @@ describe('DELETE /auth/account: the body must be exactly {confirm: true}', () =>
 describe('DELETE /auth/account: deletion', () => {
   it('stops the watch, revokes, and deletes the account with every row that belongs to it; other accounts untouched', async (t) => {
     const stops: { accountId: string; revokesSoFar: number }[] = [];
-    const world = await authWorld(t, {}, {
-      mailWatch: ({ identity }) => ({ register: async () => {}, stop: async (_em, accountId) => void stops.push({ accountId, revokesSoFar: identity.calls.revoke }) }),
-    });
+    const world = await authWorld(
+      t,
+      {},
+      {
+        mailWatch: ({ identity }) => ({
+          register: async () => {},
+          stop: async (_em, accountId) => void stops.push({ accountId, revokesSoFar: identity.calls.revoke }),
+        }),
+      },
+    );
     const { identity } = world.providers;
 
     const alice = world.app.browser();
@@ -140,13 +203,22 @@ describe('DELETE /auth/account: deletion', () => {
     const aliceBefore = await countsFor(world, aliceAccount.id);
     for (const table of SEEDED) assert.ok(aliceBefore[table] > 0, `seeded ${table}`);
     const bobBefore = await countsFor(world, bobAccount.id);
-    const [cred] = await world.sql<{ refresh_token_enc: string; account_id: string }>('select account_id, refresh_token_enc from credentials where account_id = $1', [aliceAccount.id]);
-    const storedRefresh = world.app.container.tokenCrypto.decrypt(cred.refresh_token_enc, { accountId: cred.account_id, field: 'refresh' });
+    const [cred] = await world.sql<{ refresh_token_enc: string; account_id: string }>(
+      'select account_id, refresh_token_enc from credentials where account_id = $1',
+      [aliceAccount.id],
+    );
+    const storedRefresh = world.app.container.tokenCrypto.decrypt(cred.refresh_token_enc, {
+      accountId: cred.account_id,
+      field: 'refresh',
+    });
 
     const res = await deleteRest(alice, csrfToken, { json: { confirm: true } });
     assert.equal(res.status, 204, await res.clone().text());
     assert.equal(await res.text(), '');
-    assert.ok(res.headers.getSetCookie().some((c) => /^mia_session=;.*expires=Thu, 01 Jan 1970/i.test(c)), 'the session cookie is cleared');
+    assert.ok(
+      res.headers.getSetCookie().some((c) => /^mia_session=;.*expires=Thu, 01 Jan 1970/i.test(c)),
+      'the session cookie is cleared',
+    );
 
     assert.deepEqual(stops, [{ accountId: aliceAccount.id, revokesSoFar: 0 }], 'watch stopped first');
     assert.equal(identity.calls.revoke, 1);
@@ -155,8 +227,13 @@ describe('DELETE /auth/account: deletion', () => {
     assert.ok(!identity.grants('user-alice').some((g) => g.refreshToken === storedRefresh), 'revoked at the provider');
 
     const aliceAfter = await countsFor(world, aliceAccount.id);
-    for (const table of await accountTables(world)) assert.equal(aliceAfter[table], 0, `no ${table} row left for the account`);
-    assert.equal((await world.sql('select 1 from accounts where id = $1', [aliceAccount.id])).length, 0, 'account row gone');
+    for (const table of await accountTables(world))
+      assert.equal(aliceAfter[table], 0, `no ${table} row left for the account`);
+    assert.equal(
+      (await world.sql('select 1 from accounts where id = $1', [aliceAccount.id])).length,
+      0,
+      'account row gone',
+    );
 
     assert.deepEqual(await countsFor(world, bobAccount.id), bobBefore, "bob's rows untouched");
     assert.equal(identity.grants('user-bob').length, 1);
@@ -171,7 +248,10 @@ describe('DELETE /auth/account: deletion', () => {
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
     world.providers.identity.injectFault({ endpoint: 'revoke', status: 500 });
-    const res = await deleteRest(browser, csrfToken, { json: { confirm: true }, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const res = await deleteRest(browser, csrfToken, {
+      json: { confirm: true },
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     assert.equal(res.status, 204);
     assert.equal(world.providers.identity.calls.revoke, 1, 'revocation attempted');
     const counts = await countsFor(world, account.id);
@@ -187,7 +267,8 @@ describe('DELETE /auth/account: deletion', () => {
     const res = await deleteTrpc(browser, csrfToken, { body: '{"confirm":true}' });
     assert.equal(res.status, 200, await res.clone().text());
     assert.equal((await world.sql('select 1 from accounts')).length, 0);
-    for (const [table, n] of Object.entries(await countsFor(world, account.id))) assert.equal(n, 0, `no ${table} row left`);
+    for (const [table, n] of Object.entries(await countsFor(world, account.id)))
+      assert.equal(n, 0, `no ${table} row left`);
     assert.deepEqual(world.providers.identity.grants(), []);
     assert.equal((await sessionOf(browser)).authenticated, false);
   });

@@ -19,27 +19,45 @@ interface WatchCall {
 }
 
 /** An app whose mail watch records each call with what the identity provider had seen by then. */
-async function watchedWorld(t: { after(fn: () => unknown): void }, opts: { failStop?: boolean } = {}): Promise<{ world: AuthWorld; watch: WatchCall[] }> {
+async function watchedWorld(
+  t: { after(fn: () => unknown): void },
+  opts: { failStop?: boolean } = {},
+): Promise<{ world: AuthWorld; watch: WatchCall[] }> {
   const calls: WatchCall[] = [];
-  const world = await authWorld(t, {}, {
-    mailWatch: ({ identity }) => {
-      const snapshot = (op: WatchCall['op'], accountId: string) =>
-        calls.push({ op, accountId, revokesSoFar: identity.calls.revoke, grantLive: identity.grants('user-alice').length > 0 });
-      return {
-        register: async (accountId) => void snapshot('register', accountId),
-        stop: async (_em, accountId) => {
-          snapshot('stop', accountId);
-          if (opts.failStop) throw new Error('watch stop failed upstream');
-        },
-      };
+  const world = await authWorld(
+    t,
+    {},
+    {
+      mailWatch: ({ identity }) => {
+        const snapshot = (op: WatchCall['op'], accountId: string) =>
+          calls.push({
+            op,
+            accountId,
+            revokesSoFar: identity.calls.revoke,
+            grantLive: identity.grants('user-alice').length > 0,
+          });
+        return {
+          register: async (accountId) => void snapshot('register', accountId),
+          stop: async (_em, accountId) => {
+            snapshot('stop', accountId);
+            if (opts.failStop) throw new Error('watch stop failed upstream');
+          },
+        };
+      },
     },
-  });
+  );
   return { world, watch: calls };
 }
 
 async function storedRefreshToken(world: AuthWorld, accountId: string): Promise<string> {
-  const [row] = await world.sql<{ refresh_token_enc: string; account_id: string }>('select account_id, refresh_token_enc from credentials where account_id = $1', [accountId]);
-  return world.app.container.tokenCrypto.decrypt(row.refresh_token_enc, { accountId: row.account_id, field: 'refresh' });
+  const [row] = await world.sql<{ refresh_token_enc: string; account_id: string }>(
+    'select account_id, refresh_token_enc from credentials where account_id = $1',
+    [accountId],
+  );
+  return world.app.container.tokenCrypto.decrypt(row.refresh_token_enc, {
+    accountId: row.account_id,
+    field: 'refresh',
+  });
 }
 
 async function disconnect(browser: Browser, csrfToken: string) {
@@ -57,7 +75,9 @@ describe('POST /auth/provider/disconnect', () => {
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
-    await world.sql(`update sync_states set watch_expires_at = now() + interval '6 days' where account_id = $1`, [account.id]);
+    await world.sql(`update sync_states set watch_expires_at = now() + interval '6 days' where account_id = $1`, [
+      account.id,
+    ]);
     const refreshToken = await storedRefreshToken(world, account.id);
     assert.equal(identity.grants().length, 1);
 
@@ -67,7 +87,10 @@ describe('POST /auth/provider/disconnect', () => {
 
     // Watch: stopped once, for this account, while the grant was still live (the stop call needs a token).
     const stops = watch.filter((c) => c.op === 'stop');
-    assert.deepEqual(stops.map((c) => c.accountId), [account.id]);
+    assert.deepEqual(
+      stops.map((c) => c.accountId),
+      [account.id],
+    );
     assert.equal(stops[0].revokesSoFar, 0, 'watch stopped before revoking');
     assert.equal(stops[0].grantLive, true);
 
@@ -77,7 +100,12 @@ describe('POST /auth/provider/disconnect', () => {
     const refresh = await fetch(identity.tokenUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: identity.clientId, client_secret: identity.clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: identity.clientId,
+        client_secret: identity.clientSecret,
+      }),
     });
     assert.equal(refresh.status, 400, 'the old refresh token is dead at the provider');
     assert.equal((await refresh.json()).error, 'invalid_grant');
@@ -85,7 +113,10 @@ describe('POST /auth/provider/disconnect', () => {
     // Service: credentials and sessions gone, watch bookkeeping cleared, the account itself kept.
     assert.equal(await rowsFor(world, 'credentials', account.id), 0);
     assert.equal(await rowsFor(world, 'sessions', account.id), 0);
-    const [sync] = await world.sql<{ watch_expires_at: Date | null }>('select watch_expires_at from sync_states where account_id = $1', [account.id]);
+    const [sync] = await world.sql<{ watch_expires_at: Date | null }>(
+      'select watch_expires_at from sync_states where account_id = $1',
+      [account.id],
+    );
     assert.equal(sync.watch_expires_at, null);
     assert.ok(await accountBySub(world, 'user-alice'), 'disconnect is not deletion');
     const cleared = res.headers.getSetCookie().find((c) => c.startsWith('mia_session=;'));
@@ -137,7 +168,10 @@ describe('POST /auth/provider/disconnect', () => {
     assert.equal(await rowsFor(world, 'credentials', account.id), 0, 'no credentials left behind');
     assert.equal(await rowsFor(world, 'sessions', account.id), 0);
     assert.equal((await sessionOf(other)).authenticated, false);
-    assert.ok(world.app.logs.some((l) => l.level === 'warn' && l.accountId === account.id && /revok/i.test(String(l.msg))), 'the failure is logged');
+    assert.ok(
+      world.app.logs.some((l) => l.level === 'warn' && l.accountId === account.id && /revok/i.test(String(l.msg))),
+      'the failure is logged',
+    );
   });
 
   it('a provider that cannot be reached at all still leaves no credentials behind', async (t) => {
@@ -169,9 +203,15 @@ describe('POST /auth/provider/disconnect', () => {
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const account = await accountBySub(world, 'user-alice');
-    const res = await browser.fetch('/trpc/auth.disconnect', { method: 'POST', headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE } });
+    const res = await browser.fetch('/trpc/auth.disconnect', {
+      method: 'POST',
+      headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE },
+    });
     assert.equal(res.status, 200, await res.clone().text());
-    assert.deepEqual(watch.filter((c) => c.op === 'stop').map((c) => c.accountId), [account.id]);
+    assert.deepEqual(
+      watch.filter((c) => c.op === 'stop').map((c) => c.accountId),
+      [account.id],
+    );
     assert.deepEqual(identity.grants(), []);
     assert.equal(await rowsFor(world, 'credentials', account.id), 0);
     assert.equal(await rowsFor(world, 'sessions', account.id), 0);

@@ -10,11 +10,33 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { signIn } from '../../helpers/providers.ts';
 import {
-  accountBySub, assertOAuthFailed, authWorld, callback, consent, CONNECTED_URL, expectEnvelope, PREAUTH_COOKIE, freshWorld, sessionOf, sha256hex, sharedAuthWorld, type AuthWorld,
+  accountBySub,
+  assertOAuthFailed,
+  authWorld,
+  callback,
+  consent,
+  CONNECTED_URL,
+  expectEnvelope,
+  PREAUTH_COOKIE,
+  freshWorld,
+  sessionOf,
+  sha256hex,
+  sharedAuthWorld,
+  type AuthWorld,
 } from './auth-fixtures.ts';
 
 const MAIL_SCOPE = 'https://www.googleapis.com/auth/gmail.readonly';
-const CONSENT_PARAMS = ['access_type', 'client_id', 'code_challenge', 'code_challenge_method', 'prompt', 'redirect_uri', 'response_type', 'scope', 'state'];
+const CONSENT_PARAMS = [
+  'access_type',
+  'client_id',
+  'code_challenge',
+  'code_challenge_method',
+  'prompt',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+];
 
 /** The warn line the callback writes on failure, for the response's request id. */
 function failureLog(world: AuthWorld, res: Response) {
@@ -31,7 +53,13 @@ async function countRows(world: AuthWorld, table: string): Promise<number> {
 }
 
 /** Common checks of a failed callback: redirect, logged with the request id, no session, nothing stored. */
-async function assertFailedCallback(world: AuthWorld, res: Response, browser: ReturnType<AuthWorld['app']['browser']>, why: string, reason: RegExp) {
+async function assertFailedCallback(
+  world: AuthWorld,
+  res: Response,
+  browser: ReturnType<AuthWorld['app']['browser']>,
+  why: string,
+  reason: RegExp,
+) {
   assertOAuthFailed(res, why);
   const line = failureLog(world, res);
   assert.match(String(line.reason), reason, `${why}: logged reason`);
@@ -65,7 +93,9 @@ describe('GET /auth/provider (consent redirect)', () => {
     assert.ok(q.state.length >= 32, 'state has enough entropy');
 
     // Stored server-side, hashed, for 10 minutes by default; the raw state is nowhere in the table.
-    const rows = await world.sql<{ id: string; lifetime: number }>('select id, extract(epoch from expires_at - created_at)::float as lifetime from oauth_states');
+    const rows = await world.sql<{ id: string; lifetime: number }>(
+      'select id, extract(epoch from expires_at - created_at)::float as lifetime from oauth_states',
+    );
     assert.equal(rows.length, 1);
     assert.equal(rows[0].id, sha256hex(q.state));
     assert.ok(Math.abs(rows[0].lifetime - 600) < 1, `state lifetime is 600 s (got ${rows[0].lifetime})`);
@@ -78,7 +108,10 @@ describe('GET /auth/provider (consent redirect)', () => {
     assert.ok(preauth, 'pre-auth cookie set');
     assert.match(preauth, /;\s*httponly/i);
     assert.match(preauth, /;\s*samesite=lax/i);
-    assert.ok(res.headers.getSetCookie().some((c) => c.startsWith(`${PREAUTH_COOKIE}.sig=`)), 'pre-auth cookie signed');
+    assert.ok(
+      res.headers.getSetCookie().some((c) => c.startsWith(`${PREAUTH_COOKIE}.sig=`)),
+      'pre-auth cookie signed',
+    );
 
     const second = new URL((await world.app.browser().fetch('/auth/provider')).headers.get('location')!);
     assert.notEqual(second.searchParams.get('state'), q.state, 'a new state per flow');
@@ -96,7 +129,10 @@ describe('GET /auth/provider (consent redirect)', () => {
     assert.ok(exchange, 'an authorization_code grant was requested');
     assert.equal(exchange.code, new URL(cb, world.app.url).searchParams.get('code'));
     assert.equal(exchange.redirect_uri, authorizeUrl.searchParams.get('redirect_uri'));
-    assert.equal(createHash('sha256').update(exchange.code_verifier).digest('base64url'), authorizeUrl.searchParams.get('code_challenge'));
+    assert.equal(
+      createHash('sha256').update(exchange.code_verifier).digest('base64url'),
+      authorizeUrl.searchParams.get('code_challenge'),
+    );
     // Client authentication went in the form or as HTTP Basic (the stand-in refuses anything else and the flow succeeded).
     assert.equal(identity.calls.tokenRequests.length, 1);
   });
@@ -104,7 +140,9 @@ describe('GET /auth/provider (consent redirect)', () => {
   it('never lets a query parameter move the Location off GOOGLE_AUTH_URL', async () => {
     const world = await freshWorld(consentWorld);
     const evil = encodeURIComponent('https://evil.example/steal');
-    const res = await world.app.browser().fetch(`/auth/provider?redirect=${evil}&next=${evil}&return_to=${evil}&redirect_uri=${evil}`);
+    const res = await world.app
+      .browser()
+      .fetch(`/auth/provider?redirect=${evil}&next=${evil}&return_to=${evil}&redirect_uri=${evil}`);
     assert.equal(res.status, 302);
     const location = new URL(res.headers.get('location')!);
     assert.equal(location.origin, new URL(world.providers.identity.authUrl).origin);
@@ -130,7 +168,11 @@ describe('GET /auth/provider (consent redirect)', () => {
 describe('GET /auth/provider/callback: success', () => {
   it('exchanges the code, keys the account by sub, stores credentials, starts a session and redirects with connected=1', async (t) => {
     const registered: string[] = [];
-    const world = await authWorld(t, {}, { mailWatch: () => ({ register: async (id) => void registered.push(id), stop: async () => {} }) });
+    const world = await authWorld(
+      t,
+      {},
+      { mailWatch: () => ({ register: async (id) => void registered.push(id), stop: async () => {} }) },
+    );
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
     const res = await callback(browser, cb);
@@ -162,7 +204,9 @@ describe('GET /auth/provider/callback: success', () => {
     const { tokenCrypto } = world.app.container;
     await signIn(world.app.browser());
     const first = await accountBySub(world, 'user-alice');
-    const [cred1] = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>('select * from credentials');
+    const [cred1] = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>(
+      'select * from credentials',
+    );
     const refresh1 = tokenCrypto.decrypt(cred1.refresh_token_enc, { accountId: cred1.account_id, field: 'refresh' });
 
     identity.setCurrentUser({ sub: 'user-alice', email: 'alice.new@example.com' });
@@ -174,13 +218,27 @@ describe('GET /auth/provider/callback: success', () => {
     assert.equal(accounts[0].id, first.id, 'same account row');
     assert.equal(accounts[0].email, 'alice.new@example.com');
 
-    const creds = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>('select * from credentials');
+    const creds = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>(
+      'select * from credentials',
+    );
     assert.equal(creds.length, 1);
-    const refresh2 = tokenCrypto.decrypt(creds[0].refresh_token_enc, { accountId: creds[0].account_id, field: 'refresh' });
+    const refresh2 = tokenCrypto.decrypt(creds[0].refresh_token_enc, {
+      accountId: creds[0].account_id,
+      field: 'refresh',
+    });
     assert.notEqual(refresh2, refresh1, 'new refresh token stored');
-    const newest = identity.grants('user-alice').sort((a, b) => a.createdAt - b.createdAt).at(-1)!;
+    const newest = identity
+      .grants('user-alice')
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .at(-1)!;
     assert.equal(refresh2, newest.refreshToken, 'the stored refresh token is the one of the latest grant');
-    assert.equal(identity.accessTokenOwner(tokenCrypto.decrypt(creds[0].access_token_enc, { accountId: creds[0].account_id, field: 'access' }))?.sub, 'user-alice', 'the stored access token is live');
+    assert.equal(
+      identity.accessTokenOwner(
+        tokenCrypto.decrypt(creds[0].access_token_enc, { accountId: creds[0].account_id, field: 'access' }),
+      )?.sub,
+      'user-alice',
+      'the stored access token is live',
+    );
   });
 
   it('a second user gets a separate account', async (t) => {
@@ -238,9 +296,17 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     const { callback: cb, state } = await consent(browser);
     const code = new URL(cb, world.app.url).searchParams.get('code')!;
     for (const [why, path, reason] of [
-      ['unknown state', `/auth/provider/callback?code=${encodeURIComponent(code)}&state=not-a-state`, /unknown or reused/],
+      [
+        'unknown state',
+        `/auth/provider/callback?code=${encodeURIComponent(code)}&state=not-a-state`,
+        /unknown or reused/,
+      ],
       ['missing state', `/auth/provider/callback?code=${encodeURIComponent(code)}`, /missing state/],
-      ['repeated state', `/auth/provider/callback?code=${encodeURIComponent(code)}&state=${state}&state=${state}`, /missing state/],
+      [
+        'repeated state',
+        `/auth/provider/callback?code=${encodeURIComponent(code)}&state=${state}&state=${state}`,
+        /missing state/,
+      ],
     ] as const) {
       const res = await callback(browser, path);
       assertOAuthFailed(res, why);
@@ -282,7 +348,9 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
     const world = await authWorld(t, { OAUTH_STATE_TTL_SECONDS: '1' });
     const browser = world.app.browser();
     const { callback: cb } = await consent(browser);
-    const [row] = await world.sql<{ lifetime: number }>('select extract(epoch from expires_at - created_at)::float as lifetime from oauth_states');
+    const [row] = await world.sql<{ lifetime: number }>(
+      'select extract(epoch from expires_at - created_at)::float as lifetime from oauth_states',
+    );
     assert.ok(Math.abs(row.lifetime - 1) < 0.5, `configured lifetime used (got ${row.lifetime})`);
     await sleep(1_500);
     const res = await callback(browser, cb);
@@ -382,7 +450,8 @@ describe('GET /auth/provider/callback: every failure is the error=oauth_failed r
       const all = JSON.stringify(world.app.logs);
       assert.ok(!all.includes(state), `${endpoint}: state not logged`);
       assert.ok(!all.includes(code), `${endpoint}: code not logged`);
-      for (const r of identity.calls.tokenRequests) assert.ok(!all.includes(r.code_verifier), `${endpoint}: verifier not logged`);
+      for (const r of identity.calls.tokenRequests)
+        assert.ok(!all.includes(r.code_verifier), `${endpoint}: verifier not logged`);
     }
   });
 });

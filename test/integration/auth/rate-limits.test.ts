@@ -67,8 +67,15 @@ describe('rate limits of the auth routes (20 per 60 s per client)', () => {
     const world = await authWorld(t);
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
-    await exhaust(20, () => browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: { Origin: WEB_ORIGIN } }), 403);
-    const res = await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+    await exhaust(
+      20,
+      () => browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: { Origin: WEB_ORIGIN } }),
+      403,
+    );
+    const res = await browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+    });
     await expectEnvelope(res, 'RATE_LIMITED', 429);
     assert.equal((await world.sql('select 1 from credentials')).length, 1);
     assert.equal(world.providers.identity.grants().length, 1);
@@ -79,9 +86,26 @@ describe('rate limits of the auth routes (20 per 60 s per client)', () => {
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
     const headers = csrfHeaders(csrfToken, WEB_ORIGIN);
-    await exhaust(8, () => browser.fetch('/auth/account', { method: 'DELETE', headers: { ...headers, ...JSON_TYPE }, body: '{"confirm":' }), 400);
-    await exhaust(6, () => browser.fetch('/auth/account', { method: 'DELETE', headers, json: { confirm: false } }), 400);
-    await exhaust(6, () => browser.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers, json: { confirm: false } }), 400);
+    await exhaust(
+      8,
+      () =>
+        browser.fetch('/auth/account', {
+          method: 'DELETE',
+          headers: { ...headers, ...JSON_TYPE },
+          body: '{"confirm":',
+        }),
+      400,
+    );
+    await exhaust(
+      6,
+      () => browser.fetch('/auth/account', { method: 'DELETE', headers, json: { confirm: false } }),
+      400,
+    );
+    await exhaust(
+      6,
+      () => browser.fetch('/trpc/auth.deleteAccount', { method: 'POST', headers, json: { confirm: false } }),
+      400,
+    );
     const res = await browser.fetch('/auth/account', { method: 'DELETE', headers, json: { confirm: true } });
     await expectEnvelope(res.clone(), 'RATE_LIMITED', 429);
     assertRetryAfter(res);
@@ -93,10 +117,27 @@ describe('rate limit of POST /api/analytics/event (60 per 60 s per client)', () 
   it('the 61st event is RATE_LIMITED 429 with Retry-After, whatever its name', async (t) => {
     const world = await authWorld(t);
     const anon = new Browser(world.app.url);
-    await exhaust(30, () => anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'page_view', properties: { path: '/' } } }), 200);
-    await exhaust(20, () => anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'unknown_event' } }), 200);
-    await exhaust(10, () => anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'page_view', properties: { path: 1 } } }), 400);
-    const res = await anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'page_view', properties: { path: '/' } } });
+    await exhaust(
+      30,
+      () =>
+        anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'page_view', properties: { path: '/' } } }),
+      200,
+    );
+    await exhaust(
+      20,
+      () => anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'unknown_event' } }),
+      200,
+    );
+    await exhaust(
+      10,
+      () =>
+        anon.fetch('/api/analytics/event', { method: 'POST', json: { event: 'page_view', properties: { path: 1 } } }),
+      400,
+    );
+    const res = await anon.fetch('/api/analytics/event', {
+      method: 'POST',
+      json: { event: 'page_view', properties: { path: '/' } },
+    });
     await expectEnvelope(res.clone(), 'RATE_LIMITED', 429);
     assertRetryAfter(res);
     const [row] = await world.sql<{ n: string }>('select count(*) as n from analytics_events');

@@ -11,14 +11,27 @@ import { buildTestApp, WEB_ORIGIN } from '../../helpers/app.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { csrfHeaders, signIn, startProviders } from '../../helpers/providers.ts';
 import {
-  authWorld, CONNECTED_URL, expectEnvelope, expectTrpcError, freshWorld, JSON_TYPE, PREAUTH_COOKIE, SESSION_COOKIE, sessionOf, sha256hex, sharedAuthWorld,
+  authWorld,
+  CONNECTED_URL,
+  expectEnvelope,
+  expectTrpcError,
+  freshWorld,
+  JSON_TYPE,
+  PREAUTH_COOKIE,
+  SESSION_COOKIE,
+  sessionOf,
+  sha256hex,
+  sharedAuthWorld,
 } from './auth-fixtures.ts';
 
 const secret = () => randomBytes(24).toString('base64url');
 
 function cookieLine(res: Response, name: string): string | undefined {
   // The last one wins in a browser (sign-in clears the old key, then sets the new one).
-  return res.headers.getSetCookie().filter((c) => c.startsWith(`${name}=`) && !/^[^=]+=;/.test(c)).at(-1);
+  return res.headers
+    .getSetCookie()
+    .filter((c) => c.startsWith(`${name}=`) && !/^[^=]+=;/.test(c))
+    .at(-1);
 }
 
 function attrs(line: string): Map<string, string> {
@@ -75,7 +88,10 @@ describe('session cookie attributes', () => {
     assert.equal(start.status, 302);
     const preauth = cookieLine(start, `__Secure-${PREAUTH_COOKIE}`);
     assert.ok(preauth && attrs(preauth).has('secure'), `pre-auth cookie Secure: ${preauth}`);
-    assert.equal(new URL(start.headers.get('location')!).searchParams.get('redirect_uri'), 'https://mail.example.test/auth/provider/callback');
+    assert.equal(
+      new URL(start.headers.get('location')!).searchParams.get('redirect_uri'),
+      'https://mail.example.test/auth/provider/callback',
+    );
     const consent = await fetch(start.headers.get('location')!, { redirect: 'manual' });
     const back = new URL(consent.headers.get('location')!);
     assert.equal(back.origin, 'https://mail.example.test');
@@ -124,8 +140,14 @@ describe('cookie signing with SESSION_SECRET', () => {
     const browser = first.browser();
     const { email } = await signIn(browser);
 
-    const rotated = await buildTestApp(t, { databaseUrl: first.databaseUrl, env: { ...providers.env, SESSION_SECRET: `${newKey},${oldKey}` } });
-    const newOnly = await buildTestApp(t, { databaseUrl: first.databaseUrl, env: { ...providers.env, SESSION_SECRET: newKey } });
+    const rotated = await buildTestApp(t, {
+      databaseUrl: first.databaseUrl,
+      env: { ...providers.env, SESSION_SECRET: `${newKey},${oldKey}` },
+    });
+    const newOnly = await buildTestApp(t, {
+      databaseUrl: first.databaseUrl,
+      env: { ...providers.env, SESSION_SECRET: newKey },
+    });
     try {
       const stale = newOnly.browser();
       copyCookies(browser, stale);
@@ -180,7 +202,10 @@ describe('session key at sign-in (no fixation)', () => {
     assert.equal(s.email, undefined);
     const rows = await world.sql<{ id: string }>('select id from sessions');
     assert.ok(!rows.some((r) => r.id === sha256hex(planted)), 'the old key has no server-side row');
-    assert.ok(rows.some((r) => r.id === sha256hex(after)), 'the new key has one');
+    assert.ok(
+      rows.some((r) => r.id === sha256hex(after)),
+      'the new key has one',
+    );
   });
 
   it('re-signing in within the same browser also changes the key and retires the old one', async () => {
@@ -200,7 +225,9 @@ describe('session key at sign-in (no fixation)', () => {
     const browser = world.app.browser();
     await signIn(browser);
     const key = browser.cookies.get(SESSION_COOKIE)!;
-    const rows = await world.sql<{ id: string; account_id: string; data: Record<string, unknown> }>('select id, account_id, data from sessions');
+    const rows = await world.sql<{ id: string; account_id: string; data: Record<string, unknown> }>(
+      'select id, account_id, data from sessions',
+    );
     assert.equal(rows.length, 1);
     assert.equal(rows[0].id, sha256hex(key));
     const dump = JSON.stringify(rows);
@@ -253,7 +280,10 @@ describe('GET /auth/session', () => {
     const { csrfToken } = await signIn(browser);
     const longAgo = Date.now() - 31 * 24 * 3600 * 1000;
     await world.sql(`update sessions set data = jsonb_set(data, '{signedInAt}', to_jsonb($1::bigint))`, [longAgo]);
-    const res = await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+    const res = await browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+    });
     await expectEnvelope(res, 'AUTH_REQUIRED', 401);
     assert.equal((await sessionOf(browser)).authenticated, false);
     assert.equal((await world.sql('select 1 from credentials')).length, 1, 'nothing was disconnected');
@@ -278,7 +308,10 @@ describe('POST /auth/logout', () => {
     const key = browser.cookies.get(SESSION_COOKIE)!;
     assert.equal((await world.sql('select 1 from sessions where id = $1', [sha256hex(key)])).length, 1);
 
-    const res = await browser.fetch('/auth/logout', { method: 'POST', headers: { Origin: 'https://elsewhere.example' } });
+    const res = await browser.fetch('/auth/logout', {
+      method: 'POST',
+      headers: { Origin: 'https://elsewhere.example' },
+    });
     assert.equal(res.status, 204);
     const cleared = res.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=;`));
     assert.ok(cleared && /expires=Thu, 01 Jan 1970/i.test(cleared), 'cookie cleared');
@@ -311,7 +344,18 @@ describe('POST /auth/logout', () => {
     const copy = world.app.browser();
     copyCookies(browser, copy);
     await browser.fetch('/auth/logout', { method: 'POST' });
-    await expectEnvelope(await copy.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) }), 'AUTH_REQUIRED', 401);
-    await expectTrpcError(await copy.fetch('/trpc/auth.disconnect', { method: 'POST', headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE } }), 'AUTH_REQUIRED', 401);
+    await expectEnvelope(
+      await copy.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) }),
+      'AUTH_REQUIRED',
+      401,
+    );
+    await expectTrpcError(
+      await copy.fetch('/trpc/auth.disconnect', {
+        method: 'POST',
+        headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), ...JSON_TYPE },
+      }),
+      'AUTH_REQUIRED',
+      401,
+    );
   });
 });

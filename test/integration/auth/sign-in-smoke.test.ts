@@ -12,7 +12,10 @@ describe('sign-in smoke', () => {
     assert.equal(location, `${WEB_ORIGIN}/?connected=1`);
     assert.equal(email, 'alice@example.com');
     assert.equal(providers.identity.grants().length, 1);
-    const res = await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+    const res = await browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 204);
     assert.equal(providers.identity.grants().length, 0);
     const after = await (await browser.fetch('/auth/session')).json();

@@ -39,7 +39,15 @@ function countingPool(pool: pg.Pool) {
 }
 
 function limiterOver(storeClient: unknown, keyPrefix: string) {
-  const limiter = new RateLimiterPostgres({ storeClient, storeType: 'pool', tableName: 'rate_limits', tableCreated: true, keyPrefix, points: POINTS, duration: 60 });
+  const limiter = new RateLimiterPostgres({
+    storeClient,
+    storeType: 'pool',
+    tableName: 'rate_limits',
+    tableCreated: true,
+    keyPrefix,
+    points: POINTS,
+    duration: 60,
+  });
   return coalesced(limiter, POINTS);
 }
 
@@ -47,14 +55,21 @@ type Outcome = { ok: boolean; remaining: number; retryAfterSeconds: number } | {
 const outcome = (p: Promise<RateLimiterRes>): Promise<Outcome> =>
   p.then(
     (r) => ({ ok: true, remaining: r.remainingPoints, retryAfterSeconds: 0 }),
-    (e: unknown) => (e instanceof RateLimiterRes ? { ok: false, remaining: e.remainingPoints, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000) } : { error: (e as Error).message }),
+    (e: unknown) =>
+      e instanceof RateLimiterRes
+        ? { ok: false, remaining: e.remainingPoints, retryAfterSeconds: Math.ceil(e.msBeforeNext / 1000) }
+        : { error: (e as Error).message },
   );
 
 /** Requests per client: 1..9, so some clients stay under the limit and some go over. */
 const load = Array.from({ length: 40 }, (_, i) => ({ client: `10.0.${i}.1`, requests: (i % 9) + 1 }));
 
 async function run(consume: (key: string) => Promise<RateLimiterRes>) {
-  const results = await Promise.all(load.flatMap(({ client, requests }) => Array.from({ length: requests }, () => outcome(consume(client)).then((o) => ({ client, o })))));
+  const results = await Promise.all(
+    load.flatMap(({ client, requests }) =>
+      Array.from({ length: requests }, () => outcome(consume(client)).then((o) => ({ client, o }))),
+    ),
+  );
   const byClient = new Map<string, Outcome[]>();
   for (const { client, o } of results) byClient.set(client, [...(byClient.get(client) ?? []), o]);
   // Within one client the order of concurrent requests is not fixed: compare the sorted answers.
@@ -81,24 +96,59 @@ describe('batched rate-limit counting', () => {
 
   it('answers exactly as one upsert per request would, in a handful of statements', async (t) => {
     const reference = countingPool(pool);
-    const unbatched = await run(limiterOver({ query: (q: pg.QueryConfig) => reference.pool.connect().then(async (c) => { try { return await c.query(q); } finally { c.release(); } }) }, 'ref'));
+    const unbatched = await run(
+      limiterOver(
+        {
+          query: (q: pg.QueryConfig) =>
+            reference.pool.connect().then(async (c) => {
+              try {
+                return await c.query(q);
+              } finally {
+                c.release();
+              }
+            }),
+        },
+        'ref',
+      ),
+    );
     const batchedPool = countingPool(pool);
     const batched = await run(limiterOver(createCounterStore(batchedPool.pool), 'new'));
     // The same answers; Retry-After is checked on its own below: a refusal's is what is left of the
     // window, whole seconds rounded up, so one that comes more than a second after its window
     // opened (a loaded machine) says 59 where a quicker one says 60, in either store.
-    const sameAnswers = (m: Map<string, string[]>) => new Map([...m].map(([c, list]) => [c, list.map((s) => s.replace(/"retryAfterSeconds":(59|60)\b/, '"retryAfterSeconds":"59-60"')).sort()]));
+    const sameAnswers = (m: Map<string, string[]>) =>
+      new Map(
+        [...m].map(([c, list]) => [
+          c,
+          list.map((s) => s.replace(/"retryAfterSeconds":(59|60)\b/, '"retryAfterSeconds":"59-60"')).sort(),
+        ]),
+      );
     assert.deepEqual(sameAnswers(batched), sameAnswers(unbatched));
     const requests = load.reduce((n, l) => n + l.requests, 0);
     assert.equal(requests, 190);
-    t.diagnostic(`${requests} requests of ${load.length} clients: ${reference.seen.length} statements unbatched, ${batchedPool.seen.length} batched`);
+    t.diagnostic(
+      `${requests} requests of ${load.length} clients: ${reference.seen.length} statements unbatched, ${batchedPool.seen.length} batched`,
+    );
     assert.ok(reference.seen.length >= 40, `unbatched: at least one upsert per client (${reference.seen.length})`);
-    assert.ok(batchedPool.seen.length <= 12, `batched: a few statements for ${requests} requests (${batchedPool.seen.length})`);
+    assert.ok(
+      batchedPool.seen.length <= 12,
+      `batched: a few statements for ${requests} requests (${batchedPool.seen.length})`,
+    );
     // Over the limit: refused with the window's remaining time, never 0.
     for (const answers of [batched, unbatched]) {
-      const refused = [...answers.values()].flat().map((s) => JSON.parse(s) as Outcome).filter((o) => 'ok' in o && !o.ok);
-      assert.equal(refused.length, load.reduce((n, l) => n + Math.max(0, l.requests - POINTS), 0));
-      for (const o of refused) assert.ok('retryAfterSeconds' in o && o.retryAfterSeconds >= 59 && o.retryAfterSeconds <= 60, JSON.stringify(o));
+      const refused = [...answers.values()]
+        .flat()
+        .map((s) => JSON.parse(s) as Outcome)
+        .filter((o) => 'ok' in o && !o.ok);
+      assert.equal(
+        refused.length,
+        load.reduce((n, l) => n + Math.max(0, l.requests - POINTS), 0),
+      );
+      for (const o of refused)
+        assert.ok(
+          'retryAfterSeconds' in o && o.retryAfterSeconds >= 59 && o.retryAfterSeconds <= 60,
+          JSON.stringify(o),
+        );
     }
   });
 

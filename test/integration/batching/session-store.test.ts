@@ -38,7 +38,10 @@ describe('batched session reads', () => {
     await Promise.all(keys.map((k, i) => store.set(k, { email: `user${i}@example.com` }, DAY)));
     statements = 0;
     const read = await Promise.all([...keys, 'unknown-key'].map((k) => store.get(k)));
-    assert.deepEqual(read.slice(0, 50).map((d) => d?.email), keys.map((_, i) => `user${i}@example.com`));
+    assert.deepEqual(
+      read.slice(0, 50).map((d) => d?.email),
+      keys.map((_, i) => `user${i}@example.com`),
+    );
     assert.equal(read[50], null);
     t.diagnostic(`51 concurrent reads: ${statements} statements`);
     assert.ok(statements <= 2, `one statement, or two when the first left alone (${statements})`);
@@ -73,7 +76,10 @@ describe('batched session reads', () => {
     };
     const store = createSessionStore(orm, flaky);
     await store.set('k-1', { email: 'one@example.com' }, DAY);
-    const first = store.get('k-1').then(() => 'answered', (err: Error) => err.message);
+    const first = store.get('k-1').then(
+      () => 'answered',
+      (err: Error) => err.message,
+    );
     await new Promise((r) => setImmediate(r));
     const second = store.get('k-1');
     assert.equal(await first, 'connection reset');

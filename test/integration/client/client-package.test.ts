@@ -22,7 +22,8 @@ const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
 const run = promisify(execFile);
 
 /** npm settings a child npm keeps from `npm test`'s environment (where packages come from); the rest is run-script context. */
-const KEPT_NPM_CONFIG = /^npm_config_(registry|cache|userconfig|globalconfig|offline|prefer_offline|(https_)?proxy|noproxy|strict_ssl|cafile|ca|@[^_]+:registry|\/\/.*)$/i;
+const KEPT_NPM_CONFIG =
+  /^npm_config_(registry|cache|userconfig|globalconfig|offline|prefer_offline|(https_)?proxy|noproxy|strict_ssl|cafile|ca|@[^_]+:registry|\/\/.*)$/i;
 
 /**
  * The child's environment: no loader (tsx), no npm run-script context (prefix, workspace)
@@ -33,7 +34,12 @@ const KEPT_NPM_CONFIG = /^npm_config_(registry|cache|userconfig|globalconfig|off
 function cleanEnv(ours: boolean): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const key of Object.keys(env)) {
-    if (key === 'NODE_OPTIONS' || /^npm_(lifecycle|package)_/i.test(key) || (/^npm_config_/i.test(key) && !KEPT_NPM_CONFIG.test(key))) delete env[key];
+    if (
+      key === 'NODE_OPTIONS' ||
+      /^npm_(lifecycle|package)_/i.test(key) ||
+      (/^npm_config_/i.test(key) && !KEPT_NPM_CONFIG.test(key))
+    )
+      delete env[key];
   }
   // Empty, not deleted: node copies a missing NODE_V8_COVERAGE into every child's environment.
   if (!ours) env.NODE_V8_COVERAGE = '';
@@ -116,13 +122,25 @@ console.log(JSON.stringify({ service: health.service, signedOut, refused, refuse
 `;
 
 /** The package's declarations (and its dependencies') are checked too; only TypeScript's own libs are skipped. */
-const TSCONFIG = (include: string, extra: Record<string, unknown>) => JSON.stringify({
-  compilerOptions: {
-    target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true,
-    lib: ['ES2024', 'ESNext.Disposable', 'DOM'], types: [], skipLibCheck: false, skipDefaultLibCheck: true, ...extra,
-  },
-  include: [include],
-}, null, 2);
+const TSCONFIG = (include: string, extra: Record<string, unknown>) =>
+  JSON.stringify(
+    {
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        lib: ['ES2024', 'ESNext.Disposable', 'DOM'],
+        types: [],
+        skipLibCheck: false,
+        skipDefaultLibCheck: true,
+        ...extra,
+      },
+      include: [include],
+    },
+    null,
+    2,
+  );
 
 describe('the client package tarball', () => {
   it('packs built JavaScript and declarations that a fresh project compiles with tsc and runs with node', async (t) => {
@@ -135,20 +153,49 @@ describe('the client package tarball', () => {
     t.after(() => rm(dir, { recursive: true, force: true }));
 
     // npm pack runs the package's prepack, the build (scripts are off in the project's .npmrc: asked for here).
-    const pack = await sh('npm', ['pack', '--ignore-scripts=false', '--json', '--pack-destination', dir], path.join(ROOT, 'shared'), true);
+    const pack = await sh(
+      'npm',
+      ['pack', '--ignore-scripts=false', '--json', '--pack-destination', dir],
+      path.join(ROOT, 'shared'),
+      true,
+    );
     assert.equal(pack.code, 0, pack.out);
-    const [packed] = JSON.parse(pack.out.slice(pack.out.indexOf('['), pack.out.lastIndexOf(']') + 1)) as [{ filename: string; files: { path: string }[] }];
+    const [packed] = JSON.parse(pack.out.slice(pack.out.indexOf('['), pack.out.lastIndexOf(']') + 1)) as [
+      { filename: string; files: { path: string }[] },
+    ];
     const files = packed.files.map((f) => f.path).sort();
-    assert.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/router.d.ts'), files.join(', '));
-    assert.deepEqual(files.filter((f) => !(f === 'package.json' || (f.startsWith('dist/') && /\.(js|d\.ts)$/.test(f)))), [], 'only dist/ and package.json ship');
+    assert.ok(
+      files.includes('dist/index.js') && files.includes('dist/index.d.ts') && files.includes('dist/router.d.ts'),
+      files.join(', '),
+    );
+    assert.deepEqual(
+      files.filter((f) => !(f === 'package.json' || (f.startsWith('dist/') && /\.(js|d\.ts)$/.test(f)))),
+      [],
+      'only dist/ and package.json ship',
+    );
     const routerDts = await readFile(path.join(ROOT, 'shared/dist/router.d.ts'), 'utf8');
     assert.doesNotMatch(routerDts, /server\/|\bany\b/);
     step('build and pack');
 
     await mkdir(path.join(dir, 'app/src'), { recursive: true });
     const app = path.join(dir, 'app');
-    await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    const install = await sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', path.join(dir, packed.filename)], app);
+    await writeFile(
+      path.join(app, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+    );
+    const install = await sh(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--ignore-scripts',
+        '--no-package-lock',
+        path.join(dir, packed.filename),
+      ],
+      app,
+    );
     assert.equal(install.code, 0, install.out);
     step('install the tarball');
 
@@ -156,13 +203,24 @@ describe('the client package tarball', () => {
     await writeFile(path.join(app, 'src/typed.ts'), TYPED);
     await writeFile(path.join(app, 'src/main.ts'), MAIN);
     await writeFile(path.join(app, 'tsconfig.json'), TSCONFIG('src', { outDir: 'dist', rootDir: 'src' }));
-    const marked = TYPED.split('\n').flatMap((line, i) => (line.includes('@ts-expect-error') ? [{ line: i + 2, code: line.match(/TS\d+/)![0] }] : []));
+    const marked = TYPED.split('\n').flatMap((line, i) =>
+      line.includes('@ts-expect-error') ? [{ line: i + 2, code: line.match(/TS\d+/)![0] }] : [],
+    );
     await mkdir(path.join(app, 'unmarked'));
     await writeFile(path.join(app, 'unmarked/typed.ts'), TYPED.replace(/\/\/ @ts-expect-error/g, '// expect'));
-    await writeFile(path.join(app, 'tsconfig.unmarked.json'), TSCONFIG('unmarked', { noEmit: true, skipLibCheck: true }));
-    const [compiled, unmarked] = await Promise.all([sh(process.execPath, [TSC, '-p', 'tsconfig.json'], app), sh(process.execPath, [TSC, '-p', 'tsconfig.unmarked.json'], app)]);
+    await writeFile(
+      path.join(app, 'tsconfig.unmarked.json'),
+      TSCONFIG('unmarked', { noEmit: true, skipLibCheck: true }),
+    );
+    const [compiled, unmarked] = await Promise.all([
+      sh(process.execPath, [TSC, '-p', 'tsconfig.json'], app),
+      sh(process.execPath, [TSC, '-p', 'tsconfig.unmarked.json'], app),
+    ]);
     assert.equal(compiled.code, 0, `tsc failed (TS2578 is an unused @ts-expect-error):\n${compiled.out}`);
-    const errors = [...unmarked.out.matchAll(/typed\.ts\((\d+),\d+\): error (TS\d+)/g)].map((m) => ({ line: Number(m[1]), code: m[2] }));
+    const errors = [...unmarked.out.matchAll(/typed\.ts\((\d+),\d+\): error (TS\d+)/g)].map((m) => ({
+      line: Number(m[1]),
+      code: m[2],
+    }));
     assert.deepEqual(errors, marked, unmarked.out);
     step('tsc');
 
@@ -173,13 +231,24 @@ describe('the client package tarball', () => {
     await new Promise<void>((resolve) => resetter.listen(0, '127.0.0.1', resolve));
     t.after(() => new Promise((resolve) => resetter.close(resolve)));
     const resetPort = (resetter.address() as { port: number }).port;
-    const ran = await sh(process.execPath, ['dist/main.js', server.url, `http://127.0.0.1:${refusedPort}`, `http://127.0.0.1:${resetPort}`], app);
+    const ran = await sh(
+      process.execPath,
+      ['dist/main.js', server.url, `http://127.0.0.1:${refusedPort}`, `http://127.0.0.1:${resetPort}`],
+      app,
+    );
     assert.equal(ran.code, 0, ran.out);
     const result = JSON.parse(ran.out.trim().split('\n').at(-1)!);
     assert.equal(result.service, 'mail-inbox-assistant');
-    assert.deepEqual({ ...result.signedOut, cause: undefined }, { name: 'ApiError', code: 'AUTH_REQUIRED', httpStatus: 401, network: false, cause: undefined });
+    assert.deepEqual(
+      { ...result.signedOut, cause: undefined },
+      { name: 'ApiError', code: 'AUTH_REQUIRED', httpStatus: 401, network: false, cause: undefined },
+    );
     for (const failure of [result.refused, result.refusedMutation, result.reset]) {
-      assert.deepEqual({ ...failure, cause: undefined }, { name: 'NetworkError', code: 'NETWORK_ERROR', httpStatus: 0, network: true, cause: undefined }, JSON.stringify(result));
+      assert.deepEqual(
+        { ...failure, cause: undefined },
+        { name: 'NetworkError', code: 'NETWORK_ERROR', httpStatus: 0, network: true, cause: undefined },
+        JSON.stringify(result),
+      );
       assert.match(failure.cause, /TypeError/);
     }
     assert.equal(result.guard, false);

@@ -30,7 +30,10 @@ describe('the typed client package', () => {
     const { api, calls } = clientFor(browser);
 
     assert.deepEqual((await api.auth.session.query()).authenticated, false);
-    await assert.rejects(api.mail.sync.mutate(), (err) => isApiError(err, 'AUTH_REQUIRED') && err.httpStatus === 401 && err.requestId.length > 0);
+    await assert.rejects(
+      api.mail.sync.mutate(),
+      (err) => isApiError(err, 'AUTH_REQUIRED') && err.httpStatus === 401 && err.requestId.length > 0,
+    );
 
     await signIn(browser);
     const sync = await api.mail.sync.mutate();
@@ -60,14 +63,23 @@ describe('the typed client package', () => {
     const { api } = clientFor(browser);
     await signIn(browser);
 
-    const notFound = await api.mail.thread.query({ threadId: randomUUID() }).then(() => null, (e: unknown) => e);
+    const notFound = await api.mail.thread.query({ threadId: randomUUID() }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(notFound instanceof ApiError);
     assert.equal(notFound.code, 'NOT_FOUND');
     assert.equal(notFound.httpStatus, 404);
 
-    const invalid = await api.mail.threads.query({ limit: 500 }).then(() => null, (e: unknown) => e);
+    const invalid = await api.mail.threads.query({ limit: 500 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(isApiError(invalid, 'VALIDATION_FAILED'));
-    assert.deepEqual(invalid.issues.map((i) => i.path), ['limit']);
+    assert.deepEqual(
+      invalid.issues.map((i) => i.path),
+      ['limit'],
+    );
   });
 
   it('fetches a fresh CSRF token after the session changed', async (t) => {

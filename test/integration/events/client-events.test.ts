@@ -21,12 +21,16 @@ function fetchEventSource(headers: Record<string, string>): typeof EventSource {
     private readonly abort = new AbortController();
     constructor(url: string) {
       super();
-      void fetch(url, { headers: { Accept: 'text/event-stream', ...headers }, signal: this.abort.signal }).then((res) => {
-        this.readyState = 1;
-        readSse(res, this.abort, (f) => {
-          if (f.data !== undefined && this.readyState !== 2) this.dispatchEvent(new MessageEvent(f.event ?? 'message', { data: f.data, lastEventId: f.id ?? '' }));
-        });
-      }, () => undefined);
+      void fetch(url, { headers: { Accept: 'text/event-stream', ...headers }, signal: this.abort.signal }).then(
+        (res) => {
+          this.readyState = 1;
+          readSse(res, this.abort, (f) => {
+            if (f.data !== undefined && this.readyState !== 2)
+              this.dispatchEvent(new MessageEvent(f.event ?? 'message', { data: f.data, lastEventId: f.id ?? '' }));
+          });
+        },
+        () => undefined,
+      );
     }
     close() {
       this.readyState = 2;

@@ -16,11 +16,17 @@ const open = async (mail: MailApp, t: TestContext): Promise<SseReader> => {
 };
 
 describe('the backfill estimate, read by the sync', () => {
-  it('is read once when the listing begins and rides every sync event of the listing', { timeout: 60_000 }, async (t) => {
+  it('is read once when the listing begins and rides every sync event of the listing', {
+    timeout: 60_000,
+  }, async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 120, { sentReplies: false });
     const s = await open(mail, t);
-    assert.deepEqual((await s.next()).json.progress, { stored: 0, estimatedTotal: null }, 'nothing read before the first sync');
+    assert.deepEqual(
+      (await s.next()).json.progress,
+      { stored: 0, estimatedTotal: null },
+      'nothing read before the first sync',
+    );
     mail.gmail.resetCounters();
     await mail.drain();
     const pages = [];
@@ -32,7 +38,10 @@ describe('the backfill estimate, read by the sync', () => {
       }
       pages.push(e.json.progress);
     }
-    assert.deepEqual(pages, [{ stored: 50, estimatedTotal: 120 }, { stored: 100, estimatedTotal: 120 }]);
+    assert.deepEqual(pages, [
+      { stored: 50, estimatedTotal: 120 },
+      { stored: 100, estimatedTotal: 120 },
+    ]);
     assert.equal(mail.gmail.calls['labels.get'], 1, 'one count for the whole listing');
   });
 

@@ -12,7 +12,12 @@ import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
 
 /** Reads the count as a listing's start does, and stores it as its commit would (the estimate the events report). */
-async function recordInboxEstimate(em: MailApp['app']['container']['orm']['em'], accountId: string, api: Parameters<typeof readInboxEstimate>[0], waitMs?: number) {
+async function recordInboxEstimate(
+  em: MailApp['app']['container']['orm']['em'],
+  accountId: string,
+  api: Parameters<typeof readInboxEstimate>[0],
+  waitMs?: number,
+) {
   const estimate = await readInboxEstimate(api, waitMs);
   await em.execute('update sync_states set inbox_estimate = ? where account_id = ?', [estimate, accountId]);
   return estimate;
@@ -21,7 +26,10 @@ async function recordInboxEstimate(em: MailApp['app']['container']['orm']['em'],
 async function accountApi(mail: MailApp) {
   const [account] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
   const em = mail.app.container.orm.em.fork();
-  const api = createGmailFactory({ rootUrl: mail.providers.env.GMAIL_API_URL! })(await mail.app.container.credentials.client(em, account!.id), { accountId: account!.id, purpose: 'sync' });
+  const api = createGmailFactory({ rootUrl: mail.providers.env.GMAIL_API_URL! })(
+    await mail.app.container.credentials.client(em, account!.id),
+    { accountId: account!.id, purpose: 'sync' },
+  );
   return { accountId: account!.id, em, api };
 }
 
@@ -32,7 +40,9 @@ const open = async (mail: MailApp, t: TestContext): Promise<SseReader> => {
 };
 
 describe('the backfill estimate', () => {
-  it("comes from the provider's inbox count and rides the sync events of the listing", { timeout: 60_000 }, async (t) => {
+  it("comes from the provider's inbox count and rides the sync events of the listing", {
+    timeout: 60_000,
+  }, async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 120, { sentReplies: false });
     const archived = mail.gmail.addMessage(ALICE, { subject: 'archived' });
@@ -54,7 +64,9 @@ describe('the backfill estimate', () => {
     assert.equal(done.json.progress, null, 'no progress once the copy is complete');
   });
 
-  it('stays unknown (null) when the count fails, hangs or the provider gives none; never below what is stored', { timeout: 60_000 }, async (t) => {
+  it('stays unknown (null) when the count fails, hangs or the provider gives none; never below what is stored', {
+    timeout: 60_000,
+  }, async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 60, { sentReplies: false });
     const { accountId, em, api } = await accountApi(mail);
@@ -70,7 +82,11 @@ describe('the backfill estimate', () => {
     mail.gmail.injectFault({ endpoint: 'labels.get', status: 0, hang: true });
     assert.equal(await recordInboxEstimate(em, accountId, api, 100), null, 'a count that does not come in time');
     assert.equal(await recordInboxEstimate(em, accountId, {}), null, 'a client without the call');
-    assert.equal(await recordInboxEstimate(em, accountId, { inboxCount: async () => null }), null, 'no count in the answer');
+    assert.equal(
+      await recordInboxEstimate(em, accountId, { inboxCount: async () => null }),
+      null,
+      'no count in the answer',
+    );
 
     // Mail that arrived after the count was read: the estimate is never below what is stored.
     assert.equal((await mail.syncOk()).hasMore, true, 'the first page of the listing');

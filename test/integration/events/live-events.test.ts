@@ -15,9 +15,16 @@ import { openSse, type SseReader } from './sse-reader.ts';
 
 async function twoInstances(t: TestContext, streamLimits?: StreamLimits) {
   // Both instances read the same sessions: same cookie keys, same token key.
-  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const env = {
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const a = await startMailApp(t, { env });
-  const b = await buildTestApp(t, { env: { ...a.providers.env, ...env }, databaseUrl: a.app.databaseUrl, overrides: streamLimits ? { streamLimits } : {} });
+  const b = await buildTestApp(t, {
+    env: { ...a.providers.env, ...env },
+    databaseUrl: a.app.databaseUrl,
+    overrides: streamLimits ? { streamLimits } : {},
+  });
   return { a, b };
 }
 
@@ -29,7 +36,10 @@ const open = (app: TestApp, headers: Record<string, string>, t: TestContext): Pr
   });
 
 async function threadIds(mail: MailApp): Promise<string[]> {
-  const rows = await mail.sql<{ id: string }>('select t.id from mail_threads t join accounts a on a.id = t.account_id where a.email = ? order by t.id', [ALICE]);
+  const rows = await mail.sql<{ id: string }>(
+    'select t.id from mail_threads t join accounts a on a.id = t.account_id where a.email = ? order by t.id',
+    [ALICE],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -75,7 +85,9 @@ describe('live mail events', () => {
     const resumed = await open(a.app, { ...cookie(a), 'Last-Event-ID': lastSeen }, t);
     assert.equal((await resumed.next()).json.type, 'sync');
     const missed = await resumed.next((e) => e.json.type === 'threads');
-    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [added.threadId]);
+    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [
+      added.threadId,
+    ]);
     assert.deepEqual(missed.json.threadIds, [newThread!.id]);
     assert.ok(BigInt(missed.id!) > BigInt(lastSeen));
 
@@ -105,7 +117,9 @@ describe('live mail events', () => {
     await a.drain();
     const resumed = await openSse(`${b.url}/trpc/mail.events?lastEventId=${lastSeen}`, cookie(a));
     t.after(() => resumed.close());
-    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [added.threadId]);
+    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [
+      added.threadId,
+    ]);
     assert.deepEqual((await resumed.next((e) => e.json?.type === 'threads')).json.threadIds, [newThread!.id]);
   });
 
@@ -163,10 +177,17 @@ describe('live mail events', () => {
     await ofOther.ended;
     // The hub lets a stream go once its place in event_streams is free (a statement after the end).
     await until(() => b.container.liveEvents.size() === 1);
-    assert.deepEqual(await a.sql('select count(*)::int as n from event_streams'), [{ n: 2 }], 'the first session streams on A and B are still open');
+    assert.deepEqual(
+      await a.sql('select count(*)::int as n from event_streams'),
+      [{ n: 2 }],
+      'the first session streams on A and B are still open',
+    );
     assert.equal(b.container.liveEvents.size(), 1);
 
-    const res = await a.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(a.csrfToken, WEB_ORIGIN) });
+    const res = await a.browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(a.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 204);
     await Promise.all([onA.ended, onB.ended]);
   });
@@ -191,9 +212,14 @@ describe('live mail events', () => {
     const s = await open(b, cookie(a), t);
     await s.next();
     // Both instances listen on their own connection; end them all (as a database restart would).
-    const listeners = await a.sql<{ pid: number }>(`select pid from pg_stat_activity where application_name = 'mia-listen mia_mail_events' and datname = current_database()`);
+    const listeners = await a.sql<{ pid: number }>(
+      `select pid from pg_stat_activity where application_name = 'mia-listen mia_mail_events' and datname = current_database()`,
+    );
     assert.equal(listeners.length, 2);
-    await a.sql('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
+    await a.sql(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()',
+      ['mia-listen mia_mail_events'],
+    );
     assert.equal((await s.next()).json.type, 'reset');
     assert.equal((await s.next()).json.type, 'sync');
     a.gmail.seed(ALICE, 1, { sentReplies: false });

@@ -15,10 +15,19 @@ import { openSse, type SseReader } from './sse-reader.ts';
 async function twoInstances(t: TestContext, limitsA?: StreamLimits, limitsB?: StreamLimits) {
   const providers = await startProviders(t);
   // Both instances read the same sessions: same cookie keys, same token key.
-  const env = { ...providers.env, SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const env = {
+    ...providers.env,
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const a = await buildTestApp(t, { env, overrides: limitsA ? { streamLimits: limitsA } : {} });
-  const b = await buildTestApp(t, { env, databaseUrl: a.databaseUrl, overrides: limitsB ? { streamLimits: limitsB } : {} });
-  const sql = async <T,>(query: string, params: unknown[] = []) => (await a.container.orm.em.fork().execute(query, params)) as T[];
+  const b = await buildTestApp(t, {
+    env,
+    databaseUrl: a.databaseUrl,
+    overrides: limitsB ? { streamLimits: limitsB } : {},
+  });
+  const sql = async <T>(query: string, params: unknown[] = []) =>
+    (await a.container.orm.em.fork().execute(query, params)) as T[];
   /** A signed-in session of the one account (each browser signs in as the same person). */
   const session = async () => {
     const browser = a.browser();
@@ -88,21 +97,34 @@ describe('stream limits across instances', () => {
     const onA = [...streams.flatMap((own) => own.filter((_, i) => i % 2 === 0)), last];
     for (const s of onA) s.close();
     await until(() => a.container.liveEvents.size() === 1);
-    assert.deepEqual(await sql('select count(*)::int as n from event_streams'), [{ n: 1 }], 'the one stream still open');
+    assert.deepEqual(
+      await sql('select count(*)::int as n from event_streams'),
+      [{ n: 1 }],
+      'the one stream still open',
+    );
   });
 
   it('an instance that stops beating has its places lapse; a live one keeps its own with the heartbeat', async (t) => {
     const limits = { perSession: 5, perAccount: 3, retryAfterSeconds: 7, slotTtlMs: 1_500 };
     // A beats every 100 ms; B would beat only after a minute: as far as the others know, it is gone.
-    const { a, b, sql, session } = await twoInstances(t, { ...limits, heartbeatMs: 100 }, { ...limits, heartbeatMs: 60_000 });
+    const { a, b, sql, session } = await twoInstances(
+      t,
+      { ...limits, heartbeatMs: 100 },
+      { ...limits, heartbeatMs: 60_000 },
+    );
     const [ofA, ofB] = [await session(), await session()];
     await opened(a, ofA, t);
     await opened(b, ofB, t);
     await opened(b, ofB, t);
     assert.equal((await refused(a, ofA)).headers.get('retry-after'), '7');
-    const liveSessions = async () => (await sql<{ session_key: string }>('select session_key from event_streams where expires_at > now()')).map((r) => r.session_key);
+    const liveSessions = async () =>
+      (await sql<{ session_key: string }>('select session_key from event_streams where expires_at > now()')).map(
+        (r) => r.session_key,
+      );
     // A's row was taken first, so without its heartbeat it would lapse first: it is the one left once B's have lapsed.
-    const [ofARow] = await sql<{ session_key: string }>('select session_key from event_streams group by session_key having count(*) = 1');
+    const [ofARow] = await sql<{ session_key: string }>(
+      'select session_key from event_streams group by session_key having count(*) = 1',
+    );
     await until(async () => (await liveSessions()).every((key) => key === ofARow!.session_key));
     assert.deepEqual(await liveSessions(), [ofARow!.session_key]);
 

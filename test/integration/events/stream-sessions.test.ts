@@ -19,11 +19,23 @@ import { openSse, type SseReader } from './sse-reader.ts';
 async function twoInstances(t: TestContext, limitsB: Partial<StreamLimits> = {}, envA: Record<string, string> = {}) {
   const providers = await startProviders(t);
   // Both instances read the same sessions: same cookie keys, same token key.
-  const env = { ...providers.env, SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const env = {
+    ...providers.env,
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const base = { perSession: 5, perAccount: 20, retryAfterSeconds: 30 };
-  const a = await buildTestApp(t, { env: { ...env, ...envA }, overrides: { streamLimits: { ...base, heartbeatMs: 100 } } });
-  const b = await buildTestApp(t, { env, databaseUrl: a.databaseUrl, overrides: { streamLimits: { ...base, heartbeatMs: 60_000, ...limitsB } } });
-  const sql = async <T,>(query: string, params: unknown[] = []) => (await a.container.orm.em.fork().execute(query, params)) as T[];
+  const a = await buildTestApp(t, {
+    env: { ...env, ...envA },
+    overrides: { streamLimits: { ...base, heartbeatMs: 100 } },
+  });
+  const b = await buildTestApp(t, {
+    env,
+    databaseUrl: a.databaseUrl,
+    overrides: { streamLimits: { ...base, heartbeatMs: 60_000, ...limitsB } },
+  });
+  const sql = async <T>(query: string, params: unknown[] = []) =>
+    (await a.container.orm.em.fork().execute(query, params)) as T[];
   /** A signed-in session of the one account (each browser signs in as the same person). */
   const session = async () => {
     const browser = a.browser();
@@ -34,7 +46,12 @@ async function twoInstances(t: TestContext, limitsB: Partial<StreamLimits> = {},
 }
 
 /** Opens a stream that must be accepted, and reads its first event. */
-async function opened(app: TestApp, headers: Record<string, string>, t: TestContext, path = '/api/mail/events'): Promise<SseReader> {
+async function opened(
+  app: TestApp,
+  headers: Record<string, string>,
+  t: TestContext,
+  path = '/api/mail/events',
+): Promise<SseReader> {
   const s = await openSse(`${app.url}${path}`, headers);
   t.after(() => s.close());
   assert.equal(s.res.status, 200);
@@ -59,12 +76,21 @@ describe('event streams end with their session', () => {
     await opened(b, live.headers, t);
 
     // The idle lifetime ran out (koa-session moves expires_at on with each use; nothing used this one).
-    await sql(`update sessions set expires_at = now() - interval '1 second' where data->>'csrfToken' = ?`, [idle.csrfToken]);
+    await sql(`update sessions set expires_at = now() - interval '1 second' where data->>'csrfToken' = ?`, [
+      idle.csrfToken,
+    ]);
     await idleOnA.ended;
     // Signed in longer ago than the absolute lifetime, though used recently.
-    await sql(`update sessions set data = jsonb_set(data, '{signedInAt}', to_jsonb((extract(epoch from now()) * 1000)::bigint - ?::bigint)) where data->>'csrfToken' = ?`, [SESSION_ABSOLUTE_MS + 60_000, old.csrfToken]);
+    await sql(
+      `update sessions set data = jsonb_set(data, '{signedInAt}', to_jsonb((extract(epoch from now()) * 1000)::bigint - ?::bigint)) where data->>'csrfToken' = ?`,
+      [SESSION_ABSOLUTE_MS + 60_000, old.csrfToken],
+    );
     await oldOnA.ended;
-    assert.equal((await fetch(`${a.url}/api/mail/events`, { headers: old.headers })).status, 401, 'the session is over for requests too');
+    assert.equal(
+      (await fetch(`${a.url}/api/mail/events`, { headers: old.headers })).status,
+      401,
+      'the session is over for requests too',
+    );
 
     // A live session's streams stay open through the checks (the statement derives the stream key as the server does).
     await a.container.services.events.checkSessions();
@@ -81,7 +107,9 @@ describe('event streams end with their session', () => {
     const oldCookie = again.headers;
     const replacedOnB = await opened(b, oldCookie, t);
 
-    await sql(`update sessions set expires_at = now() - interval '1 second' where data->>'csrfToken' = ?`, [expired.csrfToken]);
+    await sql(`update sessions set expires_at = now() - interval '1 second' where data->>'csrfToken' = ?`, [
+      expired.csrfToken,
+    ]);
     const purged = await purgeExpired(a.container.orm.em.fork());
     assert.equal(purged.sessions, 1);
     // Signing in again in the same browser replaces its session (a new key, the old row removed).
@@ -103,7 +131,10 @@ describe('event streams end with their session', () => {
     const keptOnB = await opened(b, kept.headers, t);
     // What a logout does to the row, its notification lost: only B's reconnect can tell (its heartbeat is a minute away).
     await sql(`delete from sessions where data->>'csrfToken' = ?`, [gone.csrfToken]);
-    await sql('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
+    await sql(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()',
+      ['mia-listen mia_mail_events'],
+    );
     await goneOnB.ended;
     // The other session's stream is reset (events may have been missed) and stays open.
     assert.equal((await keptOnB.next()).json.type, 'reset');
@@ -115,7 +146,12 @@ describe('event streams end with their session', () => {
     const { a, b, session } = await twoInstances(t, { heartbeatMs: 150 });
     const user = await session();
     const onB = await opened(b, user.headers, t);
-    await a.container.orm.em.fork().execute('select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()', ['mia-listen mia_mail_events']);
+    await a.container.orm.em
+      .fork()
+      .execute(
+        'select pg_terminate_backend(pid) from pg_stat_activity where application_name = ? and datname = current_database()',
+        ['mia-listen mia_mail_events'],
+      );
     assert.equal((await user.browser.fetch('/auth/logout', { method: 'POST' })).status, 204);
     await onB.ended;
   });

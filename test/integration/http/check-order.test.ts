@@ -25,7 +25,11 @@ const ROUTES: [string, string][] = [
 
 async function errorOf(res: Response) {
   const body = await res.json();
-  return { status: res.status, code: body.error.code as string, issues: (body.error.details?.issues ?? []).map((i: { code: string }) => i.code) };
+  return {
+    status: res.status,
+    code: body.error.code as string,
+    issues: (body.error.details?.issues ?? []).map((i: { code: string }) => i.code),
+  };
 }
 
 describe('401 before the body', () => {
@@ -34,13 +38,21 @@ describe('401 before the body', () => {
   it('answers an anonymous caller AUTH_REQUIRED whatever body it sends', async () => {
     for (const [method, path] of ROUTES) {
       for (const [why, { body, type }] of BAD_BODIES) {
-        const res = await fetch(`${app().url}${path}`, { method, headers: { 'Content-Type': type, Origin: WEB_ORIGIN }, body });
-        assert.deepEqual(await errorOf(res), { status: 401, code: 'AUTH_REQUIRED', issues: [] }, `${method} ${path} with ${why}`);
+        const res = await fetch(`${app().url}${path}`, {
+          method,
+          headers: { 'Content-Type': type, Origin: WEB_ORIGIN },
+          body,
+        });
+        assert.deepEqual(
+          await errorOf(res),
+          { status: 401, code: 'AUTH_REQUIRED', issues: [] },
+          `${method} ${path} with ${why}`,
+        );
       }
     }
   });
 
-  it('answers a signed-in caller the body\'s own issue, after CSRF', async (t) => {
+  it("answers a signed-in caller the body's own issue, after CSRF", async (t) => {
     const providers = await startProviders(t);
     const own = await buildTestApp(t, { env: { ...providers.env, RATE_LIMIT_MAX: '100000' } });
     const browser = own.browser();
@@ -48,7 +60,11 @@ describe('401 before the body', () => {
     for (const [why, { body, type }, issue] of BAD_BODIES) {
       const noCsrf = await browser.fetch('/api/settings', { method: 'PATCH', headers: { 'Content-Type': type }, body });
       assert.equal((await errorOf(noCsrf)).code, 'CSRF_FAILED', `${why}: CSRF first`);
-      const res = await browser.fetch('/api/settings', { method: 'PATCH', headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), 'Content-Type': type }, body });
+      const res = await browser.fetch('/api/settings', {
+        method: 'PATCH',
+        headers: { ...csrfHeaders(csrfToken, WEB_ORIGIN), 'Content-Type': type },
+        body,
+      });
       assert.deepEqual(await errorOf(res), { status: 400, code: 'VALIDATION_FAILED', issues: [issue] }, why);
     }
   });
@@ -59,11 +75,35 @@ describe('incident state rules', () => {
   const admin = { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' };
 
   it('names a state of the other kind invalid_state_for_kind on POST and PATCH alike', async () => {
-    const post = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: admin, body: JSON.stringify({ kind: 'maintenance', state: 'investigating', title: 't', message: 'm', affectedComponents: [] }) });
-    const created = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: admin, body: JSON.stringify({ kind: 'maintenance', state: 'scheduled', title: 't', message: 'm', affectedComponents: [] }) });
+    const post = await fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        kind: 'maintenance',
+        state: 'investigating',
+        title: 't',
+        message: 'm',
+        affectedComponents: [],
+      }),
+    });
+    const created = await fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        kind: 'maintenance',
+        state: 'scheduled',
+        title: 't',
+        message: 'm',
+        affectedComponents: [],
+      }),
+    });
     assert.equal(created.status, 201);
     const { id } = await created.json();
-    const patch = await fetch(`${app().url}/api/status/incidents/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ state: 'investigating' }) });
+    const patch = await fetch(`${app().url}/api/status/incidents/${id}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ state: 'investigating' }),
+    });
     const expected = { status: 400, code: 'VALIDATION_FAILED', issues: ['invalid_state_for_kind'] };
     assert.deepEqual(await errorOf(post), expected);
     assert.deepEqual(await errorOf(patch), expected);

@@ -9,7 +9,11 @@ import { ADMIN_TOKEN, buildTestApp, sharedApp, WEB_ORIGIN, type TestApp } from '
 
 const OTHER_ORIGIN = 'https://elsewhere.example';
 
-const lowerList = (v: string | null) => (v ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+const lowerList = (v: string | null) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 
 describe('CORS', () => {
   const app = sharedApp();
@@ -20,21 +24,32 @@ describe('CORS', () => {
         const res = await fetch(`${app().url}${path}`, { headers: { Origin: origin } });
         assert.equal(res.status, 200, `${path} from ${origin}`);
         assert.equal(res.headers.get('access-control-allow-origin'), '*', `${path} from ${origin}`);
-        assert.equal(res.headers.get('access-control-allow-credentials'), null, `${path} from ${origin}: no credentials`);
+        assert.equal(
+          res.headers.get('access-control-allow-credentials'),
+          null,
+          `${path} from ${origin}: no credentials`,
+        );
         assert.ok(lowerList(res.headers.get('access-control-expose-headers')).includes('x-request-id'));
       }
     }
   });
 
-  it('lets any origin read the public routes\' errors too', async () => {
-    const res = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: { Origin: OTHER_ORIGIN, 'Content-Type': 'application/json' }, body: '{}' });
+  it("lets any origin read the public routes' errors too", async () => {
+    const res = await fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: { Origin: OTHER_ORIGIN, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(res.status, 403);
     assert.equal(res.headers.get('access-control-allow-origin'), '*');
     assert.equal(res.headers.get('access-control-allow-credentials'), null);
   });
 
   it('answers a preflight for the public routes from any origin, without credentials', async () => {
-    const res = await fetch(`${app().url}/health`, { method: 'OPTIONS', headers: { Origin: OTHER_ORIGIN, 'Access-Control-Request-Method': 'GET' } });
+    const res = await fetch(`${app().url}/health`, {
+      method: 'OPTIONS',
+      headers: { Origin: OTHER_ORIGIN, 'Access-Control-Request-Method': 'GET' },
+    });
     assert.ok(res.status === 204 || res.status === 200, `status ${res.status}`);
     assert.equal(res.headers.get('access-control-allow-origin'), '*');
     assert.equal(res.headers.get('access-control-allow-credentials'), null);
@@ -67,7 +82,11 @@ describe('CORS', () => {
     for (const path of ['/auth/logout', '/trpc/auth.logout']) {
       const res = await fetch(`${app().url}${path}`, {
         method: 'OPTIONS',
-        headers: { Origin: WEB_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type, x-csrf-token' },
+        headers: {
+          Origin: WEB_ORIGIN,
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'content-type, x-csrf-token',
+        },
       });
       assert.ok(res.status === 204 || res.status === 200, `${path}: status ${res.status}`);
       assert.equal(res.headers.get('access-control-allow-origin'), WEB_ORIGIN, path);
@@ -83,7 +102,11 @@ describe('CORS', () => {
   it('does not approve a preflight from another origin for a credentialed route', async () => {
     const res = await fetch(`${app().url}/auth/logout`, {
       method: 'OPTIONS',
-      headers: { Origin: OTHER_ORIGIN, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-csrf-token' },
+      headers: {
+        Origin: OTHER_ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'x-csrf-token',
+      },
     });
     assert.equal(res.headers.get('access-control-allow-origin'), null);
     assert.equal(res.headers.get('access-control-allow-credentials'), null);
@@ -114,10 +137,37 @@ describe('headers on every response', () => {
       ['GET /nope (404)', await fetch(`${u}/nope`)],
       ['GET /trpc/nope (404)', await fetch(`${u}/trpc/nope`)],
       ['POST incidents (403)', await fetch(`${u}/api/status/incidents`, { method: 'POST', headers: json, body: '{}' })],
-      ['POST incidents malformed (400)', await fetch(`${u}/api/status/incidents`, { method: 'POST', headers: { ...json, Authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{' })],
-      ['POST incidents text/plain (400)', await fetch(`${u}/api/status/incidents`, { method: 'POST', headers: { 'Content-Type': 'text/plain', Authorization: `Bearer ${ADMIN_TOKEN}` }, body: 'x' })],
-      ['PATCH incident unknown (404)', await fetch(`${u}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, { method: 'PATCH', headers: { ...json, Authorization: `Bearer ${ADMIN_TOKEN}` }, body: '{"title":"x"}' })],
-      ['OPTIONS preflight', await fetch(`${u}/auth/logout`, { method: 'OPTIONS', headers: { Origin: WEB_ORIGIN, 'Access-Control-Request-Method': 'POST' } })],
+      [
+        'POST incidents malformed (400)',
+        await fetch(`${u}/api/status/incidents`, {
+          method: 'POST',
+          headers: { ...json, Authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: '{',
+        }),
+      ],
+      [
+        'POST incidents text/plain (400)',
+        await fetch(`${u}/api/status/incidents`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/plain', Authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: 'x',
+        }),
+      ],
+      [
+        'PATCH incident unknown (404)',
+        await fetch(`${u}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, {
+          method: 'PATCH',
+          headers: { ...json, Authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: '{"title":"x"}',
+        }),
+      ],
+      [
+        'OPTIONS preflight',
+        await fetch(`${u}/auth/logout`, {
+          method: 'OPTIONS',
+          headers: { Origin: WEB_ORIGIN, 'Access-Control-Request-Method': 'POST' },
+        }),
+      ],
     ];
     const l = limitedHolder.app!.url;
     await fetch(`${l}/auth/session`);
@@ -128,7 +178,10 @@ describe('headers on every response', () => {
 
   it('sends the security headers on every response', async () => {
     const all = await responses();
-    assert.ok(all.some(([, r]) => r.status === 429), 'a 429 is among them');
+    assert.ok(
+      all.some(([, r]) => r.status === 429),
+      'a 429 is among them',
+    );
     for (const [name, res] of all) {
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${name}: nosniff`);
       assert.match(res.headers.get('x-frame-options') ?? '', /^(DENY|SAMEORIGIN)$/i, `${name}: X-Frame-Options`);

@@ -21,7 +21,13 @@ const seenCodes: { where: string; code: unknown }[] = [];
 
 const ADMIN = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 const JSON_TYPE = { 'Content-Type': 'application/json' };
-const validIncident = () => ({ kind: 'incident', state: 'investigating', title: 'Slow sync', message: 'We are looking into it.', affectedComponents: ['mail'] });
+const validIncident = () => ({
+  kind: 'incident',
+  state: 'investigating',
+  title: 'Slow sync',
+  message: 'We are looking into it.',
+  affectedComponents: ['mail'],
+});
 
 /** No stack trace, source location or internal path anywhere in a response text. */
 function assertNoInternals(text: string) {
@@ -48,7 +54,12 @@ function assertIssues(issues: unknown) {
 }
 
 interface Envelope {
-  error: { code: ErrorCode; message: string; requestId: string; details?: { issues: { path: string; code: string }[] } };
+  error: {
+    code: ErrorCode;
+    message: string;
+    requestId: string;
+    details?: { issues: { path: string; code: string }[] };
+  };
 }
 
 /** Asserts a REST response is the spec's envelope with `code`, and returns its body. */
@@ -92,13 +103,21 @@ async function expectTrpcError(res: Response, code: ErrorCode, where: string) {
 describe('REST error envelope', () => {
   const app = sharedApp();
   const post = (body: string | undefined, headers: Record<string, string> = {}) =>
-    fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: { ...ADMIN, ...JSON_TYPE, ...headers }, body });
+    fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: { ...ADMIN, ...JSON_TYPE, ...headers },
+      body,
+    });
 
   it('answers NOT_FOUND for an unknown route', async () => {
     for (const p of ['/nope', '/api/nope', '/api/status/incidents/extra/segments', '/auth/provider/unknown']) {
       await expectEnvelope(await fetch(`${app().url}${p}`), 'NOT_FOUND', `GET ${p}`);
     }
-    await expectEnvelope(await fetch(`${app().url}/nope`, { method: 'POST', headers: JSON_TYPE, body: '{}' }), 'NOT_FOUND', 'POST /nope');
+    await expectEnvelope(
+      await fetch(`${app().url}/nope`, { method: 'POST', headers: JSON_TYPE, body: '{}' }),
+      'NOT_FOUND',
+      'POST /nope',
+    );
   });
 
   it('answers NOT_FOUND for a wrong method on a known path', async () => {
@@ -140,14 +159,21 @@ describe('REST error envelope', () => {
     // Control: just under the limit the body is parsed and Zod names the field.
     const under = JSON.stringify({ ...validIncident(), message: 'x'.repeat(60 * 1024) });
     const env = await expectEnvelope(await post(under), 'VALIDATION_FAILED', 'under the limit');
-    assert.deepEqual(env.error.details?.issues.map((i) => i.path), ['message']);
+    assert.deepEqual(
+      env.error.details?.issues.map((i) => i.path),
+      ['message'],
+    );
   });
 
   it('names the failing fields of a Zod error, never their values', async () => {
     const cases: [Record<string, unknown>, string, string][] = [
       [{ ...validIncident(), title: 'ZQX-distinct-title-value-'.repeat(12) }, 'title', 'ZQX-distinct-title-value'],
       [{ ...validIncident(), kind: 'ZQX-distinct-kind' }, 'kind', 'ZQX-distinct-kind'],
-      [{ ...validIncident(), affectedComponents: ['mail', 'ZQX-distinct-component'] }, 'affectedComponents.1', 'ZQX-distinct-component'],
+      [
+        { ...validIncident(), affectedComponents: ['mail', 'ZQX-distinct-component'] },
+        'affectedComponents.1',
+        'ZQX-distinct-component',
+      ],
       [{ ...validIncident(), startsAt: 'ZQX-distinct-date' }, 'startsAt', 'ZQX-distinct-date'],
       [{ ...validIncident(), state: 'ZQX-distinct-state' }, 'state', 'ZQX-distinct-state'],
       [{ ...validIncident(), title: 42424242 }, 'title', '42424242'],
@@ -156,20 +182,34 @@ describe('REST error envelope', () => {
       const res = await post(JSON.stringify(body));
       const text = await res.clone().text();
       const env = await expectEnvelope(res, 'VALIDATION_FAILED', `zod ${field}`);
-      assert.ok(env.error.details!.issues.some((i) => i.path === field), `names ${field}: ${JSON.stringify(env.error.details)}`);
+      assert.ok(
+        env.error.details!.issues.some((i) => i.path === field),
+        `names ${field}: ${JSON.stringify(env.error.details)}`,
+      );
       assert.ok(!text.includes(secret), `value of ${field} appears nowhere in ${text}`);
     }
-    const missing = await expectEnvelope(await post(JSON.stringify({ kind: 'incident', state: 'investigating' })), 'VALIDATION_FAILED', 'missing fields');
+    const missing = await expectEnvelope(
+      await post(JSON.stringify({ kind: 'incident', state: 'investigating' })),
+      'VALIDATION_FAILED',
+      'missing fields',
+    );
     const paths = missing.error.details!.issues.map((i) => i.path);
-    for (const f of ['title', 'message', 'affectedComponents']) assert.ok(paths.includes(f), `missing ${f} named: ${paths}`);
+    for (const f of ['title', 'message', 'affectedComponents'])
+      assert.ok(paths.includes(f), `missing ${f} named: ${paths}`);
   });
 
   it('names every unknown body key with code unrecognized_keys', async () => {
     const res = await post(JSON.stringify({ ...validIncident(), sneakyKey: 'ZQX-sneaky-value', other: 1 }));
     const text = await res.clone().text();
     const env = await expectEnvelope(res, 'VALIDATION_FAILED', 'unknown keys');
-    assert.ok(env.error.details!.issues.some((i) => i.path === 'sneakyKey' && i.code === 'unrecognized_keys'), text);
-    assert.ok(env.error.details!.issues.some((i) => i.path === 'other' && i.code === 'unrecognized_keys'), text);
+    assert.ok(
+      env.error.details!.issues.some((i) => i.path === 'sneakyKey' && i.code === 'unrecognized_keys'),
+      text,
+    );
+    assert.ok(
+      env.error.details!.issues.some((i) => i.path === 'other' && i.code === 'unrecognized_keys'),
+      text,
+    );
     assert.ok(!text.includes('ZQX-sneaky-value'));
 
     const created = await (await post(JSON.stringify(validIncident()))).json();
@@ -184,25 +224,52 @@ describe('REST error envelope', () => {
 
   it('answers FORBIDDEN for a missing or wrong status-admin credential', async () => {
     const body = JSON.stringify(validIncident());
-    for (const auth of [undefined, 'Bearer wrong-token', `Bearer ${ADMIN_TOKEN}x`, `Basic ${ADMIN_TOKEN}`, ADMIN_TOKEN, 'Bearer ', `Bearer  ${ADMIN_TOKEN}`]) {
+    for (const auth of [
+      undefined,
+      'Bearer wrong-token',
+      `Bearer ${ADMIN_TOKEN}x`,
+      `Basic ${ADMIN_TOKEN}`,
+      ADMIN_TOKEN,
+      'Bearer ',
+      `Bearer  ${ADMIN_TOKEN}`,
+    ]) {
       const headers: Record<string, string> = { ...JSON_TYPE };
       if (auth !== undefined) headers.Authorization = auth;
       const res = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers, body });
       await expectEnvelope(res, 'FORBIDDEN', `POST with ${JSON.stringify(auth)}`);
     }
-    const patch = await fetch(`${app().url}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, { method: 'PATCH', headers: JSON_TYPE, body: '{"state":"resolved"}' });
+    const patch = await fetch(`${app().url}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, {
+      method: 'PATCH',
+      headers: JSON_TYPE,
+      body: '{"state":"resolved"}',
+    });
     await expectEnvelope(patch, 'FORBIDDEN', 'PATCH without credential');
     // Without the credential the body is not even looked at: an invalid one is still FORBIDDEN.
-    const invalid = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: JSON_TYPE, body: JSON.stringify({ bogus: 'ZQX' }) });
+    const invalid = await fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: JSON_TYPE,
+      body: JSON.stringify({ bogus: 'ZQX' }),
+    });
     await expectEnvelope(invalid, 'FORBIDDEN', 'POST invalid body without credential');
   });
 
   it('answers NOT_FOUND for an unknown incident and VALIDATION_FAILED for a malformed id', async () => {
-    const unknown = await fetch(`${app().url}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, { method: 'PATCH', headers: { ...ADMIN, ...JSON_TYPE }, body: '{"state":"resolved"}' });
+    const unknown = await fetch(`${app().url}/api/status/incidents/7b0f7a4e-1111-4222-8333-444455556666`, {
+      method: 'PATCH',
+      headers: { ...ADMIN, ...JSON_TYPE },
+      body: '{"state":"resolved"}',
+    });
     await expectEnvelope(unknown, 'NOT_FOUND', 'PATCH unknown id');
-    const malformed = await fetch(`${app().url}/api/status/incidents/not-a-uuid`, { method: 'PATCH', headers: { ...ADMIN, ...JSON_TYPE }, body: '{"state":"resolved"}' });
+    const malformed = await fetch(`${app().url}/api/status/incidents/not-a-uuid`, {
+      method: 'PATCH',
+      headers: { ...ADMIN, ...JSON_TYPE },
+      body: '{"state":"resolved"}',
+    });
     const env = await expectEnvelope(malformed, 'VALIDATION_FAILED', 'PATCH malformed id');
-    assert.deepEqual(env.error.details!.issues.map((i) => i.path), ['id']);
+    assert.deepEqual(
+      env.error.details!.issues.map((i) => i.path),
+      ['id'],
+    );
   });
 
   it('echoes a well-formed caller X-Request-Id and replaces a malformed one', async () => {
@@ -235,7 +302,11 @@ describe('REST error envelope', () => {
 describe('tRPC errors', () => {
   const app = sharedApp();
   const call = (proc: string, body: unknown, headers: Record<string, string> = ADMIN) =>
-    fetch(`${app().url}/trpc/${proc}`, { method: 'POST', headers: { ...JSON_TYPE, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    fetch(`${app().url}/trpc/${proc}`, {
+      method: 'POST',
+      headers: { ...JSON_TYPE, ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   it('answers NOT_FOUND for an unknown procedure and for a query sent to a mutation', async () => {
     await expectTrpcError(await fetch(`${app().url}/trpc/nope.nothing`), 'NOT_FOUND', 'unknown procedure');
@@ -244,17 +315,41 @@ describe('tRPC errors', () => {
   });
 
   it('answers FORBIDDEN without the status-admin credential', async () => {
-    await expectTrpcError(await call('status.createIncident', validIncident(), {}), 'FORBIDDEN', 'createIncident without token');
-    await expectTrpcError(await call('status.createIncident', validIncident(), { Authorization: 'Bearer nope' }), 'FORBIDDEN', 'createIncident wrong token');
-    await expectTrpcError(await call('status.updateIncident', { id: '7b0f7a4e-1111-4222-8333-444455556666', state: 'resolved' }, {}), 'FORBIDDEN', 'updateIncident without token');
+    await expectTrpcError(
+      await call('status.createIncident', validIncident(), {}),
+      'FORBIDDEN',
+      'createIncident without token',
+    );
+    await expectTrpcError(
+      await call('status.createIncident', validIncident(), { Authorization: 'Bearer nope' }),
+      'FORBIDDEN',
+      'createIncident wrong token',
+    );
+    await expectTrpcError(
+      await call('status.updateIncident', { id: '7b0f7a4e-1111-4222-8333-444455556666', state: 'resolved' }, {}),
+      'FORBIDDEN',
+      'updateIncident without token',
+    );
   });
 
   it('answers VALIDATION_FAILED with issues naming fields, never values', async () => {
-    const res = await call('status.createIncident', { ...validIncident(), title: 'ZQX-trpc-title-'.repeat(20), sneakyKey: 'ZQX-trpc-sneaky' });
+    const res = await call('status.createIncident', {
+      ...validIncident(),
+      title: 'ZQX-trpc-title-'.repeat(20),
+      sneakyKey: 'ZQX-trpc-sneaky',
+    });
     const text = await res.clone().text();
     const error = await expectTrpcError(res, 'VALIDATION_FAILED', 'zod via trpc');
-    assert.ok(error.data.issues.some((i: { path: string }) => i.path === 'title'), text);
-    assert.ok(error.data.issues.some((i: { path: string; code: string }) => i.path === 'sneakyKey' && i.code === 'unrecognized_keys'), text);
+    assert.ok(
+      error.data.issues.some((i: { path: string }) => i.path === 'title'),
+      text,
+    );
+    assert.ok(
+      error.data.issues.some(
+        (i: { path: string; code: string }) => i.path === 'sneakyKey' && i.code === 'unrecognized_keys',
+      ),
+      text,
+    );
     assert.ok(!text.includes('ZQX-trpc'), `no submitted value in ${text}`);
 
     const kind = await call('status.createIncident', { ...validIncident(), state: 'scheduled' });
@@ -270,13 +365,23 @@ describe('tRPC errors', () => {
 
   it('carries the request id also on errors raised before the procedure runs (non-JSON body, bad batch)', async () => {
     const text = JSON.stringify(validIncident());
-    await expectTrpcError(await call('status.createIncident', text, { ...ADMIN, 'Content-Type': 'text/plain' }), 'VALIDATION_FAILED', 'text/plain via trpc');
-    const batch = await fetch(`${app().url}/trpc/status.incidents,status.createIncident?batch=1&input=${encodeURIComponent('{}')}`);
+    await expectTrpcError(
+      await call('status.createIncident', text, { ...ADMIN, 'Content-Type': 'text/plain' }),
+      'VALIDATION_FAILED',
+      'text/plain via trpc',
+    );
+    const batch = await fetch(
+      `${app().url}/trpc/status.incidents,status.createIncident?batch=1&input=${encodeURIComponent('{}')}`,
+    );
     await expectTrpcError(batch, 'VALIDATION_FAILED', 'query batch naming a mutation');
   });
 
   it('answers NOT_FOUND for an unknown incident', async () => {
-    await expectTrpcError(await call('status.updateIncident', { id: '7b0f7a4e-1111-4222-8333-444455556666', state: 'resolved' }), 'NOT_FOUND', 'updateIncident unknown id');
+    await expectTrpcError(
+      await call('status.updateIncident', { id: '7b0f7a4e-1111-4222-8333-444455556666', state: 'resolved' }),
+      'NOT_FOUND',
+      'updateIncident unknown id',
+    );
   });
 
   it('carries the caller X-Request-Id in error.data.requestId', async () => {
@@ -302,14 +407,23 @@ describe('the closed set of codes', () => {
   });
 
   it('ERROR_TABLE is the spec table: 15 codes with their statuses', () => {
-    assert.deepEqual(
-      Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_TABLE[c].status])),
-      {
-        AUTH_REQUIRED: 401, FORBIDDEN: 403, CSRF_FAILED: 403, OAUTH_FAILED: 400, TOKEN_EXPIRED: 401, VALIDATION_FAILED: 400,
-        NOT_FOUND: 404, RATE_LIMITED: 429, MAIL_RATE_LIMITED: 429, AI_RATE_LIMITED: 429, AI_BUDGET_EXCEEDED: 429,
-        AI_REQUEST_FAILED: 502, SYNC_FAILED: 502, SERVICE_UNAVAILABLE: 503, INTERNAL_ERROR: 500,
-      },
-    );
+    assert.deepEqual(Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_TABLE[c].status])), {
+      AUTH_REQUIRED: 401,
+      FORBIDDEN: 403,
+      CSRF_FAILED: 403,
+      OAUTH_FAILED: 400,
+      TOKEN_EXPIRED: 401,
+      VALIDATION_FAILED: 400,
+      NOT_FOUND: 404,
+      RATE_LIMITED: 429,
+      MAIL_RATE_LIMITED: 429,
+      AI_RATE_LIMITED: 429,
+      AI_BUDGET_EXCEEDED: 429,
+      AI_REQUEST_FAILED: 502,
+      SYNC_FAILED: 502,
+      SERVICE_UNAVAILABLE: 503,
+      INTERNAL_ERROR: 500,
+    });
   });
 });
 
@@ -333,7 +447,10 @@ describe('toAppError', () => {
     ['exposed http error 404', Object.assign(new Error('not found'), { status: 404, expose: true })],
     ['unexposed http error 500', Object.assign(new Error('internal'), { status: 500, expose: false })],
     ['pg ECONNREFUSED shape', { code: 'ECONNREFUSED' }],
-    ['pg admin shutdown', Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })],
+    [
+      'pg admin shutdown',
+      Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    ],
     ['pg unique violation', Object.assign(new Error('duplicate key'), { code: '23505' })],
     ['AggregateError', new AggregateError([pgDown(), pgDown()], 'all failed')],
     ['wrapped cause', new Error('query failed', { cause: pgDown() })],
@@ -344,7 +461,10 @@ describe('toAppError', () => {
     ['TRPCError with AppError cause', new TRPCError({ code: 'FORBIDDEN', cause: new AppError('CSRF_FAILED') })],
     ['TRPCError with Zod cause', new TRPCError({ code: 'BAD_REQUEST', cause: zodError() })],
     ['TRPCError with pg cause', new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: { code: 'ECONNREFUSED' } })],
-    ...(Object.keys(TRPC_ERROR_CODES_BY_KEY) as TRPC_ERROR_CODE_KEY[]).map((code): [string, unknown] => [`TRPCError ${code}`, new TRPCError({ code, message: `internal ${code} text` })]),
+    ...(Object.keys(TRPC_ERROR_CODES_BY_KEY) as TRPC_ERROR_CODE_KEY[]).map((code): [string, unknown] => [
+      `TRPCError ${code}`,
+      new TRPCError({ code, message: `internal ${code} text` }),
+    ]),
   ];
 
   it('always returns a code of the closed set, with its status and fixed message', () => {
@@ -359,13 +479,22 @@ describe('toAppError', () => {
       assert.equal(rendered.body.error.requestId, 'rid-00000001');
       assertNoInternals(JSON.stringify(rendered.body));
       assert.ok(!JSON.stringify(rendered.body).includes('ZQX-zod-value'), `${name}: no value`);
-      if (rendered.status === 429 || rendered.status === 503) assert.match(rendered.headers['Retry-After'] ?? '', /^[1-9]\d*$/, `${name}: Retry-After`);
+      if (rendered.status === 429 || rendered.status === 503)
+        assert.match(rendered.headers['Retry-After'] ?? '', /^[1-9]\d*$/, `${name}: Retry-After`);
       else assert.equal(rendered.headers['Retry-After'], undefined, name);
     }
   });
 
   it('maps database unavailability to SERVICE_UNAVAILABLE', () => {
-    for (const name of ['pg ECONNREFUSED shape', 'pg admin shutdown', 'AggregateError', 'wrapped cause', 'MikroORM ConnectionException', 'Connection terminated', 'TRPCError with pg cause']) {
+    for (const name of [
+      'pg ECONNREFUSED shape',
+      'pg admin shutdown',
+      'AggregateError',
+      'wrapped cause',
+      'MikroORM ConnectionException',
+      'Connection terminated',
+      'TRPCError with pg cause',
+    ]) {
       const thrown = odd.find(([n]) => n === name)![1];
       assert.equal(toAppError(thrown).code, 'SERVICE_UNAVAILABLE', name);
     }
@@ -384,12 +513,16 @@ describe('toAppError', () => {
     assert.equal(codeOf('TRPCError NOT_FOUND'), 'NOT_FOUND');
     assert.equal(codeOf('TRPCError METHOD_NOT_SUPPORTED'), 'NOT_FOUND');
     assert.equal(codeOf('TRPCError TOO_MANY_REQUESTS'), 'RATE_LIMITED');
-    for (const c of ['PARSE_ERROR', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE']) assert.equal(codeOf(`TRPCError ${c}`), 'VALIDATION_FAILED', c);
+    for (const c of ['PARSE_ERROR', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'])
+      assert.equal(codeOf(`TRPCError ${c}`), 'VALIDATION_FAILED', c);
     assert.equal(codeOf('TRPCError INTERNAL_SERVER_ERROR'), 'INTERNAL_ERROR');
 
     const zod = toAppError(odd.find(([n]) => n === 'TRPCError with Zod cause')![1]);
     assert.equal(zod.code, 'VALIDATION_FAILED');
-    assert.deepEqual(zod.issues, [{ path: 'a', code: 'invalid_type' }, { path: 'b', code: 'unrecognized_keys' }]);
+    assert.deepEqual(zod.issues, [
+      { path: 'a', code: 'invalid_type' },
+      { path: 'b', code: 'unrecognized_keys' },
+    ]);
   });
 
   it('keeps the Retry-After an AppError carries', () => {

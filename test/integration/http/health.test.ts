@@ -22,7 +22,13 @@ interface Provider {
 
 /** A tiny local provider: answers every request with `status` (after `delayMs`) and counts them. */
 async function startProvider(t: { after(fn: () => unknown): void }, status = 200): Promise<Provider> {
-  const provider: Provider = { url: '', requests: [], status, delayMs: 0, body: '{"kind":"discovery#restDescription"}' };
+  const provider: Provider = {
+    url: '',
+    requests: [],
+    status,
+    delayMs: 0,
+    body: '{"kind":"discovery#restDescription"}',
+  };
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer((req, res) => {
     provider.requests.push({ method: req.method!, url: req.url!, headers: req.headers });
@@ -55,10 +61,19 @@ const getJson = async (app: TestApp, path: string) => {
  * 15 s) and of other settings build their own.
  */
 const plainApp = sharedApp();
-const probeAnswers: { mail: ComponentReport; ai: ComponentReport } = { mail: { state: 'not_configured', detail: 'not configured' }, ai: { state: 'not_configured', detail: 'not configured' } };
-const probedApp = sharedApp({}, { overrides: { probes: { mail: async () => probeAnswers.mail, ai: async () => probeAnswers.ai } } });
+const probeAnswers: { mail: ComponentReport; ai: ComponentReport } = {
+  mail: { state: 'not_configured', detail: 'not configured' },
+  ai: { state: 'not_configured', detail: 'not configured' },
+};
+const probedApp = sharedApp(
+  {},
+  { overrides: { probes: { mail: async () => probeAnswers.mail, ai: async () => probeAnswers.ai } } },
+);
 /** The probed app, its probes answering `mail` and `ai` (the AI one not configured unless given). */
-function probed(mail: ComponentReport, ai: ComponentReport = { state: 'not_configured', detail: 'not configured' }): TestApp {
+function probed(
+  mail: ComponentReport,
+  ai: ComponentReport = { state: 'not_configured', detail: 'not configured' },
+): TestApp {
   Object.assign(probeAnswers, { mail, ai });
   return probedApp();
 }
@@ -73,7 +88,10 @@ function assertReportShape(body: Record<string, any>) {
   assert.ok(['ok', 'down'].includes(body.database));
   for (const c of ['mail', 'ai']) {
     assert.deepEqual(Object.keys(body[c]).sort(), ['detail', 'state'], c);
-    assert.ok(['operational', 'degraded', 'down', 'not_configured'].includes(body[c].state), `${c}.state ${body[c].state}`);
+    assert.ok(
+      ['operational', 'degraded', 'down', 'not_configured'].includes(body[c].state),
+      `${c}.state ${body[c].state}`,
+    );
     assert.equal(typeof body[c].detail, 'string');
   }
 }
@@ -82,7 +100,9 @@ function assertReportShape(body: Record<string, any>) {
 function parseHomePage(html: string) {
   const overall = /data-status="([a-z_]+)"/.exec(html)?.[1];
   const cells: Record<string, string> = {};
-  for (const m of html.matchAll(/<tr data-component="([^"]+)">\s*<td>[^<]*<\/td>\s*<td class="state-([a-z_]+)">([^<]*)<\/td>/g)) {
+  for (const m of html.matchAll(
+    /<tr data-component="([^"]+)">\s*<td>[^<]*<\/td>\s*<td class="state-([a-z_]+)">([^<]*)<\/td>/g,
+  )) {
     assert.equal(m[2], m[3], 'class and text of the state cell agree');
     cells[m[1]] = m[3];
   }
@@ -118,7 +138,9 @@ describe('GET /health', () => {
 
   it('probes the mail provider at $discovery/rest?version=v1 when OAuth is configured', async (t) => {
     const gmail = await startProvider(t);
-    const app = await buildTestApp(t, { env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: gmail.url } });
+    const app = await buildTestApp(t, {
+      env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: gmail.url },
+    });
     const { res, body } = await getJson(app, '/health');
     assert.equal(res.status, 200);
     assert.equal(body.status, 'ok');
@@ -146,7 +168,9 @@ describe('GET /health', () => {
 
   it('reports degraded (HTTP 200) when a configured provider is down', async (t) => {
     const gmail = await startProvider(t, 404);
-    const app = await buildTestApp(t, { env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: gmail.url } });
+    const app = await buildTestApp(t, {
+      env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: gmail.url },
+    });
     const { res, body } = await getJson(app, '/health');
     assert.equal(res.status, 200);
     assertReportShape(body);
@@ -168,7 +192,9 @@ describe('GET /health', () => {
 
   it('reports an unreachable provider as down', async (t) => {
     const port = await freePort();
-    const app = await buildTestApp(t, { env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: `http://127.0.0.1:${port}/` } });
+    const app = await buildTestApp(t, {
+      env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: `http://127.0.0.1:${port}/` },
+    });
     const { res, body } = await getJson(app, '/health');
     assert.equal(res.status, 200);
     assert.equal(body.mail.state, 'down');
@@ -187,7 +213,13 @@ describe('GET /health', () => {
     const gmail = await startProvider(t);
     const openai = await startProvider(t);
     const app = await buildTestApp(t, {
-      env: { GOOGLE_CLIENT_ID: 'x', GOOGLE_CLIENT_SECRET: 'y', GMAIL_API_URL: gmail.url, OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: openai.url },
+      env: {
+        GOOGLE_CLIENT_ID: 'x',
+        GOOGLE_CLIENT_SECRET: 'y',
+        GMAIL_API_URL: gmail.url,
+        OPENAI_API_KEY: 'sk-x',
+        OPENAI_BASE_URL: openai.url,
+      },
     });
     await Promise.all(Array.from({ length: 5 }, () => fetch(`${app.url}/health`).then((r) => r.arrayBuffer())));
     for (let i = 0; i < 5; i++) await (await fetch(`${app.url}/`)).arrayBuffer();
@@ -200,7 +232,16 @@ describe('GET /health', () => {
 describe('reachability probes', () => {
   it('httpProbe classifies answers by status class', async (t) => {
     const p = await startProvider(t);
-    const cases: [number, string][] = [[200, 'operational'], [204, 'operational'], [429, 'degraded'], [500, 'degraded'], [503, 'degraded'], [401, 'down'], [404, 'down'], [302, 'down']];
+    const cases: [number, string][] = [
+      [200, 'operational'],
+      [204, 'operational'],
+      [429, 'degraded'],
+      [500, 'degraded'],
+      [503, 'degraded'],
+      [401, 'down'],
+      [404, 'down'],
+      [302, 'down'],
+    ];
     for (const [status, state] of cases) {
       p.status = status;
       const r = await httpProbe(`${p.url}/x`)();
@@ -253,7 +294,11 @@ describe('GET / (HTML status page)', () => {
     const { body } = await getJson(app, '/health');
     assert.equal(body.status, 'degraded');
     assert.equal(overall, body.status);
-    assert.deepEqual(cells, { Database: 'operational', 'Mail provider': body.mail.state, 'AI provider': body.ai.state });
+    assert.deepEqual(cells, {
+      Database: 'operational',
+      'Mail provider': body.mail.state,
+      'AI provider': body.ai.state,
+    });
     assert.ok(html.includes(app.config.statusPageUrl), 'links the status page');
   });
 
@@ -298,7 +343,13 @@ describe('incident feed', () => {
     assert.equal(res.status, 200);
     return (await res.json()).incidents as Record<string, any>[];
   };
-  const base = { kind: 'incident', state: 'investigating', title: 'Sync delayed', message: 'Mail sync is slow.', affectedComponents: ['mail', 'api'] };
+  const base = {
+    kind: 'incident',
+    state: 'investigating',
+    title: 'Sync delayed',
+    message: 'Mail sync is slow.',
+    affectedComponents: ['mail', 'api'],
+  };
   /** The shared plain app with no incident stored: each test starts from an empty feed. */
   const emptyFeed = async () => {
     const app = plainApp();
@@ -329,14 +380,25 @@ describe('incident feed', () => {
     assert.equal('resolvedAt' in inc, false, 'not resolved');
     assert.deepEqual(await list(app), [inc]);
 
-    const scheduled = await (await create(app, { ...base, kind: 'maintenance', state: 'scheduled', affectedComponents: [], startsAt: '2031-05-01T02:00:00.000Z' })).json();
+    const scheduled = await (
+      await create(app, {
+        ...base,
+        kind: 'maintenance',
+        state: 'scheduled',
+        affectedComponents: [],
+        startsAt: '2031-05-01T02:00:00.000Z',
+      })
+    ).json();
     assert.equal(scheduled.startsAt, '2031-05-01T02:00:00.000Z');
     assert.deepEqual(scheduled.affectedComponents, []);
   });
 
   it('sets resolvedAt when created in a final state', async () => {
     const app = await emptyFeed();
-    for (const [kind, state] of [['incident', 'resolved'], ['maintenance', 'completed']]) {
+    for (const [kind, state] of [
+      ['incident', 'resolved'],
+      ['maintenance', 'completed'],
+    ]) {
       const res = await create(app, { ...base, kind, state });
       assert.equal(res.status, 201);
       const inc = await res.json();
@@ -346,7 +408,12 @@ describe('incident feed', () => {
 
   it('refuses a state that does not belong to the kind', async () => {
     const app = await emptyFeed();
-    for (const [kind, state] of [['incident', 'scheduled'], ['incident', 'completed'], ['maintenance', 'investigating'], ['maintenance', 'resolved']]) {
+    for (const [kind, state] of [
+      ['incident', 'scheduled'],
+      ['incident', 'completed'],
+      ['maintenance', 'investigating'],
+      ['maintenance', 'resolved'],
+    ]) {
       const res = await create(app, { ...base, kind, state });
       assert.equal(res.status, 400, `${kind}/${state}`);
       const body = await res.json();
@@ -358,7 +425,10 @@ describe('incident feed', () => {
     assert.equal(res.status, 400);
     const body = await res.json();
     assert.equal(body.error.code, 'VALIDATION_FAILED');
-    assert.deepEqual(body.error.details.issues.map((i: { path: string }) => i.path), ['state']);
+    assert.deepEqual(
+      body.error.details.issues.map((i: { path: string }) => i.path),
+      ['state'],
+    );
     assert.equal((await list(app)).length, 1, 'nothing was written');
   });
 
@@ -411,12 +481,22 @@ describe('incident feed', () => {
     const shuffled = starts.map((_, i) => starts[(i * 37) % starts.length]);
     assert.equal(new Set(shuffled).size, starts.length);
     for (const startsAt of shuffled) {
-      await app.container.services.incidents.create(app.container.orm.em.fork(), { kind: 'incident', state: 'investigating', title: startsAt, message: 'm', affectedComponents: [], startsAt });
+      await app.container.services.incidents.create(app.container.orm.em.fork(), {
+        kind: 'incident',
+        state: 'investigating',
+        title: startsAt,
+        message: 'm',
+        affectedComponents: [],
+        startsAt,
+      });
     }
     const incidents = await list(app);
     assert.equal(incidents.length, 100);
     const expected = [...starts].reverse().slice(0, 100);
-    assert.deepEqual(incidents.map((i) => i.startsAt), expected);
+    assert.deepEqual(
+      incidents.map((i) => i.startsAt),
+      expected,
+    );
     // One created over HTTP with an older start than all of them does not show up.
     assert.equal((await create(app, { ...base, startsAt: '2029-01-01T00:00:00.000Z' })).status, 201);
     assert.ok(!(await list(app)).some((i) => i.startsAt === '2029-01-01T00:00:00.000Z'));
@@ -440,7 +520,12 @@ describe('incident feed', () => {
   it('refuses writes with a wrong or missing bearer token (FORBIDDEN) and writes nothing', async () => {
     const app = await emptyFeed();
     const inc = await (await create(app, base)).json();
-    for (const auth of [undefined, 'Bearer not-the-token', `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Token ${ADMIN_TOKEN}`]) {
+    for (const auth of [
+      undefined,
+      'Bearer not-the-token',
+      `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+      `Token ${ADMIN_TOKEN}`,
+    ]) {
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
       if (auth) headers.Authorization = auth;
       const c = await create(app, base, headers);
@@ -480,7 +565,13 @@ describe('GET /openapi.json', () => {
     const doc = await res.json();
     assert.match(doc.openapi, /^3\.\d+\.\d+$/);
     assert.ok(doc.info?.title);
-    for (const [path, methods] of [['/api/status/incidents', ['get', 'post']], ['/api/status/incidents/{id}', ['patch']], ['/health', ['get']], ['/auth/session', ['get']], ['/auth/logout', ['post']]] as const) {
+    for (const [path, methods] of [
+      ['/api/status/incidents', ['get', 'post']],
+      ['/api/status/incidents/{id}', ['patch']],
+      ['/health', ['get']],
+      ['/auth/session', ['get']],
+      ['/auth/logout', ['post']],
+    ] as const) {
       for (const m of methods) assert.ok(doc.paths?.[path]?.[m], `${m.toUpperCase()} ${path} documented`);
     }
     const envelope = doc.components?.schemas?.ErrorEnvelope;
@@ -495,7 +586,11 @@ describe('GET /openapi.json', () => {
         for (const [status, response] of Object.entries<Record<string, any>>(op.responses ?? {})) {
           if (Number(status) < 400) continue;
           errorResponses++;
-          assert.equal(response.content?.['application/json']?.schema?.$ref, '#/components/schemas/ErrorEnvelope', `${method.toUpperCase()} ${path} ${status}`);
+          assert.equal(
+            response.content?.['application/json']?.schema?.$ref,
+            '#/components/schemas/ErrorEnvelope',
+            `${method.toUpperCase()} ${path} ${status}`,
+          );
         }
       }
     }
@@ -503,7 +598,8 @@ describe('GET /openapi.json', () => {
 
     const post = doc.paths['/api/status/incidents'].post.responses;
     assert.ok(post['201'], 'POST incidents documents 201');
-    for (const code of ['FORBIDDEN', 'VALIDATION_FAILED', 'RATE_LIMITED'] as const) assert.ok(post[String(ERROR_TABLE[code].status)], `POST incidents documents ${code}`);
+    for (const code of ['FORBIDDEN', 'VALIDATION_FAILED', 'RATE_LIMITED'] as const)
+      assert.ok(post[String(ERROR_TABLE[code].status)], `POST incidents documents ${code}`);
     assert.ok(doc.paths['/api/status/incidents/{id}'].patch.responses['404'], 'PATCH documents NOT_FOUND');
     assert.ok(doc.paths['/health'].get.responses['503'], '/health documents 503');
   });

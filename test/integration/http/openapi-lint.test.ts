@@ -31,7 +31,13 @@ const lint = (bin: string, args: string[]) =>
 describe('/openapi.json under the linters', () => {
   it('Redocly (recommended): no errors', (t) => {
     const run = lint('redocly', ['lint', documentFile(), '--format=summary']);
-    t.diagnostic(run.stdout.trim().split('\n').filter((l) => /warning|error/.test(l)).join('; '));
+    t.diagnostic(
+      run.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => /warning|error/.test(l))
+        .join('; '),
+    );
     assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   });
 

@@ -6,12 +6,26 @@ import { buildTestApp } from '../../helpers/app.ts';
 
 /** Every REST path of the specification (part 4) plus the product's own (runtime-contract part 5). */
 const SPEC_OPERATIONS = [
-  'GET /auth/provider', 'GET /auth/provider/callback', 'GET /auth/session', 'POST /auth/logout',
-  'POST /auth/provider/disconnect', 'DELETE /auth/account', 'POST /api/mail/sync', 'GET /api/mail/sync-state',
-  'GET /api/mail/threads', 'GET /api/mail/threads/{threadId}', 'POST /api/mail/threads/{threadId}/analyze',
-  'POST /api/mail/threads/{threadId}/draft', 'POST /api/analytics/event', 'GET /api/status/incidents',
-  'POST /api/status/incidents', 'PATCH /api/status/incidents/{id}', 'GET /api/settings', 'PATCH /api/settings',
-  'GET /health', 'GET /',
+  'GET /auth/provider',
+  'GET /auth/provider/callback',
+  'GET /auth/session',
+  'POST /auth/logout',
+  'POST /auth/provider/disconnect',
+  'DELETE /auth/account',
+  'POST /api/mail/sync',
+  'GET /api/mail/sync-state',
+  'GET /api/mail/threads',
+  'GET /api/mail/threads/{threadId}',
+  'POST /api/mail/threads/{threadId}/analyze',
+  'POST /api/mail/threads/{threadId}/draft',
+  'POST /api/analytics/event',
+  'GET /api/status/incidents',
+  'POST /api/status/incidents',
+  'PATCH /api/status/incidents/{id}',
+  'GET /api/settings',
+  'PATCH /api/settings',
+  'GET /health',
+  'GET /',
 ];
 
 describe('GET /openapi.json', () => {
@@ -38,14 +52,28 @@ describe('GET /openapi.json', () => {
       const description: string = doc.paths[`/api/mail/threads/{threadId}/${route}`].post.description;
       assert.match(description, /The model sees the thread's subject and its latest message/, route);
       assert.match(description, /can steer what the model answers/, route);
-      assert.match(description, /other threads, other accounts, tokens, the owner's signature and settings never reach the model/, route);
+      assert.match(
+        description,
+        /other threads, other accounts, tokens, the owner's signature and settings never reach the model/,
+        route,
+      );
     }
 
-    assert.match(text, /"bodyHtml":\{[^}]*"description":"[^"]*keeps its `href` only when it is an absolute http\(s\) or mailto: URL/);
+    assert.match(
+      text,
+      /"bodyHtml":\{[^}]*"description":"[^"]*keeps its `href` only when it is an absolute http\(s\) or mailto: URL/,
+    );
     // The model's strings are plain text: a client that rendered them as HTML would run what a sender steered the model to write.
-    const resolve = (schema: any): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').at(-1)]) : schema);
-    const answer = (route: string) => resolve(doc.paths[`/api/mail/threads/{threadId}/${route}`].post.responses['200'].content['application/json'].schema);
-    const modelStrings = { analyze: [answer('analyze'), ['reason', 'suggestedAction']], draft: [resolve(answer('draft').properties.draft), ['subject', 'body', 'language']] } as const;
+    const resolve = (schema: any): any =>
+      schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split('/').at(-1)]) : schema;
+    const answer = (route: string) =>
+      resolve(
+        doc.paths[`/api/mail/threads/{threadId}/${route}`].post.responses['200'].content['application/json'].schema,
+      );
+    const modelStrings = {
+      analyze: [answer('analyze'), ['reason', 'suggestedAction']],
+      draft: [resolve(answer('draft').properties.draft), ['subject', 'body', 'language']],
+    } as const;
     for (const [route, [schema, fields]] of Object.entries(modelStrings)) {
       for (const field of fields) {
         const property = resolve(schema.properties[field]);
@@ -56,13 +84,19 @@ describe('GET /openapi.json', () => {
 
     const envelope = doc.components.schemas.ErrorEnvelope;
     assert.deepEqual(envelope.properties.error.properties.code.enum, ERROR_CODES);
-    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>)) {
+    for (const [path, item] of Object.entries(
+      doc.paths as Record<string, Record<string, { responses: Record<string, any> }>>,
+    )) {
       for (const [method, op] of Object.entries(item)) {
         if (path === '/health' || path === '/') continue;
         const errors = Object.entries(op.responses).filter(([status]) => Number(status) >= 400);
         assert.ok(errors.length > 0, `${method} ${path} lists its errors`);
         for (const [status, response] of errors) {
-          assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/ErrorEnvelope', `${method} ${path} ${status}`);
+          assert.equal(
+            response.content['application/json'].schema.$ref,
+            '#/components/schemas/ErrorEnvelope',
+            `${method} ${path} ${status}`,
+          );
         }
       }
     }

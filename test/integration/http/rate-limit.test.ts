@@ -11,14 +11,18 @@ import { ADMIN_TOKEN, buildTestApp, type TestApp } from '../../helpers/app.ts';
 
 const LIMITED = { RATE_LIMIT_MAX: '5', RATE_LIMIT_WINDOW_SECONDS: '60' };
 
-const get = (app: TestApp, path: string, headers: Record<string, string> = {}) => fetch(`${app.url}${path}`, { headers });
+const get = (app: TestApp, path: string, headers: Record<string, string> = {}) =>
+  fetch(`${app.url}${path}`, { headers });
 
 /** Asserts the standard RateLimit-* headers of an answer under the 5/60 limit. */
 function assertRateLimitHeaders(res: Response, remaining: number, where: string) {
   assert.equal(res.headers.get('ratelimit-limit'), '5', `${where}: RateLimit-Limit`);
   assert.equal(res.headers.get('ratelimit-remaining'), String(remaining), `${where}: RateLimit-Remaining`);
   const reset = Number(res.headers.get('ratelimit-reset'));
-  assert.ok(Number.isInteger(reset) && reset >= 0 && reset <= 60, `${where}: RateLimit-Reset ${res.headers.get('ratelimit-reset')}`);
+  assert.ok(
+    Number.isInteger(reset) && reset >= 0 && reset <= 60,
+    `${where}: RateLimit-Reset ${res.headers.get('ratelimit-reset')}`,
+  );
 }
 
 /**
@@ -106,7 +110,16 @@ describe('global default rate limit', () => {
   it('counts refused requests too: unknown routes, FORBIDDEN and invalid input', async (t) => {
     const app = await buildTestApp(t, { env: LIMITED });
     assert.equal((await get(app, '/nope')).status, 404);
-    assert.equal((await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status, 403);
+    assert.equal(
+      (
+        await fetch(`${app.url}/api/status/incidents`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: '{}',
+        })
+      ).status,
+      403,
+    );
     const invalid = await fetch(`${app.url}/api/status/incidents`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -117,16 +130,41 @@ describe('global default rate limit', () => {
     assert.equal((await get(app, '/health')).status, 200);
     await assertRateLimited(await get(app, '/health'), '6th request after refused ones');
     // Over the limit, the limit answers first, before any other check.
-    const forbidden = await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const forbidden = await fetch(`${app.url}/api/status/incidents`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(forbidden.status, 429);
   });
 
   it('counts requests refused before the procedure runs too (malformed body, unknown /trpc procedure)', async (t) => {
     const app = await buildTestApp(t, { env: LIMITED });
     const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${ADMIN_TOKEN}` };
-    assert.equal((await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers, body: '{"kind":' })).status, 400);
-    assert.equal((await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers: { ...headers, 'Content-Type': 'text/plain' }, body: 'x' })).status, 400);
-    assert.equal((await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers, body: JSON.stringify({ m: 'x'.repeat(70 * 1024) }) })).status, 400);
+    assert.equal(
+      (await fetch(`${app.url}/api/status/incidents`, { method: 'POST', headers, body: '{"kind":' })).status,
+      400,
+    );
+    assert.equal(
+      (
+        await fetch(`${app.url}/api/status/incidents`, {
+          method: 'POST',
+          headers: { ...headers, 'Content-Type': 'text/plain' },
+          body: 'x',
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (
+        await fetch(`${app.url}/api/status/incidents`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ m: 'x'.repeat(70 * 1024) }),
+        })
+      ).status,
+      400,
+    );
     assert.equal((await get(app, '/trpc/nope.nothing')).status, 404);
     assert.equal((await get(app, '/trpc/status.createIncident')).status, 404);
     await assertRateLimited(await get(app, '/health'), '6th request after 5 requests refused before the procedure');
@@ -138,37 +176,62 @@ describe('client keys', () => {
     const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true' } });
     // An appending proxy (nginx's $proxy_add_x_forwarded_for) puts the real address last.
     const alice = (forged: string) => ({ 'X-Forwarded-For': `${forged}, 203.0.113.7` });
-    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', alice(`10.0.0.${i + 1}`))).status, 200, `alice ${i + 1}`);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await get(app, '/health', alice(`10.0.0.${i + 1}`))).status, 200, `alice ${i + 1}`);
     await assertRateLimited(await get(app, '/health', alice('10.9.9.9')), 'alice 6th, with yet another forged entry');
     const bob = await get(app, '/health', { 'X-Forwarded-For': '203.0.113.7, 198.51.100.9' });
-    assert.equal(bob.status, 200, 'another client (forging alice\'s address) has its own bucket');
+    assert.equal(bob.status, 200, "another client (forging alice's address) has its own bucket");
     assertRateLimitHeaders(bob, 4, 'bob');
   });
 
   it('with TRUST_PROXY_HOPS=2, keys by the second entry from the right', async (t) => {
     const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true', TRUST_PROXY_HOPS: '2' } });
     // forged, client (appended by the edge proxy), edge proxy (appended by the inner one)
-    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', { 'X-Forwarded-For': `10.1.0.${i}, 203.0.113.8, 10.0.0.${i}` })).status, 200);
-    await assertRateLimited(await get(app, '/health', { 'X-Forwarded-For': '10.1.9.9, 203.0.113.8, 10.0.0.99' }), 'the client behind two proxies');
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (await get(app, '/health', { 'X-Forwarded-For': `10.1.0.${i}, 203.0.113.8, 10.0.0.${i}` })).status,
+        200,
+      );
+    await assertRateLimited(
+      await get(app, '/health', { 'X-Forwarded-For': '10.1.9.9, 203.0.113.8, 10.0.0.99' }),
+      'the client behind two proxies',
+    );
   });
 
   it('counts an IPv6 client by its /64, and bounds whatever the header holds', async (t) => {
     const app = await buildTestApp(t, { env: { ...LIMITED, TRUST_PROXY: 'true' } });
-    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', { 'X-Forwarded-For': `2001:db8:aa:bb::${(i + 1).toString(16)}` })).status, 200);
-    await assertRateLimited(await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bb:ffff:1:2:3' }), 'another address of the same /64');
-    assert.equal((await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bc::1' })).status, 200, 'the next /64 is another client');
+    for (let i = 0; i < 5; i++)
+      assert.equal(
+        (await get(app, '/health', { 'X-Forwarded-For': `2001:db8:aa:bb::${(i + 1).toString(16)}` })).status,
+        200,
+      );
+    await assertRateLimited(
+      await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bb:ffff:1:2:3' }),
+      'another address of the same /64',
+    );
+    assert.equal(
+      (await get(app, '/health', { 'X-Forwarded-For': '2001:db8:aa:bc::1' })).status,
+      200,
+      'the next /64 is another client',
+    );
     // Not an address, and longer than the counters' key column: still one bounded key, counted in the database.
     const junk = { 'X-Forwarded-For': 'x'.repeat(600) };
     for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', junk)).status, 200);
     await assertRateLimited(await get(app, '/health', junk), 'the 6th from an unparsable address');
-    const { rows } = await app.container.pool.query<{ n: number; longest: number }>('select count(*)::int as n, max(length(key))::int as longest from rate_limits');
+    const { rows } = await app.container.pool.query<{ n: number; longest: number }>(
+      'select count(*)::int as n, max(length(key))::int as longest from rate_limits',
+    );
     assert.ok(rows[0]!.longest < 100, `keys bounded (${rows[0]!.longest})`);
   });
 
   it('with TRUST_PROXY unset, ignores X-Forwarded-For', async (t) => {
     const app = await buildTestApp(t, { env: LIMITED });
-    for (let i = 0; i < 5; i++) assert.equal((await get(app, '/health', { 'X-Forwarded-For': `198.51.100.${i + 1}` })).status, 200);
-    await assertRateLimited(await get(app, '/health', { 'X-Forwarded-For': '192.0.2.200' }), 'a forged X-Forwarded-For does not buy a new bucket');
+    for (let i = 0; i < 5; i++)
+      assert.equal((await get(app, '/health', { 'X-Forwarded-For': `198.51.100.${i + 1}` })).status, 200);
+    await assertRateLimited(
+      await get(app, '/health', { 'X-Forwarded-For': '192.0.2.200' }),
+      'a forged X-Forwarded-For does not buy a new bucket',
+    );
     await assertRateLimited(await get(app, '/health'), 'without the header either');
   });
 });
@@ -180,7 +243,7 @@ describe('counters in PostgreSQL', () => {
     for (let i = 0; i < 3; i++) assert.equal((await get(first, '/health')).status, 200, `first ${i + 1}`);
     const s1 = await get(second, '/auth/session');
     assert.equal(s1.status, 200);
-    assertRateLimitHeaders(s1, 1, 'second instance sees the first one\'s count');
+    assertRateLimitHeaders(s1, 1, "second instance sees the first one's count");
     assert.equal((await get(second, '/health')).status, 200);
     await assertRateLimited(await get(second, '/health'), 'second instance, 6th overall');
     await assertRateLimited(await get(first, '/auth/session'), 'first instance, 7th overall');

@@ -21,7 +21,13 @@ describe('smoke', () => {
     const lines = app.logs.filter((l) => l.msg === 'request' && l.requestId === id);
     assert.equal(lines.length, 1);
     assert.deepEqual(
-      { method: lines[0]!.method, path: lines[0]!.path, status: lines[0]!.status, code: lines[0]!.code, service: lines[0]!.service },
+      {
+        method: lines[0]!.method,
+        path: lines[0]!.path,
+        status: lines[0]!.status,
+        code: lines[0]!.code,
+        service: lines[0]!.service,
+      },
       { method: 'GET', path: '/api/mail/threads', status: 401, code: 'AUTH_REQUIRED', service: 'mail-inbox-assistant' },
     );
     assert.ok(!JSON.stringify(app.logs).includes('secret-code'));

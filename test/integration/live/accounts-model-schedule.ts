@@ -43,20 +43,44 @@ export interface Schedule {
 
 const idx = fc.nat(30);
 const changeArb: fc.Arbitrary<Change> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('add' as const), inbox: fc.constantFrom(true, true, false), unread: fc.boolean(), reply: fc.option(idx, { nil: null, freq: 3 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      inbox: fc.constantFrom(true, true, false),
+      unread: fc.boolean(),
+      reply: fc.option(idx, { nil: null, freq: 3 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), i: idx }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('archive' as const), i: idx }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('unarchive' as const), i: idx }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), i: idx, read: fc.boolean() }) },
 );
-const fateArb: fc.Arbitrary<Fate> = fc.record({ copies: fc.constantFrom(1, 1, 1, 0, 2), delay: fc.constantFrom(0, 0, 1, 3) });
+const fateArb: fc.Arbitrary<Fate> = fc.record({
+  copies: fc.constantFrom(1, 1, 1, 0, 2),
+  delay: fc.constantFrom(0, 0, 1, 3),
+});
 function opsOf(accounts: number): fc.Arbitrary<Op> {
   const acct = fc.nat(accounts - 1);
   return fc.oneof(
-    { weight: 8, arbitrary: fc.record({ kind: fc.constant('change' as const), a: acct, change: changeArb, fate: fateArb }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('midSync' as const), a: acct, change: changeArb, fate: fateArb }) },
+    {
+      weight: 8,
+      arbitrary: fc.record({ kind: fc.constant('change' as const), a: acct, change: changeArb, fate: fateArb }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('midSync' as const), a: acct, change: changeArb, fate: fateArb }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('flood' as const), a: acct, n: fc.constantFrom(20, 60) }) },
-    { weight: 6, arbitrary: fc.record({ kind: fc.constant('poll' as const), take: fc.integer({ min: 1, max: 8 }), order: fc.nat() }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant('poll' as const),
+        take: fc.integer({ min: 1, max: 8 }),
+        order: fc.nat(),
+      }),
+    },
     { weight: 4, arbitrary: fc.constant({ kind: 'wait' as const }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), n: fc.integer({ min: 1, max: 8 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('expire' as const, 'crash' as const), a: acct }) },
@@ -95,7 +119,12 @@ export const PRODUCTION_ACCOUNTS = 10;
 
 /** Production sizes: ten accounts, one over two listing pages, the production loop and calls. */
 export const productionScheduleArb: fc.Arbitrary<Schedule> = fc.record({
-  seeds: fc.tuple(fc.integer({ min: 2 * LISTING_PAGE + 1, max: 2 * LISTING_PAGE + 60 }), fc.array(fc.nat(80), { minLength: PRODUCTION_ACCOUNTS - 1, maxLength: PRODUCTION_ACCOUNTS - 1 })).map(([big, rest]) => [big, ...rest]),
+  seeds: fc
+    .tuple(
+      fc.integer({ min: 2 * LISTING_PAGE + 1, max: 2 * LISTING_PAGE + 60 }),
+      fc.array(fc.nat(80), { minLength: PRODUCTION_ACCOUNTS - 1, maxLength: PRODUCTION_ACCOUNTS - 1 }),
+    )
+    .map(([big, rest]) => [big, ...rest]),
   concurrency: fc.constant({ workers: WORKERS, batch: BATCH }),
   page: fc.constant(SYNC_BATCH),
   rounds: fc.constant(CALLS_PER_JOB),

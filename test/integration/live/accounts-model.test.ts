@@ -45,7 +45,14 @@ import { QUEUES } from '../../../server/jobs/engine.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { GmailFactory } from '../../../server/providers/gmail.ts';
 import type { GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
-import { PRODUCTION_ACCOUNTS, productionScheduleArb, scheduleArb, type Change, type Fate, type Schedule } from './accounts-model-schedule.ts';
+import {
+  PRODUCTION_ACCOUNTS,
+  productionScheduleArb,
+  scheduleArb,
+  type Change,
+  type Fate,
+  type Schedule,
+} from './accounts-model-schedule.ts';
 import { SYNC_BATCH } from '../../../server/domain/mail/sync/sync.service.ts';
 import { BATCH, CALLS_PER_JOB, WORKERS } from '../../../server/jobs/mail-sync.job.ts';
 import type { TestApp } from '../../helpers/app.ts';
@@ -54,7 +61,14 @@ import { DeferralOracle, type ModelTime } from './model-time.ts';
 import { assertAccountMatches, assertNothingLeft, oracleTally } from './accounts-model-oracle.ts';
 import { ModelQueue, TICK_MS } from './model-queue.ts';
 import { assertResume, assertStates, stateTally, watchStream, type StreamWatch } from './model-state-oracle.ts';
-import { checkpoint, createModelAccount, modelSql, startModelApp, storeModelCredentials, type ModelWorld } from './model-world.ts';
+import {
+  checkpoint,
+  createModelAccount,
+  modelSql,
+  startModelApp,
+  storeModelCredentials,
+  type ModelWorld,
+} from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_ACCOUNTS_RUNS ?? 30);
 const PRODUCTION_RUNS = Number(process.env.MODEL_PRODUCTION_RUNS ?? 1);
@@ -122,11 +136,27 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
   oracle = new DeferralOracle(time);
   watches = new Map();
   const hook: ReadHook = { fn: null };
-  const loop = createModelLoop({ app, gmail: realGmail, time, oracle, hook, page: s.page, callsPerJob: s.rounds, concurrency: s.concurrency, log: process.env.MODEL_DEBUG ? app.container.log.child({ model: run }) : quiet });
+  const loop = createModelLoop({
+    app,
+    gmail: realGmail,
+    time,
+    oracle,
+    hook,
+    page: s.page,
+    callsPerJob: s.rounds,
+    concurrency: s.concurrency,
+    log: process.env.MODEL_DEBUG ? app.container.log.child({ model: run }) : quiet,
+  });
   const loops = [loop];
   const queue = new ModelQueue(true);
   const unfollow = time.follow(queue);
-  const intake = createNotificationIntake({ queue, log: quiet, engine: forwarding(engine, oracle), ...notificationAccounts(app.container.orm), batchSize: 10 });
+  const intake = createNotificationIntake({
+    queue,
+    log: quiet,
+    engine: forwarding(engine, oracle),
+    ...notificationAccounts(app.container.orm),
+    batchSize: 10,
+  });
   const accounts: ModelAccount[] = [];
   const allIds = () => accounts.flatMap((m) => [m.id, ...m.gone]);
   const violations: string[] = [];
@@ -146,7 +176,8 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
 
     let step = 0;
     const notify = (m: ModelAccount, fate: Fate) => {
-      for (let c = 0; c < fate.copies; c++) queue.publish({ emailAddress: m.email, historyId: String(gmail.historyId(m.email)) }, step, fate.delay + c);
+      for (let c = 0; c < fate.copies; c++)
+        queue.publish({ emailAddress: m.email, historyId: String(gmail.historyId(m.email)) }, step, fate.delay + c);
     };
     const applyChange = (m: ModelAccount, change: Change, fate: Fate) => {
       const all = gmail.messages(m.email);
@@ -154,7 +185,11 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
       const before = gmail.historyId(m.email);
       if (change.kind === 'add') {
         const thread = change.reply !== null && all.length ? pick(change.reply).threadId : undefined;
-        gmail.addMessage(m.email, { ...(thread ? { threadId: thread } : {}), labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'], read: !change.unread });
+        gmail.addMessage(m.email, {
+          ...(thread ? { threadId: thread } : {}),
+          labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'],
+          read: !change.unread,
+        });
       } else if (!all.length) return;
       else if (change.kind === 'delete') gmail.deleteMessage(m.email, pick(change.i).id);
       else if (change.kind === 'read') gmail.setRead(m.email, pick(change.i).id, change.read);
@@ -163,12 +198,23 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
       if (gmail.historyId(m.email) !== before) notify(m, fate);
     };
     const states = (what: string, final = false) =>
-      assertStates(app, watches, accounts.filter((m) => m.state !== 'deleted').map((m) => ({ accountId: m.id, connected: m.state === 'connected', final })), what);
+      assertStates(
+        app,
+        watches,
+        accounts
+          .filter((m) => m.state !== 'deleted')
+          .map((m) => ({ accountId: m.id, connected: m.state === 'connected', final })),
+        what,
+      );
     const afterStep = async (what: string) => {
       for (const m of accounts) {
         if (m.state === 'deleted') continue;
         const c = await checkpoint(app, m.id);
-        if (m.highest !== null) assert.ok(c !== null && c >= m.highest, `${what}: ${m.email}'s checkpoint moved backwards (${m.highest} -> ${c})`);
+        if (m.highest !== null)
+          assert.ok(
+            c !== null && c >= m.highest,
+            `${what}: ${m.email}'s checkpoint moved backwards (${m.highest} -> ${c})`,
+          );
         if (c !== null) m.highest = c;
       }
       assert.deepEqual([...violations, ...loop.internalErrors], [], `${what}: no internal error`);
@@ -186,7 +232,8 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
           hook.fn = async () => applyChange(m!, op.change, op.fate);
           break;
         case 'flood':
-          for (let i = 0; i < op.n; i++) gmail.addMessage(m!.email, { subject: `flood ${step}.${i}`, read: i % 3 === 0 });
+          for (let i = 0; i < op.n; i++)
+            gmail.addMessage(m!.email, { subject: `flood ${step}.${i}`, read: i % 3 === 0 });
           notify(m!, { copies: 1, delay: 0 });
           break;
         case 'poll':
@@ -221,12 +268,17 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
           break;
         case 'open': {
           if (m!.state === 'deleted') break;
-          const threads = await sql<{ id: string }>('select id from mail_threads where account_id = ? order by id', [m!.id]);
+          const threads = await sql<{ id: string }>('select id from mail_threads where account_id = ? order by id', [
+            m!.id,
+          ]);
           if (!threads.length) break;
           const thread = threads[op.i % threads.length]!.id;
-          await app.container.services.threads.detail(app.container.orm.em.fork(), m!.id, thread).catch((err: unknown) => {
-            if (!(err instanceof AppError) || err.code === 'INTERNAL_ERROR') violations.push(`open: ${String((err as Error).stack ?? err)}`);
-          });
+          await app.container.services.threads
+            .detail(app.container.orm.em.fork(), m!.id, thread)
+            .catch((err: unknown) => {
+              if (!(err instanceof AppError) || err.code === 'INTERNAL_ERROR')
+                violations.push(`open: ${String((err as Error).stack ?? err)}`);
+            });
           break;
         }
         case 'fault':
@@ -276,33 +328,49 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
       assert.fail(`${what}: the jobs did not settle`);
     };
     await settle('after the schedule');
-    await sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours',
-       updated_at = now() - interval '7 hours', next_sweep_at = null where account_id = any(array[?]::uuid[])`, [allIds()]);
+    await sql(
+      `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours',
+       updated_at = now() - interval '7 hours', next_sweep_at = null where account_id = any(array[?]::uuid[])`,
+      [allIds()],
+    );
     const swept = await app.container.liveInbox.scheduled['quiet-sweep']();
-    for (const m of accounts) if (m.state === 'connected') assert.ok(swept.stale.includes(m.id), `the sweep finds ${m.email}`);
+    for (const m of accounts)
+      if (m.state === 'connected') assert.ok(swept.stale.includes(m.id), `the sweep finds ${m.email}`);
     const quietFrom = Date.now();
     await settle('after the sweep');
     await afterStep('the end');
 
-    assert.deepEqual(queue.pending().map((q) => q.messageId), [], 'every notification is acknowledged');
-    for (const id of allIds()) assert.equal(await engine.count(QUEUES.mailSync, ['created', 'retry', 'active'], id), 0, `no job left for ${id}`);
+    assert.deepEqual(
+      queue.pending().map((q) => q.messageId),
+      [],
+      'every notification is acknowledged',
+    );
+    for (const id of allIds())
+      assert.equal(await engine.count(QUEUES.mailSync, ['created', 'retry', 'active'], id), 0, `no job left for ${id}`);
     for (const m of accounts) {
       const silent = m.state === 'connected' ? m.gone : [...new Set([m.id, ...m.gone])];
       for (const id of silent) {
         const late = (loop.calls.get(id) ?? []).filter((t) => t >= quietFrom);
-        assert.equal(late.length, 0, `${m.email}: no provider call for ${m.state === 'connected' ? 'a deleted account' : `a ${m.state} account`} (${id})`);
+        assert.equal(
+          late.length,
+          0,
+          `${m.email}: no provider call for ${m.state === 'connected' ? 'a deleted account' : `a ${m.state} account`} (${id})`,
+        );
       }
       for (const id of m.gone) await assertNothingLeft(world(), id, `${m.email} after its deletion`);
-      if (m.state === 'connected') await assertAccountMatches(world(), m.id, m.email, `${m.email} after the final sweep`);
+      if (m.state === 'connected')
+        await assertAccountMatches(world(), m.id, m.email, `${m.email} after the final sweep`);
     }
     await states('the end', true);
-    for (const w of watches.values()) await assertResume(app, w, `${w.accountId}: a stream resumed from the schedule's first event`);
+    for (const w of watches.values())
+      await assertResume(app, w, `${w.accountId}: a stream resumed from the schedule's first event`);
     return accounts.map((m) => m.state === 'connected');
   } finally {
     for (const w of watches.values()) await w.close();
     await loop.stop();
     unfollow();
-    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof deferrals, number][]) deferrals[k] = k.startsWith('max') ? Math.max(deferrals[k], v) : deferrals[k] + v;
+    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof deferrals, number][])
+      deferrals[k] = k.startsWith('max') ? Math.max(deferrals[k], v) : deferrals[k] + v;
     gmail.clearFaults();
     gmail.setDeltaOnlyLabels(false);
     await sql('delete from accounts where id = any(array[?]::uuid[])', [allIds()]);
@@ -320,33 +388,54 @@ describe('live inbox of several accounts, on the production worker loop', () => 
 
   /** The run's figures so far (the tallies add up over the tests; `schedules`: this test's). */
   const report = (name: string, started: number, from: number) =>
-    process.stdout.write(`# accounts-model: ${name}: ${scheduleNo - from} schedules in ${Date.now() - started} ms; so far ${JSON.stringify({ ...tally, ...oracleTally, ...deferrals, ...stateTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps, ...loopTally })}\n`);
+    process.stdout.write(
+      `# accounts-model: ${name}: ${scheduleNo - from} schedules in ${Date.now() - started} ms; so far ${JSON.stringify({ ...tally, ...oracleTally, ...deferrals, ...stateTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps, ...loopTally })}\n`,
+    );
   const seedOf = () => SEED ?? (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
 
   it(`random schedules over 3 accounts converge, and deleted or disconnected accounts are left alone (${RUNS} schedules)`, async () => {
     const seed = seedOf();
-    process.stdout.write(`# accounts-model: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`);
+    process.stdout.write(
+      `# accounts-model: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`,
+    );
     const started = Date.now();
     const from = scheduleNo;
-    await fc.assert(fc.asyncProperty(scheduleArb, async (s) => void (await runSchedule(s))), { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 });
+    await fc.assert(
+      fc.asyncProperty(scheduleArb, async (s) => void (await runSchedule(s))),
+      { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 },
+    );
     report('small', started, from);
   });
 
   it(`at production sizes: ${PRODUCTION_ACCOUNTS} accounts (one over two listing pages), ${WORKERS} workers × ${BATCH} jobs, ${CALLS_PER_JOB} calls of ${SYNC_BATCH} (${PRODUCTION_RUNS} schedules)`, async () => {
     const seed = seedOf();
-    process.stdout.write(`# accounts-model production: seed ${seed} (replay with MODEL_SEED=${seed} MODEL_PRODUCTION_PATH=<the path of a failure>)\n`);
+    process.stdout.write(
+      `# accounts-model production: seed ${seed} (replay with MODEL_SEED=${seed} MODEL_PRODUCTION_PATH=<the path of a failure>)\n`,
+    );
     const started = Date.now();
     const from = scheduleNo;
     loopTally.maxInFlight = 0;
     const property = fc.asyncProperty(productionScheduleArb, async (s) => {
       const mark = gmail.requests.length;
       const [bigConnected] = await runSchedule(s);
-      const tokens = gmail.requests.slice(mark).filter((r) => r.endpoint === 'messages.list' && r.query.pageToken).length;
+      const tokens = gmail.requests
+        .slice(mark)
+        .filter((r) => r.endpoint === 'messages.list' && r.query.pageToken).length;
       // Connected at the end, its store equals the provider's: it was listed, over the pages.
-      if (bigConnected) assert.ok(tokens >= 2, `the big inbox was listed over ${tokens} next-page tokens (pages of 500)`);
+      if (bigConnected)
+        assert.ok(tokens >= 2, `the big inbox was listed over ${tokens} next-page tokens (pages of 500)`);
     });
-    await fc.assert(property, { numRuns: PRODUCTION_RUNS, seed, ...(PRODUCTION_PATH ? { path: PRODUCTION_PATH } : {}), verbose: 1 });
+    await fc.assert(property, {
+      numRuns: PRODUCTION_RUNS,
+      seed,
+      ...(PRODUCTION_PATH ? { path: PRODUCTION_PATH } : {}),
+      verbose: 1,
+    });
     report('production', started, from);
-    if (PRODUCTION_RUNS > 0) assert.ok(loopTally.maxInFlight > 3, `syncs ran side by side on the production loop (at most ${loopTally.maxInFlight} at once)`);
+    if (PRODUCTION_RUNS > 0)
+      assert.ok(
+        loopTally.maxInFlight > 3,
+        `syncs ran side by side on the production loop (at most ${loopTally.maxInFlight} at once)`,
+      );
   });
 });

@@ -34,22 +34,40 @@ describe('deletion and disconnect in the middle of a backfill', () => {
       const { browser, csrfToken, accountId } = await w.signInAs(user);
       await w.idle();
       // Past the trim: every new event deletes the oldest rows, in the rows the deletion's cascade wants.
-      await w.sql(`insert into mail_events (account_id, kind) select ?::uuid, 'sync' from generate_series(1, ?)`, [accountId, KEEP_PER_ACCOUNT + 20]);
+      await w.sql(`insert into mail_events (account_id, kind) select ?::uuid, 'sync' from generate_series(1, ?)`, [
+        accountId,
+        KEEP_PER_ACCOUNT + 20,
+      ]);
       let deleting = true;
       const writers = Array.from({ length: 4 }, async (_, i) => {
         while (deleting) {
           // What the intake and the stream route write (announceSync, a stream's place); a deleted account's answers are its own.
-          await (i % 2 ? announceSync(orm.em.fork(), accountId) : claimSlot(orm.em.fork(), { id: randomUUID(), accountId, sessionKey: 's', instance: randomUUID() }, { perSession: 1_000, perAccount: 1_000, ttlMs: 60_000 }));
+          await (i % 2
+            ? announceSync(orm.em.fork(), accountId)
+            : claimSlot(
+                orm.em.fork(),
+                { id: randomUUID(), accountId, sessionKey: 's', instance: randomUUID() },
+                { perSession: 1_000, perAccount: 1_000, ttlMs: 60_000 },
+              ));
         }
       });
-      const res = await browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+      const res = await browser.fetch('/auth/account', {
+        method: 'DELETE',
+        json: { confirm: true },
+        headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+      });
       deleting = false;
       await Promise.all(writers);
       assert.equal(res.status, 204, `round ${round}: ${await res.text()}`);
-      const [left] = await w.sql<{ n: number }>('select (select count(*) from mail_events where account_id = ?) + (select count(*) from event_streams where account_id = ?) as n', [accountId, accountId]);
+      const [left] = await w.sql<{ n: number }>(
+        'select (select count(*) from mail_events where account_id = ?) + (select count(*) from event_streams where account_id = ?) as n',
+        [accountId, accountId],
+      );
       assert.equal(Number(left!.n), 0, `round ${round}: nothing of the account written after its deletion`);
     }
-    const bad = w.app.logs.filter((l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500));
+    const bad = w.app.logs.filter(
+      (l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500),
+    );
     assert.deepEqual(bad, [], 'no deadlock and no internal error was logged');
   });
 
@@ -61,7 +79,10 @@ describe('deletion and disconnect in the middle of a backfill', () => {
       w.gmail.seed(user.email, INBOX, { sentReplies: false });
       const { browser, csrfToken, accountId } = await w.signInAs(user);
       // The backfill is under way: some pages committed, more to come.
-      await waitFor(async () => (await w.stored(accountId)).rows >= 50 + (round % 4) * 25, `round ${round}: backfill under way`);
+      await waitFor(
+        async () => (await w.stored(accountId)).rows >= 50 + (round % 4) * 25,
+        `round ${round}: backfill under way`,
+      );
       const headers = csrfHeaders(csrfToken, WEB_ORIGIN);
       // The user's own Sync presses race the background job and the deletion.
       const presses = Array.from({ length: 3 }, () => browser.fetch('/api/mail/sync', { method: 'POST', headers }));
@@ -70,21 +91,37 @@ describe('deletion and disconnect in the middle of a backfill', () => {
         ? await browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers })
         : await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers });
       const answered = Date.now();
-      assert.equal(res.status, 204, `round ${round}: ${deletion ? 'deletion' : 'disconnect'} answered ${res.status}: ${await res.text()}`);
+      assert.equal(
+        res.status,
+        204,
+        `round ${round}: ${deletion ? 'deletion' : 'disconnect'} answered ${res.status}: ${await res.text()}`,
+      );
       for (const press of await Promise.all(presses)) {
         const body = await press.text();
-        assert.ok(press.status < 500 || press.status === 502 || press.status === 503, `round ${round}: a Sync press answered ${press.status}: ${body}`);
+        assert.ok(
+          press.status < 500 || press.status === 502 || press.status === 503,
+          `round ${round}: a Sync press answered ${press.status}: ${body}`,
+        );
         assert.doesNotMatch(body, /INTERNAL_ERROR|deadlock/i);
       }
       await w.idle();
       const last = Math.max(0, ...w.gmail.requests.map((r) => r.at));
-      assert.ok(last - answered <= QUIET_AFTER_MS, `round ${round}: provider calls went on ${last - answered} ms after the answer`);
+      assert.ok(
+        last - answered <= QUIET_AFTER_MS,
+        `round ${round}: provider calls went on ${last - answered} ms after the answer`,
+      );
       if (deletion) {
-        const [left] = await w.sql<{ n: number }>('select count(*)::int as n from mail_messages where account_id = ?', [accountId]);
+        const [left] = await w.sql<{ n: number }>('select count(*)::int as n from mail_messages where account_id = ?', [
+          accountId,
+        ]);
         assert.equal(left.n, 0, `round ${round}: a commit after the deletion brought rows back`);
       }
     }
-    const bad = w.app.logs.filter((l) => /deadlock/i.test(JSON.stringify(l)) || (typeof l.status === 'number' && l.status >= 500 && l.status !== 502 && l.status !== 503));
+    const bad = w.app.logs.filter(
+      (l) =>
+        /deadlock/i.test(JSON.stringify(l)) ||
+        (typeof l.status === 'number' && l.status >= 500 && l.status !== 502 && l.status !== 503),
+    );
     assert.deepEqual(bad, [], 'no deadlock and no internal error was logged');
   });
 
@@ -100,13 +137,23 @@ describe('deletion and disconnect in the middle of a backfill', () => {
     t.after(() => client.end());
     await client.query('begin');
     await client.query('delete from accounts where id = $1', [id]);
-    const during = sync.syncAccount(id).then(() => null, (err: unknown) => err);
-    await waitFor(async () => (await mail.sql<{ n: number }>(`select count(*)::int as n from pg_locks where not granted`))[0]!.n > 0, 'the sync waits for the deletion');
+    const during = sync.syncAccount(id).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    await waitFor(
+      async () =>
+        (await mail.sql<{ n: number }>(`select count(*)::int as n from pg_locks where not granted`))[0]!.n > 0,
+      'the sync waits for the deletion',
+    );
     await client.query('commit');
     const err = await during;
     assert.ok(err instanceof AppError && err.code === 'AUTH_REQUIRED', `the sync answered ${String(err)}`);
     // And one that begins after it: the same answer, and no row of the account comes back.
-    const after = await sync.syncAccount(id).then(() => null, (e: unknown) => e);
+    const after = await sync.syncAccount(id).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(after instanceof AppError && after.code === 'AUTH_REQUIRED', `the later sync answered ${String(after)}`);
     assert.deepEqual(await mail.sql('select 1 from sync_states where account_id = ?', [id]), []);
   });

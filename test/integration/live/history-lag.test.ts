@@ -18,9 +18,12 @@ describe('history lagging its notifications', () => {
     // Notified first; the history shows the message only after the first sync found nothing.
     const before = w.syncLogs().length;
     w.publish({ historyId: String(checkpoint + 3n) });
-    await waitFor(() => w.syncLogs().length > before, 'the notification\'s sync');
+    await waitFor(() => w.syncLogs().length > before, "the notification's sync");
     const late = w.gmail.addMessage('alice@example.com', { subject: 'In the history a little after its notification' });
-    await waitFor(async () => (await w.stored()).inbox.some((x) => x.startsWith(`${late.id}:`)), 'the lagging message stored without another notification');
+    await waitFor(
+      async () => (await w.stored()).inbox.some((x) => x.startsWith(`${late.id}:`)),
+      'the lagging message stored without another notification',
+    );
     await w.idle();
     assert.ok(outcomes().includes('history-lag'), 'a sync behind the notified id looked again');
 
@@ -35,6 +38,9 @@ describe('history lagging its notifications', () => {
     w.publish({ historyId: String((await w.checkpoint())! + 1_000n) });
     await w.drained();
     const spent = w.syncLogs().length - chasing;
-    assert.ok(spent >= 2 && spent <= 5, `${spent} syncs chased a history id that never came (1 s, then doubling, for 4 s)`);
+    assert.ok(
+      spent >= 2 && spent <= 5,
+      `${spent} syncs chased a history id that never came (1 s, then doubling, for 4 s)`,
+    );
   });
 });

@@ -66,7 +66,12 @@ export interface LiveWorld {
 }
 
 /** Polls `check` until it holds (bounded); returns its last value. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -100,17 +105,33 @@ export async function startLiveWorld(
   pubsub.createTopic(TOPIC);
   pubsub.createSubscription(TOPIC, SUBSCRIPTION, { ackDeadlineSeconds: opts.ackDeadlineSeconds ?? 10 });
   const intakeEnv: Record<string, string> =
-    opts.intake === false ? {} : { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
+    opts.intake === false
+      ? {}
+      : { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
   // Secrets shared with any other instance of the world (sessions and tokens work on both).
-  const secrets = { SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const secrets = {
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const env = { ...providers.env, ...secrets, PUBSUB_PROJECT_ID: 'test-project', ...opts.env };
   const subscriptionEnv = { PUBSUB_SUBSCRIPTION: SUBSCRIPTION, PUBSUB_EMULATOR_HOST: opts.emulatorHost ?? pubsub.host };
   const app = await buildTestApp(t, {
     env: { ...env, ...intakeEnv },
-    overrides: { liveInbox: { work: opts.work ?? true, retry: opts.retry ?? LIVE_RETRY, historyLag: LIVE_HISTORY_LAG, concurrency: opts.concurrency }, mailQuota: opts.mailQuota, autoTriage: opts.autoTriage },
+    overrides: {
+      liveInbox: {
+        work: opts.work ?? true,
+        retry: opts.retry ?? LIVE_RETRY,
+        historyLag: LIVE_HISTORY_LAG,
+        concurrency: opts.concurrency,
+      },
+      mailQuota: opts.mailQuota,
+      autoTriage: opts.autoTriage,
+    },
   });
-  const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
-  const accountOf = async (email: string) => (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
+  const sql = async <T>(query: string, params: unknown[] = []) =>
+    (await app.container.orm.em.fork().execute(query, params)) as T[];
+  const accountOf = async (email: string) =>
+    (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
 
   const world: LiveWorld = {
     app,
@@ -124,7 +145,10 @@ export async function startLiveWorld(
     published: 0,
     sql,
     publish(body = {}) {
-      const data = typeof body === 'string' ? body : { emailAddress: ALICE, historyId: String(providers.gmail.historyId(body.emailAddress ?? ALICE)), ...body };
+      const data =
+        typeof body === 'string'
+          ? body
+          : { emailAddress: ALICE, historyId: String(providers.gmail.historyId(body.emailAddress ?? ALICE)), ...body };
       pubsub.publish(TOPIC, data);
       world.published++;
     },
@@ -132,9 +156,16 @@ export async function startLiveWorld(
       // The background sync (sign-in backfill, notifications) first: the route's window is 10 calls a minute.
       if (opts.work !== false) await world.idle();
       for (let i = 0; i < 50; i++) {
-        const res: Response = await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) });
+        const res: Response = await browser.fetch('/api/mail/sync', {
+          method: 'POST',
+          headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+        });
         const body = await res.json();
-        if (res.status === 429 && body.error?.code === 'RATE_LIMITED' && res.headers.get('ratelimit-remaining') !== '0') {
+        if (
+          res.status === 429 &&
+          body.error?.code === 'RATE_LIMITED' &&
+          res.headers.get('ratelimit-remaining') !== '0'
+        ) {
           await world.idle(); // a background sync took the account meanwhile
           continue;
         }
@@ -144,7 +175,12 @@ export async function startLiveWorld(
       assert.fail('sync did not finish');
     },
     async idle(timeoutMs = 20_000) {
-      await waitFor(async () => (await app.container.liveInbox.engine.count('mail-sync')) === 0, 'no mail-sync job waiting or running', timeoutMs, 50);
+      await waitFor(
+        async () => (await app.container.liveInbox.engine.count('mail-sync')) === 0,
+        'no mail-sync job waiting or running',
+        timeoutMs,
+        50,
+      );
     },
     async stored(accountId = world.accountId) {
       const rows = await sql<{ pid: string; in_inbox: boolean; is_unread: boolean }>(
@@ -154,30 +190,47 @@ export async function startLiveWorld(
       return {
         rows: rows.length,
         distinct: new Set(rows.map((r) => r.pid)).size,
-        inbox: rows.filter((r) => r.in_inbox).map((r) => `${r.pid}:${r.is_unread ? 'unread' : 'read'}`).sort(),
+        inbox: rows
+          .filter((r) => r.in_inbox)
+          .map((r) => `${r.pid}:${r.is_unread ? 'unread' : 'read'}`)
+          .sort(),
       };
     },
     providerInbox(email = ALICE) {
-      return providers.gmail.inbox(email).map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`).sort();
+      return providers.gmail
+        .inbox(email)
+        .map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`)
+        .sort();
     },
     async checkpoint(accountId = world.accountId) {
-      const [row] = await sql<{ h: string | null }>('select history_id::text as h from sync_states where account_id = ?', [accountId]);
+      const [row] = await sql<{ h: string | null }>(
+        'select history_id::text as h from sync_states where account_id = ?',
+        [accountId],
+      );
       return row?.h ? BigInt(row.h) : null;
     },
     syncLogs(accountId = world.accountId) {
       return app.logs.filter((l) => l.msg === 'mail sync' && l.accountId === accountId);
     },
     async drained(timeoutMs = 20_000) {
-      await waitFor(() => {
-        const s = pubsub.stats(SUBSCRIPTION);
-        return s.available + s.leased === 0;
-      }, 'the subscription to be drained', timeoutMs);
+      await waitFor(
+        () => {
+          const s = pubsub.stats(SUBSCRIPTION);
+          return s.available + s.leased === 0;
+        },
+        'the subscription to be drained',
+        timeoutMs,
+      );
       await world.idle(timeoutMs);
     },
     async refuseInserts(table, when) {
       const name = `refuse_${table.replace(/\W/g, '_')}`;
-      await sql(`create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`);
-      await sql(`create trigger ${name} before insert on ${table} for each row ${when ? `when (${when}) ` : ''}execute function ${name}()`);
+      await sql(
+        `create or replace function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused for the test'; end $$`,
+      );
+      await sql(
+        `create trigger ${name} before insert on ${table} for each row ${when ? `when (${when}) ` : ''}execute function ${name}()`,
+      );
       return async () => void (await sql(`drop trigger ${name} on ${table}`));
     },
     async maintenance() {
@@ -190,7 +243,11 @@ export async function startLiveWorld(
       return buildTestApp(t, {
         databaseUrl: app.databaseUrl,
         env: { ...env, ...(o.intake === false ? {} : subscriptionEnv) },
-        overrides: { liveInbox: { work: o.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG }, mailQuota: opts.mailQuota, autoTriage: opts.autoTriage },
+        overrides: {
+          liveInbox: { work: o.work ?? true, retry: LIVE_RETRY, historyLag: LIVE_HISTORY_LAG },
+          mailQuota: opts.mailQuota,
+          autoTriage: opts.autoTriage,
+        },
       });
     },
     async signInAs(user) {
@@ -231,6 +288,8 @@ export async function cutDatabase(databaseUrl: string): Promise<{ restore(): Pro
     }
   };
   await admin(`alter database ${name} with allow_connections false`);
-  await admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [name]);
+  await admin('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [
+    name,
+  ]);
   return { restore: () => admin(`alter database ${name} with allow_connections true`) };
 }

@@ -72,35 +72,69 @@ export interface Schedule {
 
 const idx = fc.nat(30);
 const changeArb: fc.Arbitrary<Change> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('add' as const), inbox: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), unread: fc.boolean(), reply: fc.option(idx, { nil: null, freq: 2 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      inbox: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      unread: fc.boolean(),
+      reply: fc.option(idx, { nil: null, freq: 2 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), i: idx }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), i: idx, read: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('archive' as const), i: idx }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('unarchive' as const), i: idx }) },
 );
-const fateArb: fc.Arbitrary<Fate> = fc.record({ copies: fc.constantFrom(1, 1, 1, 1, 0, 2, 2), delay: fc.constantFrom(0, 0, 0, 1, 2, 4) });
+const fateArb: fc.Arbitrary<Fate> = fc.record({
+  copies: fc.constantFrom(1, 1, 1, 1, 0, 2, 2),
+  delay: fc.constantFrom(0, 0, 0, 1, 2, 4),
+});
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 7, arbitrary: fc.record({ kind: fc.constant('change' as const), change: changeArb, fate: fateArb }) },
-  { weight: 7, arbitrary: fc.record({ kind: fc.constant('poll' as const), instance: fc.constantFrom(0, 0, 1), take: fc.integer({ min: 1, max: 6 }), order: fc.nat() }) },
+  {
+    weight: 7,
+    arbitrary: fc.record({
+      kind: fc.constant('poll' as const),
+      instance: fc.constantFrom(0, 0, 1),
+      take: fc.integer({ min: 1, max: 6 }),
+      order: fc.nat(),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('pollBoth' as const), order: fc.nat() }) },
   { weight: 7, arbitrary: fc.record({ kind: fc.constant('work' as const), late: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('routeRace' as const), instance: fc.constantFrom(0, 1) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), n: fc.integer({ min: 1, max: 8 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('midSync' as const), change: changeArb, fate: fateArb }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('flood' as const), pages: fc.constantFrom(5, 20), fate: fateArb }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('flood' as const), pages: fc.constantFrom(5, 20), fate: fateArb }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'expire' as const }) },
   {
     // A failed call fails its job (a retry, with backoff) but for a message's fetch (set aside); a 429 defers it.
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('fault' as const),
-      endpoint: fc.constantFrom<FaultEndpoint>('history.list', 'history.list', 'messages.get', 'messages.list', 'profile'),
+      endpoint: fc.constantFrom<FaultEndpoint>(
+        'history.list',
+        'history.list',
+        'messages.get',
+        'messages.list',
+        'profile',
+      ),
       status: fc.constantFrom(500, 503, 429),
       afterCalls: fc.nat(2),
       times: fc.integer({ min: 1, max: 3 }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('queueFault' as const), method: fc.constantFrom<QueueMethod>('pull', 'ack', 'retryLater') }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('queueFault' as const),
+      method: fc.constantFrom<QueueMethod>('pull', 'ack', 'retryLater'),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ kind: 'crash' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'recover' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'steal' as const }) },
@@ -140,5 +174,14 @@ export const bigScheduleArb: fc.Arbitrary<Schedule> = fc.record({
   batch: fc.constantFrom(3, 10),
   reportAttempts: fc.boolean(),
   deltaOnlyLabels: fc.boolean(),
-  ops: fc.tuple(fc.array(opArb, { minLength: 2, maxLength: 8 }), fc.array(opArb, { maxLength: 6 })).map(([a, b]) => [...a, { kind: 'expire' as const }, { kind: 'change' as const, change: { kind: 'add' as const, inbox: true, unread: true, reply: null }, fate: { copies: 1, delay: 0 } }, ...b]),
+  ops: fc.tuple(fc.array(opArb, { minLength: 2, maxLength: 8 }), fc.array(opArb, { maxLength: 6 })).map(([a, b]) => [
+    ...a,
+    { kind: 'expire' as const },
+    {
+      kind: 'change' as const,
+      change: { kind: 'add' as const, inbox: true, unread: true, reply: null },
+      fate: { copies: 1, delay: 0 },
+    },
+    ...b,
+  ]),
 });

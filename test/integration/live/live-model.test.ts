@@ -43,18 +43,44 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { createNotificationIntake, notificationAccounts, type NotificationIntake } from '../../../server/intake/notifications.ts';
+import {
+  createNotificationIntake,
+  notificationAccounts,
+  type NotificationIntake,
+} from '../../../server/intake/notifications.ts';
 import { QUEUES } from '../../../server/jobs/engine.ts';
 import type { GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import type { GmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
-import { bigScheduleArb, PROVIDER_LISTING_PAGE, scheduleArb, type Change, type Fate, type Schedule } from './live-model-schedule.ts';
-import { createModelLoop, forwarding, idleAll, loopTally, untilDue, type ModelLoop, type ReadHook } from './model-loop.ts';
+import {
+  bigScheduleArb,
+  PROVIDER_LISTING_PAGE,
+  scheduleArb,
+  type Change,
+  type Fate,
+  type Schedule,
+} from './live-model-schedule.ts';
+import {
+  createModelLoop,
+  forwarding,
+  idleAll,
+  loopTally,
+  untilDue,
+  type ModelLoop,
+  type ReadHook,
+} from './model-loop.ts';
 import { ModelQueue, TICK_MS } from './model-queue.ts';
 import { assertResume, assertStates, stateTally, watchStream } from './model-state-oracle.ts';
 import { DeferralOracle, type ModelTime } from './model-time.ts';
-import { assertInboxMatches, checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';
+import {
+  assertInboxMatches,
+  checkpoint,
+  createModelAccount,
+  modelSql,
+  startModelApp,
+  type ModelWorld,
+} from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 100);
 const BIG_RUNS = Number(process.env.MODEL_BIG_RUNS ?? 1);
@@ -74,7 +100,19 @@ const world = (): ModelWorld => ({ app, gmail, tokenPrefix: TOKEN_PREFIX });
 const quiet = createLogger({ level: 'silent' });
 let scheduleNo = 0;
 /** What the schedules did and what the oracles saw, over the run (printed). */
-const tally = { takeovers: 0, takenOverBy: [0, 0], steals: 0, restarts: 0, listedPages: 0, deferrals: 0, deferredRuns: 0, retries: 0, broughtForward: 0, maxDeferralMs: 0, maxBackoffMs: 0 };
+const tally = {
+  takeovers: 0,
+  takenOverBy: [0, 0],
+  steals: 0,
+  restarts: 0,
+  listedPages: 0,
+  deferrals: 0,
+  deferredRuns: 0,
+  retries: 0,
+  broughtForward: 0,
+  maxDeferralMs: 0,
+  maxBackoffMs: 0,
+};
 
 async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eventsSeen: number }> {
   const run = ++scheduleNo;
@@ -88,7 +126,19 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
   const violations: string[] = [];
   const oracle = new DeferralOracle(time);
   const hook: ReadHook = { fn: null };
-  const loops: ModelLoop[] = [app, other].map((a, instance) => createModelLoop({ app: a, instance, gmail: realGmail, page: s.page, callsPerJob: s.rounds, log, time, oracle, hook }));
+  const loops: ModelLoop[] = [app, other].map((a, instance) =>
+    createModelLoop({
+      app: a,
+      instance,
+      gmail: realGmail,
+      page: s.page,
+      callsPerJob: s.rounds,
+      log,
+      time,
+      oracle,
+      hook,
+    }),
+  );
   const watch = watchStream(app, accountId);
   await watch.opened;
   const listFrom = gmail.requests.length;
@@ -108,7 +158,8 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
         ...accounts,
         async resolveAccount(address) {
           const found = await accounts.resolveAccount(address);
-          if (found?.syncedThrough && BigInt(found.syncedThrough) > coveredThrough[instance]!) coveredThrough[instance] = BigInt(found.syncedThrough);
+          if (found?.syncedThrough && BigInt(found.syncedThrough) > coveredThrough[instance]!)
+            coveredThrough[instance] = BigInt(found.syncedThrough);
           return found;
         },
         engine: {
@@ -123,7 +174,8 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     });
     const deliveredTo = new Map<string, { instance: number; askedBefore: number }>();
     let pollingInstance = 0;
-    const onDeliverOf = (instance: number) => (_m: unknown, ackId: string) => deliveredTo.set(ackId, { instance, askedBefore: asked[instance]!.get(accountId) ?? 0 });
+    const onDeliverOf = (instance: number) => (_m: unknown, ackId: string) =>
+      deliveredTo.set(ackId, { instance, askedBefore: asked[instance]!.get(accountId) ?? 0 });
     queue.onDeliver = (m, ackId) => onDeliverOf(pollingInstance)(m, ackId);
     queue.onAck = ({ message, ackId }) => {
       let body: { emailAddress?: string; historyId?: string } | undefined;
@@ -136,7 +188,10 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
       const d = deliveredTo.get(ackId)!;
       const now = asked[d.instance]!.get(accountId) ?? 0;
       const covered = body.historyId !== undefined && BigInt(body.historyId) <= coveredThrough[d.instance]!;
-      if (now <= d.askedBefore && !covered) violations.push(`message ${message.messageId} (step ${message.step}) acknowledged by instance ${d.instance} before a sync job was asked for after its delivery`);
+      if (now <= d.askedBefore && !covered)
+        violations.push(
+          `message ${message.messageId} (step ${message.step}) acknowledged by instance ${d.instance} before a sync job was asked for after its delivery`,
+        );
     };
 
     // Provider side.
@@ -146,7 +201,8 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     const delivered = new Set<number>();
     let step = 0;
     const notify = (mutation: number, fate: Fate) => {
-      for (let c = 0; c < fate.copies; c++) queue.publish({ emailAddress: email, historyId: String(gmail.historyId(email)) }, step, fate.delay + c);
+      for (let c = 0; c < fate.copies; c++)
+        queue.publish({ emailAddress: email, historyId: String(gmail.historyId(email)) }, step, fate.delay + c);
       if (fate.copies > 0) delivered.add(mutation);
     };
     const applyChange = (change: Change, fate: Fate) => {
@@ -155,7 +211,11 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
       const before = gmail.historyId(email);
       if (change.kind === 'add') {
         const thread = change.reply !== null && all.length ? pick(change.reply).threadId : undefined;
-        gmail.addMessage(email, { ...(thread ? { threadId: thread } : {}), labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'], read: !change.unread });
+        gmail.addMessage(email, {
+          ...(thread ? { threadId: thread } : {}),
+          labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'],
+          read: !change.unread,
+        });
       } else if (!all.length) return;
       else if (change.kind === 'delete') gmail.deleteMessage(email, pick(change.i).id);
       else if (change.kind === 'read') gmail.setRead(email, pick(change.i).id, change.read);
@@ -170,20 +230,27 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     if (s.initialSync) {
       for (let i = 0; i < 50 && (await loops[0]!.routeSync(accountId))?.hasMore; i++);
     }
-    if (s.signIn) await forwarding(app.container.liveInbox.engine, oracle).enqueueSync({ accountId, reason: 'sign-in' });
+    if (s.signIn)
+      await forwarding(app.container.liveInbox.engine, oracle).enqueueSync({ accountId, reason: 'sign-in' });
 
     let highest = await checkpoint(app, accountId);
     const afterStep = async (what: string) => {
       const c = await checkpoint(app, accountId);
-      if (highest !== null) assert.ok(c !== null && c >= highest, `${what}: checkpoint moved backwards (${highest} -> ${c})`);
+      if (highest !== null)
+        assert.ok(c !== null && c >= highest, `${what}: checkpoint moved backwards (${highest} -> ${c})`);
       if (c !== null) highest = c;
       assert.deepEqual(violations, [], what);
       assert.deepEqual(oracle.violations, [], `${what}: no job started before its time`);
-      assert.deepEqual(loops.flatMap((l) => l.internalErrors), [], `${what}: no internal error`);
+      assert.deepEqual(
+        loops.flatMap((l) => l.internalErrors),
+        [],
+        `${what}: no internal error`,
+      );
     };
     const swallow = (p: Promise<unknown>) => p.catch(() => undefined);
     const idle = (what: string) => idleAll(loops, ids, what);
-    const states = (what: string, final = false) => assertStates(app, new Map([[accountId, watch]]), [{ accountId, connected: true, final }], what);
+    const states = (what: string, final = false) =>
+      assertStates(app, new Map([[accountId, watch]]), [{ accountId, connected: true, final }], what);
     const poll = async (instance: number) => {
       pollingInstance = instance;
       await swallow(intakes[instance]!.runOnce());
@@ -202,7 +269,8 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
           hook.fn = async () => applyChange(op.change, op.fate);
           break;
         case 'flood':
-          for (let i = 0; i < op.pages * s.page; i++) gmail.addMessage(email, { subject: `flood ${step}.${i}`, read: i % 3 === 0 });
+          for (let i = 0; i < op.pages * s.page; i++)
+            gmail.addMessage(email, { subject: `flood ${step}.${i}`, read: i % 3 === 0 });
           lastMutation = ++mutations;
           notify(lastMutation, op.fate);
           break;
@@ -232,10 +300,13 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
           break;
         case 'routeRace':
           // The sync route and a worker on the same account at the same time: one of them is refused, nothing overlaps.
-          await Promise.all([loops[op.instance]!.routeSync(accountId), (async () => {
-            await app.container.liveInbox.engine.enqueueSync({ accountId, reason: 'sweep' });
-            await idle(what);
-          })()]);
+          await Promise.all([
+            loops[op.instance]!.routeSync(accountId),
+            (async () => {
+              await app.container.liveInbox.engine.enqueueSync({ accountId, reason: 'sweep' });
+              await idle(what);
+            })(),
+          ]);
           break;
         case 'tick':
           await time.advance(op.n * TICK_MS);
@@ -257,13 +328,18 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
           );
           break;
         case 'recover':
-          await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`, [accountId]);
+          await sql(
+            `update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`,
+            [accountId],
+          );
           break;
         case 'steal':
           // The next hooked sync outlives its lease: the other instance's sync takes over and commits first.
           hook.fn = async (instance) => {
             tally.steals++;
-            await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ?`, [accountId]);
+            await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ?`, [
+              accountId,
+            ]);
             await loops[1 - instance]!.routeSync(accountId);
           };
           break;
@@ -273,7 +349,10 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
             if (!loops[instance]!.jobOf(accountId)) return void (hook.fn ??= takeover);
             // This sync stalls after its read: its lease lapses, its job's heartbeat is gone (the job is handed on).
             const before = loops.map((l) => l.ended.get(accountId) ?? 0);
-            await sql(`update sync_states set lease_owner = 'lapsed', lease_until = now() - interval '1 second' where account_id = ?`, [accountId]);
+            await sql(
+              `update sync_states set lease_owner = 'lapsed', lease_until = now() - interval '1 second' where account_id = ?`,
+              [accountId],
+            );
             if (!(await loops[instance]!.loseJob(accountId))) return;
             tally.takeovers++;
             // A notification comes meanwhile: the retry runs now, on another worker of either instance.
@@ -293,10 +372,15 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
           await loops[0]!.routeSync(accountId, { fullResync: true });
           break;
         case 'open': {
-          const threads = await sql<{ id: string }>('select id from mail_threads where account_id = ? order by id', [accountId]);
+          const threads = await sql<{ id: string }>('select id from mail_threads where account_id = ? order by id', [
+            accountId,
+          ]);
           if (!threads.length) break;
           const thread = threads[op.i % threads.length]!.id;
-          await Promise.all([swallow(app.container.threadBodies.ensure(app.container.orm.em.fork(), accountId, thread)), idle(what)]);
+          await Promise.all([
+            swallow(app.container.threadBodies.ensure(app.container.orm.em.fork(), accountId, thread)),
+            idle(what),
+          ]);
           break;
         }
         case 'poison': {
@@ -308,7 +392,11 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
         }
         case 'noise':
           for (let c = 0; c < op.fate.copies; c++) {
-            queue.publish(op.garbage ? 'not json at all' : { emailAddress: 'nobody@model.test', historyId: '1' }, step, op.fate.delay);
+            queue.publish(
+              op.garbage ? 'not json at all' : { emailAddress: 'nobody@model.test', historyId: '1' },
+              step,
+              op.fate.delay,
+            );
           }
           break;
         case 'restart':
@@ -325,7 +413,10 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     if (hook.fn !== armedTakeover) hook.fn = null;
     gmail.clearFaults();
     queue.clearFaults();
-    await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner in ('crashed', 'lapsed')`, [accountId]);
+    await sql(
+      `update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner in ('crashed', 'lapsed')`,
+      [accountId],
+    );
     for (const m of queue.messages) m.visibleAt = Math.min(m.visibleAt, queue.now);
     pollingInstance = 0;
     const syncsRun = () => loops.reduce((n, l) => n + l.syncsRun, 0);
@@ -346,16 +437,30 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     await settle('after the schedule');
     hook.fn = null;
     await afterStep('final jobs');
-    assert.deepEqual(queue.pending().map((m) => m.messageId), [], 'every notification is eventually acknowledged');
-    assert.equal(await app.container.liveInbox.engine.count(QUEUES.mailSync, ['created', 'retry', 'active'], accountId), 0, 'no job left');
+    assert.deepEqual(
+      queue.pending().map((m) => m.messageId),
+      [],
+      'every notification is eventually acknowledged',
+    );
+    assert.equal(
+      await app.container.liveInbox.engine.count(QUEUES.mailSync, ['created', 'retry', 'active'], accountId),
+      0,
+      'no job left',
+    );
     await states('after the schedule');
 
     // Without any sweep, the service's jobs alone converge when the last change was notified
     // (and no job of the account ran out of its retries: that one waits for the sweep).
-    const setAside = (await sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [accountId]))[0]?.dead_lettered_at;
+    const setAside = (
+      await sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [
+        accountId,
+      ])
+    )[0]?.dead_lettered_at;
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
-    const notifiedLast = lastMutation === 0 ? s.initialSync || s.signIn || s.seedCount === 0 : delivered.has(lastMutation);
-    if (notifiedLast && !setAside && !messagesAside) await assertInboxMatches(world(), accountId, email, 'after the notifications');
+    const notifiedLast =
+      lastMutation === 0 ? s.initialSync || s.signIn || s.seedCount === 0 : delivered.has(lastMutation);
+    if (notifiedLast && !setAside && !messagesAside)
+      await assertInboxMatches(world(), accountId, email, 'after the notifications');
 
     // The account's notifications stopped long ago (and set-aside messages came due): the
     // service's own quiet-account sweep, and its jobs.
@@ -371,8 +476,10 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     await afterStep('final sweep');
     await assertInboxMatches(world(), accountId, email, 'after the final sweep');
     await states('after the final sweep', true);
-    await assertResume(app, watch, 'a stream resumed from the schedule\'s first event');
-    const listedPageTokens = gmail.requests.slice(listFrom).filter((r) => r.endpoint === 'messages.list' && r.query.pageToken).length;
+    await assertResume(app, watch, "a stream resumed from the schedule's first event");
+    const listedPageTokens = gmail.requests
+      .slice(listFrom)
+      .filter((r) => r.endpoint === 'messages.list' && r.query.pageToken).length;
     tally.listedPages += listedPageTokens;
     return { listedPageTokens, eventsSeen: watch.events.length };
   } finally {
@@ -380,7 +487,8 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     await watch.close();
     for (const loop of loops) await loop.stop();
     unfollow();
-    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof oracle.tally, number][]) tally[k] = k.startsWith('max') ? Math.max(tally[k], v) : tally[k] + v;
+    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof oracle.tally, number][])
+      tally[k] = k.startsWith('max') ? Math.max(tally[k], v) : tally[k] + v;
     gmail.clearFaults();
     gmail.setDeltaOnlyLabels(false);
     await sql('delete from accounts where id = ?', [accountId]);
@@ -391,7 +499,9 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
 
 /** The run's figures so far (the tallies add up over the tests; `schedules`: this test's). */
 const report = (name: string, started: number, from: number) =>
-  process.stdout.write(`# live-model: ${name}: ${scheduleNo - from} schedules in ${Date.now() - started} ms; so far ${JSON.stringify({ ...tally, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`);
+  process.stdout.write(
+    `# live-model: ${name}: ${scheduleNo - from} schedules in ${Date.now() - started} ms; so far ${JSON.stringify({ ...tally, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`,
+  );
 const seedOf = () => SEED ?? (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
 
 describe('live inbox model, two instances on the production worker loop', () => {
@@ -408,8 +518,13 @@ describe('live inbox model, two instances on the production worker loop', () => 
     const started = Date.now();
     const from = scheduleNo;
     const seed = seedOf();
-    process.stdout.write(`# live-model: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`);
-    await fc.assert(fc.asyncProperty(scheduleArb, async (s) => void (await runSchedule(s))), { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 });
+    process.stdout.write(
+      `# live-model: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`,
+    );
+    await fc.assert(
+      fc.asyncProperty(scheduleArb, async (s) => void (await runSchedule(s))),
+      { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 },
+    );
     report('small', started, from);
     if (!PATH && RUNS >= 50) {
       assert.ok(tally.deferredRuns > 0, 'some deferred jobs ran (busy, quota, history lag), each not before its time');
@@ -421,15 +536,30 @@ describe('live inbox model, two instances on the production worker loop', () => 
     const email = `time-${randomUUID().slice(0, 8)}@model.test`;
     const accountId = await createModelAccount(world(), email);
     const oracle = new DeferralOracle(time);
-    const loop = createModelLoop({ app, gmail: realGmail, page: 50, callsPerJob: 4, log: quiet, time, oracle, hook: { fn: null }, concurrency: { workers: 2, batch: 2 } });
+    const loop = createModelLoop({
+      app,
+      gmail: realGmail,
+      page: 50,
+      callsPerJob: 4,
+      log: quiet,
+      time,
+      oracle,
+      hook: { fn: null },
+      concurrency: { workers: 2, batch: 2 },
+    });
     const engine = app.container.liveInbox.engine;
-    const stored = async (id: string) => (await sql('select 1 from mail_messages where account_id = ? and provider_message_id = ?', [accountId, id])).length > 0;
+    const stored = async (id: string) =>
+      (await sql('select 1 from mail_messages where account_id = ? and provider_message_id = ?', [accountId, id]))
+        .length > 0;
     const sweep = () => engine.enqueueSync({ accountId, reason: 'sweep' });
     /** The account's job waits `wait` ms (give or take the engine's rounding): not run a millisecond before, run once due. */
     const comesDue = async (what: string, mail: string, min: number, max: number) => {
       await idleAll([loop], [accountId], what);
       const { nextDueMs } = await engine.waiting(QUEUES.mailSync, [accountId]);
-      assert.ok(nextDueMs !== null && nextDueMs >= min - 5 && nextDueMs <= max, `${what}: deferred ${nextDueMs} ms (${min}..${max})`);
+      assert.ok(
+        nextDueMs !== null && nextDueMs >= min - 5 && nextDueMs <= max,
+        `${what}: deferred ${nextDueMs} ms (${min}..${max})`,
+      );
       const ran = loop.syncsRun;
       await time.advance(nextDueMs - 1);
       await idleAll([loop], [accountId], what);
@@ -451,18 +581,34 @@ describe('live inbox model, two instances on the production worker loop', () => 
       await sweep();
       await comesDue('a retry', a.id, 5_000, 10_000);
       // A lease held elsewhere: the job comes back after the lease's Retry-After (5 s).
-      await sql(`update sync_states set lease_owner = 'crashed', lease_until = now() + interval '1 hour' where account_id = ?`, [accountId]);
+      await sql(
+        `update sync_states set lease_owner = 'crashed', lease_until = now() + interval '1 hour' where account_id = ?`,
+        [accountId],
+      );
       const b = gmail.addMessage(email, { subject: 'after a busy lease' });
       await sweep();
       await idleAll([loop], [accountId], 'busy');
-      await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`, [accountId]);
+      await sql(
+        `update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`,
+        [accountId],
+      );
       await comesDue('a busy lease', b.id, 5_000, 5_000);
       // The provider's quota answer: its Retry-After, 30 s.
-      gmail.injectFault({ endpoint: 'history.list', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 30, times: 1 });
+      gmail.injectFault({
+        endpoint: 'history.list',
+        status: 429,
+        reason: 'userRateLimitExceeded',
+        retryAfterSeconds: 30,
+        times: 1,
+      });
       const c = gmail.addMessage(email, { subject: 'after a quota answer' });
       await sweep();
       await comesDue('a quota wait', c.id, 30_000, 30_000);
-      assert.deepEqual({ retries: oracle.tally.retries, deferredRuns: oracle.tally.deferredRuns }, { retries: 1, deferredRuns: 2 }, 'the oracle checked the retry and both deferrals');
+      assert.deepEqual(
+        { retries: oracle.tally.retries, deferredRuns: oracle.tally.deferredRuns },
+        { retries: 1, deferredRuns: 2 },
+        'the oracle checked the retry and both deferrals',
+      );
     } finally {
       await loop.stop();
       gmail.clearFaults();
@@ -475,15 +621,24 @@ describe('live inbox model, two instances on the production worker loop', () => 
     const started = Date.now();
     const from = scheduleNo;
     const seed = seedOf();
-    process.stdout.write(`# live-model big: seed ${seed} (replay with MODEL_SEED=${seed} MODEL_BIG_PATH=<the path of a failure>)\n`);
+    process.stdout.write(
+      `# live-model big: seed ${seed} (replay with MODEL_SEED=${seed} MODEL_BIG_PATH=<the path of a failure>)\n`,
+    );
     await fc.assert(
       fc.asyncProperty(bigScheduleArb, async (s) => {
         const seen = await runSchedule(s);
-        assert.ok(seen.listedPageTokens >= 2, `the listing went over ${seen.listedPageTokens} next-page tokens (pages of ${PROVIDER_LISTING_PAGE})`);
+        assert.ok(
+          seen.listedPageTokens >= 2,
+          `the listing went over ${seen.listedPageTokens} next-page tokens (pages of ${PROVIDER_LISTING_PAGE})`,
+        );
       }),
       { numRuns: BIG_RUNS, seed, ...(BIG_PATH ? { path: BIG_PATH } : {}), verbose: 1 },
     );
     report('big', started, from);
-    if (BIG_RUNS > 0 && !BIG_PATH) assert.ok(stateTally.resumedAfterTrim > 0, 'a stream resumed from a trimmed id got a reset (the log passed its trim)');
+    if (BIG_RUNS > 0 && !BIG_PATH)
+      assert.ok(
+        stateTally.resumedAfterTrim > 0,
+        'a stream resumed from a trimmed id got a reset (the log passed its trim)',
+      );
   });
 });

@@ -24,7 +24,13 @@ async function listedSubjects(w: LiveWorld): Promise<string[]> {
 /** Waits (bounded) until a thread with this subject is stored in the inbox, then checks the thread list shows it. */
 async function appears(w: LiveWorld, subject: string, timeoutMs = 10_000) {
   await waitFor(
-    async () => (await w.sql('select 1 from mail_threads where account_id = ? and in_inbox and subject = ?', [w.accountId, subject])).length > 0,
+    async () =>
+      (
+        await w.sql('select 1 from mail_threads where account_id = ? and in_inbox and subject = ?', [
+          w.accountId,
+          subject,
+        ])
+      ).length > 0,
     `"${subject}" in the inbox`,
     timeoutMs,
   );
@@ -32,7 +38,9 @@ async function appears(w: LiveWorld, subject: string, timeoutMs = 10_000) {
 }
 
 const jobLines = (w: LiveWorld, outcome?: string) =>
-  w.app.logs.filter((l) => l.msg === 'mail sync job done' && l.accountId === w.accountId && (!outcome || l.outcome === outcome));
+  w.app.logs.filter(
+    (l) => l.msg === 'mail sync job done' && l.accountId === w.accountId && (!outcome || l.outcome === outcome),
+  );
 
 describe('live inbox over Pub/Sub', () => {
   it('a message added at the provider appears in the thread list through its notification alone, no sync route call', async (t) => {
@@ -41,7 +49,11 @@ describe('live inbox over Pub/Sub', () => {
     w.gmail.addMessage(ALICE, { subject: 'Live: hello from the provider' });
     await appears(w, 'Live: hello from the provider');
     await w.drained();
-    assert.equal(w.app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length, 0, 'no sync route call');
+    assert.equal(
+      w.app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length,
+      0,
+      'no sync route call',
+    );
     const stored = await w.stored();
     assert.deepEqual(stored.inbox, w.providerInbox());
     assert.equal(stored.rows, stored.distinct);
@@ -82,18 +94,30 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(checkpoint, BigInt(w.gmail.historyId(ALICE)), 'caught up with the provider');
 
     // A late notification naming an old history id changes nothing and leaves the checkpoint where it is.
-    const snapshot = await w.sql('select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1', [w.accountId]);
+    const snapshot = await w.sql(
+      'select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1',
+      [w.accountId],
+    );
     const syncsBefore = w.syncLogs().length;
     const providerBefore = w.gmail.requests.length;
     w.publish({ historyId: historyIds[0]! });
     w.publish({ historyId: '1' });
     await w.drained();
     assert.equal(w.syncLogs().length, syncsBefore, 'covered by the stored copy: acknowledged without a sync');
-    const [state] = await w.sql<{ notified: boolean }>('select coalesce(last_notification_at > last_synced_at, false) as notified from sync_states where account_id = ?', [w.accountId]);
+    const [state] = await w.sql<{ notified: boolean }>(
+      'select coalesce(last_notification_at > last_synced_at, false) as notified from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(state!.notified, false, 'the account is not left catching up (nor counted in the backlog)');
     assert.equal(w.gmail.requests.length, providerBefore, 'no provider request');
     assert.equal(await w.checkpoint(), checkpoint);
-    assert.deepEqual(await w.sql('select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1', [w.accountId]), snapshot);
+    assert.deepEqual(
+      await w.sql(
+        'select provider_message_id, label_ids, updated_at from mail_messages where account_id = ? order by 1',
+        [w.accountId],
+      ),
+      snapshot,
+    );
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published);
   });
 
@@ -105,12 +129,20 @@ describe('live inbox over Pub/Sub', () => {
     for (let i = 0; i < 5; i++) w.publish();
     await w.drained();
     assert.equal(w.syncLogs().length - syncsBefore, 1, 'five notifications, one sync');
-    const batches = w.app.logs.filter((l) => l.msg === 'notification batch taken in').map((l) => [l.notifications, l.accounts]);
+    const batches = w.app.logs
+      .filter((l) => l.msg === 'notification batch taken in')
+      .map((l) => [l.notifications, l.accounts]);
     assert.deepEqual(batches, [[5, 1]], 'one batch of five notifications for one account');
     assert.equal((await w.stored()).rows, 5);
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 5);
-    const [state] = await w.sql<{ last_notification_at: string | null }>('select last_notification_at from sync_states where account_id = ?', [w.accountId]);
-    assert.ok(state!.last_notification_at && Date.now() - new Date(state!.last_notification_at).getTime() < 60_000, 'the last notification time is stored');
+    const [state] = await w.sql<{ last_notification_at: string | null }>(
+      'select last_notification_at from sync_states where account_id = ?',
+      [w.accountId],
+    );
+    assert.ok(
+      state!.last_notification_at && Date.now() - new Date(state!.last_notification_at).getTime() < 60_000,
+      'the last notification time is stored',
+    );
   });
 
   it('a notification that arrives while the sync route runs waits its turn: the job tries again, nothing lost, no overlap', async (t) => {
@@ -119,7 +151,12 @@ describe('live inbox over Pub/Sub', () => {
     w.gmail.addMessage(ALICE, { subject: 'during the route sync' });
     w.gmail.setLatency(1_000);
     const route = w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
-    await waitFor(async () => (await w.sql('select 1 from sync_states where account_id = ? and lease_owner is not null', [w.accountId])).length > 0, 'the route sync to hold the lease');
+    await waitFor(
+      async () =>
+        (await w.sql('select 1 from sync_states where account_id = ? and lease_owner is not null', [w.accountId]))
+          .length > 0,
+      'the route sync to hold the lease',
+    );
     const added = w.gmail.addMessage(ALICE, { subject: 'while the route syncs' });
     w.publish();
     await waitFor(() => jobLines(w, 'busy').length > 0, 'the job to find the account busy');
@@ -139,12 +176,19 @@ describe('live inbox over Pub/Sub', () => {
     const lift = await w.refuseInserts('pgboss.job', "new.name = 'mail-sync'");
     const added = w.gmail.addMessage(ALICE, { subject: 'Stored job first' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'), 'the refused job');
+    await waitFor(
+      () => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'),
+      'the refused job',
+    );
     let stats = w.pubsub.stats(SUBSCRIPTION);
     assert.equal(stats.acked, 0, 'not acknowledged');
     assert.equal(stats.leased + stats.available, 1, 'still in the subscription');
     await lift();
-    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the redelivered notification to sync the message', 15_000);
+    await waitFor(
+      async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)),
+      'the redelivered notification to sync the message',
+      15_000,
+    );
     await w.drained();
     stats = w.pubsub.stats(SUBSCRIPTION);
     assert.equal(stats.acked, 1);
@@ -157,16 +201,29 @@ describe('live inbox over Pub/Sub', () => {
     const lift = await w.refuseInserts('mail_messages');
     const added = w.gmail.addMessage(ALICE, { subject: 'Commit fails first' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'), 'the failed job');
+    await waitFor(
+      () => w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'),
+      'the failed job',
+    );
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1, 'the notification did its work: the job is stored');
-    const [failing] = await w.sql<{ last_error_code: string; failing_since: Date | null }>('select last_error_code, failing_since from sync_states where account_id = ?', [w.accountId]);
+    const [failing] = await w.sql<{ last_error_code: string; failing_since: Date | null }>(
+      'select last_error_code, failing_since from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(failing!.last_error_code, 'INTERNAL_ERROR');
     assert.ok(failing!.failing_since);
     assert.equal((await w.stored()).rows, 0);
     await lift();
-    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the retried job to sync the message', 15_000);
+    await waitFor(
+      async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)),
+      'the retried job to sync the message',
+      15_000,
+    );
     await w.idle();
-    const [healed] = await w.sql<{ last_error_code: string | null }>('select last_error_code from sync_states where account_id = ?', [w.accountId]);
+    const [healed] = await w.sql<{ last_error_code: string | null }>(
+      'select last_error_code from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(healed!.last_error_code, null, 'cleared by the sync that succeeded');
     assert.equal((await w.stored()).rows, 1);
   });
@@ -177,20 +234,53 @@ describe('live inbox over Pub/Sub', () => {
     const lift = await w.refuseInserts('mail_messages');
     const added = w.gmail.addMessage(ALICE, { subject: 'Refused until the sweep' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'mail sync job dead-lettered after its retries; the quiet sweep will ask again'), 'the job to be dead-lettered', 30_000);
-    const [state] = await w.sql<{ last_error_code: string; dead_lettered_at: Date | null }>('select last_error_code, dead_lettered_at from sync_states where account_id = ?', [w.accountId]);
+    await waitFor(
+      () =>
+        w.app.logs.some(
+          (l) => l.msg === 'mail sync job dead-lettered after its retries; the quiet sweep will ask again',
+        ),
+      'the job to be dead-lettered',
+      30_000,
+    );
+    const [state] = await w.sql<{ last_error_code: string; dead_lettered_at: Date | null }>(
+      'select last_error_code, dead_lettered_at from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(state!.last_error_code, 'INTERNAL_ERROR');
     assert.ok(state!.dead_lettered_at, "the account's state says so");
-    await waitFor(async () => (await w.app.container.liveInbox.engine.count('mail-sync-dead-letter', ['created', 'active', 'retry', 'completed', 'failed'])) === 1, 'the job kept in the dead-letter queue');
-    assert.equal(await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry', 'active']), 0, 'not retried forever');
+    await waitFor(
+      async () =>
+        (await w.app.container.liveInbox.engine.count('mail-sync-dead-letter', [
+          'created',
+          'active',
+          'retry',
+          'completed',
+          'failed',
+        ])) === 1,
+      'the job kept in the dead-letter queue',
+    );
+    assert.equal(
+      await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry', 'active']),
+      0,
+      'not retried forever',
+    );
 
     await lift();
-    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`,
+      [w.accountId],
+    );
     const sweep = await w.app.container.liveInbox.scheduled['quiet-sweep']();
     assert.deepEqual(sweep.stale, [w.accountId]);
-    await waitFor(async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)), 'the sweep job to store the message');
+    await waitFor(
+      async () => (await w.stored()).inbox.some((r) => r.startsWith(added.id)),
+      'the sweep job to store the message',
+    );
     await w.idle();
-    const [healed] = await w.sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [w.accountId]);
+    const [healed] = await w.sql<{ dead_lettered_at: Date | null }>(
+      'select dead_lettered_at from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(healed!.dead_lettered_at, null);
   });
 
@@ -198,13 +288,22 @@ describe('live inbox over Pub/Sub', () => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
     for (let i = 0; i < 1_000; i++) w.gmail.addMessage(ALICE, { subject: `backlog ${i}` });
-    w.gmail.injectFault({ endpoint: 'messages.get', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 1, afterCalls: 230 });
+    w.gmail.injectFault({
+      endpoint: 'messages.get',
+      status: 429,
+      reason: 'userRateLimitExceeded',
+      retryAfterSeconds: 1,
+      afterCalls: 230,
+    });
     w.publish(); // the one notification of the whole backlog
     await waitFor(async () => (await w.stored()).rows >= 400, 'the jobs to be half-way', 30_000);
     // The user presses Sync meanwhile: the route and the jobs share the lease, in turn.
     let pressed = 0;
     for (let i = 0; i < 30 && pressed < 2; i++) {
-      const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+      const res = await w.browser.fetch('/api/mail/sync', {
+        method: 'POST',
+        headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+      });
       if (res.status === 200) pressed++;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -220,28 +319,49 @@ describe('live inbox over Pub/Sub', () => {
 
   it('a sign-in backfills the whole inbox in the background within the provider quota: no call refused, no sync route call', async (t) => {
     // The 2026 per-user quota, its minute scaled down to 2 s (the same in the service's ledger and the stand-in).
-    const w = await startLiveWorld(t, { forward: false, env: { GMAIL_USER_UNITS_PER_MINUTE: '2000' }, mailQuota: { windowMs: 2_000 } });
+    const w = await startLiveWorld(t, {
+      forward: false,
+      env: { GMAIL_USER_UNITS_PER_MINUTE: '2000' },
+      mailQuota: { windowMs: 2_000 },
+    });
     w.gmail.setQuota({ unitsPerWindow: 2_000, windowMs: 2_000, profile: '2026' });
     w.gmail.seed(BOB.email, 180, { sentReplies: false });
     w.gmail.resetCounters();
     const bob = await w.signInAs(BOB);
-    await waitFor(async () => (await w.stored(bob.accountId)).rows === 180, 'the backfill to store the whole inbox', 30_000);
+    await waitFor(
+      async () => (await w.stored(bob.accountId)).rows === 180,
+      'the backfill to store the whole inbox',
+      30_000,
+    );
     assert.equal(w.gmail.calls['quota-refused'] ?? 0, 0, 'the provider never refused a call');
     assert.deepEqual((await w.stored(bob.accountId)).inbox, w.providerInbox(BOB.email));
-    assert.equal(w.app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length, 0, 'no sync route call');
+    assert.equal(
+      w.app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length,
+      0,
+      'no sync route call',
+    );
   });
 
   it('provider quota: the job waits the provider Retry-After without counting a failure, then syncs', async (t) => {
     const w = await startLiveWorld(t, { forward: false });
     await w.syncAll();
-    w.gmail.injectFault({ endpoint: 'history.list', status: 429, reason: 'userRateLimitExceeded', retryAfterSeconds: 1 });
+    w.gmail.injectFault({
+      endpoint: 'history.list',
+      status: 429,
+      reason: 'userRateLimitExceeded',
+      retryAfterSeconds: 1,
+    });
     w.gmail.addMessage(ALICE, { subject: 'After the quota' });
     w.publish();
     await appears(w, 'After the quota', 15_000);
     await w.drained();
     assert.equal(jobLines(w, 'quota').length, 1, 'one job met the quota and handed on');
     assert.ok(!w.app.logs.some((l) => l.msg === 'mail sync job failed; retrying with backoff'), 'not a failure');
-    assert.equal(w.pubsub.stats(SUBSCRIPTION).deliveries, 1, 'the notification was not redelivered: the job carried it');
+    assert.equal(
+      w.pubsub.stats(SUBSCRIPTION).deliveries,
+      1,
+      'the notification was not redelivered: the job carried it',
+    );
   });
 
   it('history gone: the job falls back to a full resync that reconciles the store', async (t) => {
@@ -278,14 +398,19 @@ describe('live inbox over Pub/Sub', () => {
       if (i % 5 === 2) w.publish({ emailAddress: email }); // and a duplicate now and then
     }
     await w.drained(30_000);
-    for (const [id, email] of [[w.accountId, ALICE], [bob.accountId, BOB.email]] as const) {
+    for (const [id, email] of [
+      [w.accountId, ALICE],
+      [bob.accountId, BOB.email],
+    ] as const) {
       const s = await w.stored(id);
       assert.deepEqual(s.inbox, w.providerInbox(email), `${email}: stored inbox equals the provider's`);
       assert.equal(s.rows, s.distinct, `${email}: no duplicate rows`);
       assert.equal(await w.checkpoint(id), BigInt(w.gmail.historyId(email)), `${email}: caught up`);
     }
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, w.published);
-    const overlapping = [...w.app.logs, ...other.logs].filter((l) => l.msg === 'mail sync failed' && l.code === 'SYNC_FAILED');
+    const overlapping = [...w.app.logs, ...other.logs].filter(
+      (l) => l.msg === 'mail sync failed' && l.code === 'SYNC_FAILED',
+    );
     assert.deepEqual(overlapping, [], 'no sync lost its lease to another');
     await other.close();
   });
@@ -296,13 +421,24 @@ describe('live inbox over Pub/Sub', () => {
     w.gmail.seed(BOB.email, 600, { sentReplies: false });
     w.gmail.setLatency(20);
     const first = await w.instance({ intake: false });
-    await waitFor(async () => (await w.stored(bob.accountId)).rows >= 100, 'the first instance to be under way', 20_000);
+    await waitFor(
+      async () => (await w.stored(bob.accountId)).rows >= 100,
+      'the first instance to be under way',
+      20_000,
+    );
     await first.close(); // a graceful stop: the job in flight commits and queues its continuation
     const part = (await w.stored(bob.accountId)).rows;
     assert.ok(part < 600, `stopped half-way (${part} stored)`);
-    assert.ok((await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry'], bob.accountId)) >= 1, 'a job waits for the account');
+    assert.ok(
+      (await w.app.container.liveInbox.engine.count('mail-sync', ['created', 'retry'], bob.accountId)) >= 1,
+      'a job waits for the account',
+    );
     const second = await w.instance({ intake: false });
-    await waitFor(async () => (await w.stored(bob.accountId)).rows === 600, 'the second instance to finish the backfill', 30_000);
+    await waitFor(
+      async () => (await w.stored(bob.accountId)).rows === 600,
+      'the second instance to finish the backfill',
+      30_000,
+    );
     const s = await w.stored(bob.accountId);
     assert.equal(s.rows, s.distinct);
     assert.deepEqual(s.inbox, w.providerInbox(BOB.email));
@@ -317,19 +453,35 @@ describe('live inbox over Pub/Sub', () => {
     w.publish();
     await appears(w, 'After the queue hiccup', 15_000);
     const failures = w.app.logs.filter((l) => l.msg === 'notification pull failed');
-    assert.deepEqual(failures.map((l) => [l.code, l.retryInMs]), [[grpc.status.NOT_FOUND, 1000]], 'logged, backed off');
+    assert.deepEqual(
+      failures.map((l) => [l.code, l.retryInMs]),
+      [[grpc.status.NOT_FOUND, 1000]],
+      'logged, backed off',
+    );
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1);
   });
 
   it('a waiting pull that ends at its deadline on an idle subscription is an empty pull, not an error', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
-    const config = { ...w.app.config, pubsub: { ...w.app.config.pubsub, subscription: SUBSCRIPTION, emulatorHost: w.pubsub.host, projectId: 'test-project' } };
+    const config = {
+      ...w.app.config,
+      pubsub: {
+        ...w.app.config.pubsub,
+        subscription: SUBSCRIPTION,
+        emulatorHost: w.pubsub.host,
+        projectId: 'test-project',
+      },
+    };
     const queue = createNotificationQueue(config);
     t.after(() => queue.close());
     w.pubsub.injectFault({ method: 'Pull', code: grpc.status.DEADLINE_EXCEEDED });
     assert.deepEqual(await queue.pull(10), []);
     w.pubsub.injectFault({ method: 'Pull', code: grpc.status.UNAVAILABLE });
-    await assert.rejects(queue.pull(10), (err: { code?: number }) => err.code === grpc.status.UNAVAILABLE, 'other errors still fail the pull');
+    await assert.rejects(
+      queue.pull(10),
+      (err: { code?: number }) => err.code === grpc.status.UNAVAILABLE,
+      'other errors still fail the pull',
+    );
     w.publish();
     const [m] = await queue.pull(10);
     assert.deepEqual(JSON.parse(m!.data.toString('utf8')).emailAddress, ALICE);
@@ -339,7 +491,12 @@ describe('live inbox over Pub/Sub', () => {
     const w = await startLiveWorld(t, { intake: false });
     const config = {
       ...w.app.config,
-      pubsub: { projectId: 'test-project', topic: 'projects/test-project/topics/fresh', subscription: 'fresh-sub', emulatorHost: w.pubsub.host },
+      pubsub: {
+        projectId: 'test-project',
+        topic: 'projects/test-project/topics/fresh',
+        subscription: 'fresh-sub',
+        emulatorHost: w.pubsub.host,
+      },
     };
     await ensureEmulatorSubscription(config);
     assert.deepEqual(w.pubsub.stats('fresh-sub'), { available: 0, leased: 0, acked: 0, deliveries: 0 });
@@ -358,7 +515,10 @@ describe('live inbox over Pub/Sub', () => {
     t.after(() => (restored ? undefined : outage.restore()));
     w.gmail.addMessage(ALICE, { subject: 'During the outage' });
     w.publish();
-    await waitFor(() => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'), 'the intake to meet the outage');
+    await waitFor(
+      () => w.app.logs.some((l) => l.msg === 'could not store a sync job for a notification; it comes back later'),
+      'the intake to meet the outage',
+    );
     const down = await fetch(`${w.app.url}/health`);
     assert.equal(down.status, 503);
     assert.equal((await down.json()).database, 'down');
@@ -377,9 +537,14 @@ describe('live inbox over Pub/Sub', () => {
     assert.equal(health.status, 200, 'the server answers');
     const threads = await w.browser.fetch('/api/mail/threads');
     assert.equal(threads.status, 200);
-    await waitFor(() => w.app.logs.filter((l) => l.msg === 'notification pull failed').length >= 2, 'the intake to keep trying');
+    await waitFor(
+      () => w.app.logs.filter((l) => l.msg === 'notification pull failed').length >= 2,
+      'the intake to keep trying',
+    );
     await w.app.close();
-    assert.ok(w.app.logs.filter((l) => l.msg === 'notification pull failed').every((l) => typeof l.retryInMs === 'number'));
+    assert.ok(
+      w.app.logs.filter((l) => l.msg === 'notification pull failed').every((l) => typeof l.retryInMs === 'number'),
+    );
   });
 
   it('stops on shutdown with nothing cut off: the running sync commits, nothing starts afterwards', async (t) => {
@@ -398,8 +563,12 @@ describe('live inbox over Pub/Sub', () => {
     await client.connect();
     let leftBehind: { rows: number; leaseOwner: string | null };
     try {
-      const { rows } = await client.query('select count(*)::int as n from mail_messages where account_id = $1', [w.accountId]);
-      const { rows: lease } = await client.query('select lease_owner from sync_states where account_id = $1', [w.accountId]);
+      const { rows } = await client.query('select count(*)::int as n from mail_messages where account_id = $1', [
+        w.accountId,
+      ]);
+      const { rows: lease } = await client.query('select lease_owner from sync_states where account_id = $1', [
+        w.accountId,
+      ]);
       leftBehind = { rows: rows[0].n, leaseOwner: lease[0].lease_owner };
     } finally {
       await client.end();

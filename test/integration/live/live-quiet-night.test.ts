@@ -57,7 +57,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { decodeCursor } from '../../../server/domain/mail/sync/listing-cursor.ts';
-import { createSyncService, type SyncOptions, type SyncService } from '../../../server/domain/mail/sync/sync.service.ts';
+import {
+  createSyncService,
+  type SyncOptions,
+  type SyncService,
+} from '../../../server/domain/mail/sync/sync.service.ts';
 import { QUEUES } from '../../../server/jobs/engine.ts';
 import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
@@ -66,7 +70,14 @@ import type { FaultEndpoint, GmailStandIn, RecordedRequest } from '../../../stan
 import { createModelLoop, forwarding, idleAll, loopTally, untilDue, type ModelLoop } from './model-loop.ts';
 import { assertResume, assertStates, stateTally, watchStream } from './model-state-oracle.ts';
 import { DeferralOracle, type ModelTime } from './model-time.ts';
-import { assertInboxMatches, checkpoint, createModelAccount, modelSql, startModelApp, type ModelWorld } from './model-world.ts';
+import {
+  assertInboxMatches,
+  checkpoint,
+  createModelAccount,
+  modelSql,
+  startModelApp,
+  type ModelWorld,
+} from './model-world.ts';
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 40);
 const SEED = process.env.MODEL_SEED === undefined ? undefined : Number(process.env.MODEL_SEED);
@@ -123,14 +134,29 @@ interface Night {
 
 const idx = fc.nat(60);
 const changeArb: fc.Arbitrary<Change> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('add' as const), inbox: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), unread: fc.boolean(), reply: fc.option(idx, { nil: null, freq: 2 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      inbox: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      unread: fc.boolean(),
+      reply: fc.option(idx, { nil: null, freq: 2 }),
+    }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('delete' as const), i: idx }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('read' as const), i: idx, read: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('archive' as const), i: idx }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('unarchive' as const), i: idx }) },
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 10, arbitrary: fc.record({ kind: fc.constant('work' as const), jobs: fc.integer({ min: 1, max: 2 }), late: fc.boolean() }) },
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      kind: fc.constant('work' as const),
+      jobs: fc.integer({ min: 1, max: 2 }),
+      late: fc.boolean(),
+    }),
+  },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('change' as const), change: changeArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('midRead' as const), change: changeArb }) },
   { weight: 4, arbitrary: fc.constant({ kind: 'neighbour' as const }) },
@@ -139,7 +165,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       kind: fc.constant('fault' as const),
-      endpoint: fc.constantFrom<FaultEndpoint>('messages.list', 'messages.list', 'messages.get', 'history.list', 'profile'),
+      endpoint: fc.constantFrom<FaultEndpoint>(
+        'messages.list',
+        'messages.list',
+        'messages.get',
+        'history.list',
+        'profile',
+      ),
       status: fc.constantFrom(500, 503, 429),
       afterCalls: fc.nat(2),
       times: fc.integer({ min: 1, max: 2 }),
@@ -231,7 +263,12 @@ const checkedGmail: GmailFactory = (auth, quota) => {
       if (rows[0]?.active && decodeCursor(rows[0].cursor)) resumes.push({ account, job: jobOfCall(account), seq });
       return rows[0];
     }));
-  const record = async <T,>(method: string, fn: () => Promise<T>, extra: Partial<ApiCall> = {}, done?: (call: ApiCall) => void): Promise<T> => {
+  const record = async <T>(
+    method: string,
+    fn: () => Promise<T>,
+    extra: Partial<ApiCall> = {},
+    done?: (call: ApiCall) => void,
+  ): Promise<T> => {
     await readLeased();
     const from = gmail.requests.length;
     const call: ApiCall = { account, method, seq: ++seq, job: jobOfCall(account), requests: [], ...extra };
@@ -261,20 +298,40 @@ const checkedGmail: GmailFactory = (auth, quota) => {
       const phase = p.q === '-in:inbox' ? 'outside' : p.labelIds?.includes('UNREAD') ? 'unread' : 'inbox';
       const stored = cursor?.phase === phase ? cursor.pageToken : undefined;
       // The history the listing began at reported gone in this call: the listing starts again from the top.
-      const allowed = new Set([stored, ...(lastListing?.phase === phase ? [lastListing.next] : []), ...(historyGone ? [undefined] : [])]);
+      const allowed = new Set([
+        stored,
+        ...(lastListing?.phase === phase ? [lastListing.next] : []),
+        ...(historyGone ? [undefined] : []),
+      ]);
       const what = `listing call of ${account} (job ${jobOfCall(account)})`;
-      if (cursor?.phase === 'gone' && phase !== 'outside' && !historyGone) violations.push(`${what}: a listing call while the listing checks what it did not name`);
-      if (cursor?.outsideListed && phase === 'outside' && !historyGone) violations.push(`${what}: outside the inbox listed again after its last page`);
-      if (cursor?.listed && phase === 'inbox' && !historyGone) violations.push(`${what}: the inbox listed again after its last page`);
-      if (!allowed.has(p.pageToken)) violations.push(`${what}: asked for ${p.pageToken ?? 'the first page'}, not the stored page token ${stored ?? '(none)'} or the previous page's`);
-      if (p.pageToken === undefined && !cursor && !historyGone && state?.h) violations.push(`${what}: a listing from the top while the history since the checkpoint was not reported gone`);
+      if (cursor?.phase === 'gone' && phase !== 'outside' && !historyGone)
+        violations.push(`${what}: a listing call while the listing checks what it did not name`);
+      if (cursor?.outsideListed && phase === 'outside' && !historyGone)
+        violations.push(`${what}: outside the inbox listed again after its last page`);
+      if (cursor?.listed && phase === 'inbox' && !historyGone)
+        violations.push(`${what}: the inbox listed again after its last page`);
+      if (!allowed.has(p.pageToken))
+        violations.push(
+          `${what}: asked for ${p.pageToken ?? 'the first page'}, not the stored page token ${stored ?? '(none)'} or the previous page's`,
+        );
+      if (p.pageToken === undefined && !cursor && !historyGone && state?.h)
+        violations.push(`${what}: a listing from the top while the history since the checkpoint was not reported gone`);
       // On the wire (the stand-in's request log): every messages.list of the call asked for that page (no silent restart).
       const onWire = (call: ApiCall) => {
         const lists = call.requests.filter((r) => r.endpoint === 'messages.list');
         if (!lists.length) violations.push(`${what}: no messages.list request on the wire`);
-        for (const r of lists) if (r.query.pageToken !== p.pageToken) violations.push(`${what}: on the wire asked for ${String(r.query.pageToken ?? 'the first page')}, not ${p.pageToken ?? 'the first page'}`);
+        for (const r of lists)
+          if (r.query.pageToken !== p.pageToken)
+            violations.push(
+              `${what}: on the wire asked for ${String(r.query.pageToken ?? 'the first page')}, not ${p.pageToken ?? 'the first page'}`,
+            );
       };
-      const r = await record('listInbox', () => api.listInbox(p), p.pageToken === undefined ? {} : { pageToken: p.pageToken }, onWire);
+      const r = await record(
+        'listInbox',
+        () => api.listInbox(p),
+        p.pageToken === undefined ? {} : { pageToken: p.pageToken },
+        onWire,
+      );
       lastListing = { phase, next: r.nextPageToken };
       await fire();
       return r;
@@ -316,18 +373,34 @@ async function runSchedule(n: Night): Promise<void> {
   const oracle = new DeferralOracle(time);
   const ids = [accountId, neighbourId];
   // One worker taking one job at a time: another account's job waits, so a running job makes way after its calls.
-  loop = createModelLoop({ app, gmail: checkedGmail, page: n.page, callsPerJob: n.calls, log, time, oracle, hook: { fn: null }, concurrency: { workers: 1, batch: 1 } });
+  loop = createModelLoop({
+    app,
+    gmail: checkedGmail,
+    page: n.page,
+    callsPerJob: n.calls,
+    log,
+    time,
+    oracle,
+    hook: { fn: null },
+    concurrency: { workers: 1, batch: 1 },
+  });
   const watches = new Map(ids.map((id) => [id, watchStream(app, id)]));
   try {
     for (const w of watches.values()) await w.opened;
     const page = { maxMessages: n.page };
-    const syncs: SyncService = createSyncService({ orm: app.container.orm, gmail: checkedGmail, credentials: app.container.credentials, log });
+    const syncs: SyncService = createSyncService({
+      orm: app.container.orm,
+      gmail: checkedGmail,
+      credentials: app.container.credentials,
+      log,
+    });
     const idle = (what: string) => idleAll([loop!], ids, what);
     const swallow = (p: Promise<unknown>) => p.catch(() => undefined);
 
     // Provider side: an inbox above what one job lists, a few messages outside it; a small neighbour.
     const size = n.page * n.calls * n.mult + n.extra;
-    for (let i = 0; i < size; i++) gmail.addMessage(email, { subject: `inbox ${i}`, read: i % 3 === 0, labelIds: ['INBOX', 'CATEGORY_PERSONAL'] });
+    for (let i = 0; i < size; i++)
+      gmail.addMessage(email, { subject: `inbox ${i}`, read: i % 3 === 0, labelIds: ['INBOX', 'CATEGORY_PERSONAL'] });
     for (let i = 0; i < n.sent; i++) gmail.addMessage(email, { subject: `sent ${i}`, labelIds: ['SENT'] });
     for (let i = 0; i < 2; i++) gmail.addMessage(neighbourEmail, { subject: `neighbour ${i}` });
     /** Ids the night and the schedule touched (the only ones a history sync may fetch). */
@@ -339,7 +412,11 @@ async function runSchedule(n: Night): Promise<void> {
       const before = gmail.historyId(email);
       if (change.kind === 'add') {
         const thread = change.reply !== null && all.length ? pick(change.reply).threadId : undefined;
-        const m = gmail.addMessage(email, { ...(thread ? { threadId: thread } : {}), labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'], read: !change.unread });
+        const m = gmail.addMessage(email, {
+          ...(thread ? { threadId: thread } : {}),
+          labelIds: change.inbox ? ['INBOX', 'CATEGORY_PERSONAL'] : ['SENT'],
+          read: !change.unread,
+        });
         touched.add(m.id);
       } else if (!all.length) return;
       else {
@@ -358,7 +435,8 @@ async function runSchedule(n: Night): Promise<void> {
      * a checkpoint at its current history id valid, so a change comes first when none did.)
      */
     const dropHistory = async () => {
-      if (BigInt(gmail.historyId(email)) === (await checkpoint(app, accountId))) applyChange({ kind: 'add', inbox: true, unread: true, reply: null });
+      if (BigInt(gmail.historyId(email)) === (await checkpoint(app, accountId)))
+        applyChange({ kind: 'add', inbox: true, unread: true, reply: null });
       gmail.expireHistory(email);
     };
 
@@ -370,10 +448,14 @@ async function runSchedule(n: Night): Promise<void> {
     if (n.start === 'listing') {
       // The history had gone, with mail the store does not know (more than the calls below fetch): a sync (the
       // route's, say) started a listing and stored its first ids and messages; the listing is under way.
-      for (let i = 0; i <= n.page * (n.startPages + 1); i++) applyChange({ kind: 'add', inbox: true, unread: i % 2 === 0, reply: null });
+      for (let i = 0; i <= n.page * (n.startPages + 1); i++)
+        applyChange({ kind: 'add', inbox: true, unread: i % 2 === 0, reply: null });
       await dropHistory();
       for (let i = 0; i < n.startPages; i++) await syncs.syncAccount(accountId, page);
-      const [s] = await sql<{ active: boolean; cursor: string | null }>('select full_sync_active as active, full_sync_page_token as cursor from sync_states where account_id = ?', [accountId]);
+      const [s] = await sql<{ active: boolean; cursor: string | null }>(
+        'select full_sync_active as active, full_sync_page_token as cursor from sync_states where account_id = ?',
+        [accountId],
+      );
       assert.ok(s?.active && decodeCursor(s.cursor), 'the night begins in the middle of a listing, its cursor stored');
     }
 
@@ -406,7 +488,9 @@ async function runSchedule(n: Night): Promise<void> {
     if (lapsed) {
       const renewal = await app.container.liveInbox.scheduled['watch-renewal']();
       assert.ok(!renewal.failed.includes(accountId), 'the lapsed watch is renewed');
-      const [w] = await sql<{ until: Date }>('select watch_expires_at as until from sync_states where account_id = ?', [accountId]);
+      const [w] = await sql<{ until: Date }>('select watch_expires_at as until from sync_states where account_id = ?', [
+        accountId,
+      ]);
       assert.ok(new Date(w!.until).getTime() > Date.now() + 6 * 24 * 3600_000, 'the renewed watch is stored');
     }
     await forwarding(engine, oracle).enqueueSync({ accountId: neighbourId, reason: 'notification' }); // the neighbour is busy tonight
@@ -415,17 +499,35 @@ async function runSchedule(n: Night): Promise<void> {
     let expiredLater = false;
     const afterStep = async (what: string) => {
       const c = await checkpoint(app, accountId);
-      if (highest !== null) assert.ok(c !== null && c >= highest, `${what}: checkpoint moved backwards (${highest} -> ${c})`);
+      if (highest !== null)
+        assert.ok(c !== null && c >= highest, `${what}: checkpoint moved backwards (${highest} -> ${c})`);
       if (c !== null) highest = c;
       assert.deepEqual(violations, [], what);
       assert.deepEqual(oracle.violations, [], `${what}: no job started before its time`);
       // A process that died before its commit (the `die` op) is the schedule's own doing.
-      assert.deepEqual(loop!.internalErrors.filter((e) => !e.includes('the process died before its commit')), [], `${what}: no internal error`);
+      assert.deepEqual(
+        loop!.internalErrors.filter((e) => !e.includes('the process died before its commit')),
+        [],
+        `${what}: no internal error`,
+      );
     };
-    const states = (what: string, final = false) => assertStates(app, watches, ids.map((id) => ({ accountId: id, connected: true, final })), what);
+    const states = (what: string, final = false) =>
+      assertStates(
+        app,
+        watches,
+        ids.map((id) => ({ accountId: id, connected: true, final })),
+        what,
+      );
     const crashLease = () =>
-      sql(`update sync_states set lease_owner = 'crashed', lease_until = now() + interval '1 hour' where account_id = ?`, [accountId]);
-    const recover = () => sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`, [accountId]);
+      sql(
+        `update sync_states set lease_owner = 'crashed', lease_until = now() + interval '1 hour' where account_id = ?`,
+        [accountId],
+      );
+    const recover = () =>
+      sql(
+        `update sync_states set lease_until = now() - interval '1 second' where account_id = ? and lease_owner = 'crashed'`,
+        [accountId],
+      );
 
     let step = 0;
     for (const op of n.ops) {
@@ -483,7 +585,9 @@ async function runSchedule(n: Night): Promise<void> {
           break;
         case 'steal':
           readHook = async () => {
-            await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ?`, [accountId]);
+            await sql(`update sync_states set lease_until = now() - interval '1 second' where account_id = ?`, [
+              accountId,
+            ]);
             const was = caller;
             caller = 'competitor';
             await swallow(syncs.syncAccount(accountId, page));
@@ -524,9 +628,17 @@ async function runSchedule(n: Night): Promise<void> {
 
     // Valid history and no listing under way: a cheap history sync, whatever the sweep's reason.
     if (n.start === 'synced' && !n.historyGone && !expiredLater) {
-      assert.deepEqual({ list: count('messages.list'), profile: count('profile') }, { list: 0, profile: 0 }, 'a quiet night with valid history lists nothing');
+      assert.deepEqual(
+        { list: count('messages.list'), profile: count('profile') },
+        { list: 0, profile: 0 },
+        'a quiet night with valid history lists nothing',
+      );
       const fetched = requests.filter((r) => r.endpoint === 'messages.get').map((r) => r.path.split('/').pop()!);
-      assert.deepEqual(fetched.filter((id) => !touched.has(id)), [], 'a quiet night with valid history fetches only what changed');
+      assert.deepEqual(
+        fetched.filter((id) => !touched.has(id)),
+        [],
+        'a quiet night with valid history fetches only what changed',
+      );
       assert.ok(count('history.list') >= 1, 'the sweep read the history');
       stats.historyOnly++;
     }
@@ -538,8 +650,14 @@ async function runSchedule(n: Night): Promise<void> {
 
     // Without a notification or another sweep, the jobs alone converge when the provider's
     // last change came before the sync's last read (history, or a listing's checkpoint).
-    const lastRead = Math.max(0, ...mine.filter((c) => c.method === 'listHistory' || c.method === 'profile').map((c) => c.seq));
-    const [state] = await sql<{ dead_lettered_at: Date | null; active: boolean }>('select dead_lettered_at, full_sync_active as active from sync_states where account_id = ?', [accountId]);
+    const lastRead = Math.max(
+      0,
+      ...mine.filter((c) => c.method === 'listHistory' || c.method === 'profile').map((c) => c.seq),
+    );
+    const [state] = await sql<{ dead_lettered_at: Date | null; active: boolean }>(
+      'select dead_lettered_at, full_sync_active as active from sync_states where account_id = ?',
+      [accountId],
+    );
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
     if (lastMutation < lastRead && !state?.dead_lettered_at && !messagesAside) {
       await assertInboxMatches(world(), accountId, email, 'after the sweep, its jobs alone');
@@ -560,13 +678,15 @@ async function runSchedule(n: Night): Promise<void> {
     await assertInboxMatches(world(), accountId, email, 'after the next sweep');
     await assertInboxMatches(world(), neighbourId, neighbourEmail, 'the neighbour');
     await states('the next sweep', true);
-    for (const w of watches.values()) await assertResume(app, w, `${w.accountId}: a stream resumed from the night's first event`);
+    for (const w of watches.values())
+      await assertResume(app, w, `${w.accountId}: a stream resumed from the night's first event`);
     stats.schedules++;
   } finally {
     readHook = null;
     for (const w of watches.values()) await w.close();
     await loop.stop();
-    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof deferrals, number][]) deferrals[k] = k.startsWith('max') ? Math.max(deferrals[k], v) : deferrals[k] + v;
+    for (const [k, v] of Object.entries(oracle.tally) as [keyof typeof deferrals, number][])
+      deferrals[k] = k.startsWith('max') ? Math.max(deferrals[k], v) : deferrals[k] + v;
     loop = null;
     caller = 'setup';
     gmail.clearFaults();
@@ -592,7 +712,9 @@ describe('quiet nights on inboxes above the listing cap', () => {
   it(`the sweep syncs a quiet account cheaply, a listing resumes and never restarts, and the jobs converge (${RUNS} schedules)`, async () => {
     const started = Date.now();
     const seed = SEED ?? (Date.now() ^ Math.floor(Math.random() * 0x7fffffff)) | 0;
-    process.stdout.write(`# live-quiet-night: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`);
+    process.stdout.write(
+      `# live-quiet-night: seed ${seed} (replay with MODEL_SEED=${seed}; fast-check adds the path of a failure)\n`,
+    );
     await fc.assert(
       fc.asyncProperty(nightArb, async (n) => {
         const t0 = Date.now();
@@ -601,12 +723,19 @@ describe('quiet nights on inboxes above the listing cap', () => {
       }),
       { numRuns: RUNS, seed, ...(PATH ? { path: PATH } : {}), verbose: 1 },
     );
-    process.stdout.write(`# live-quiet-night: ${scheduleNo} schedules in ${Date.now() - started} ms; ${JSON.stringify({ ...stats, ...deferrals, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`);
-    if (process.env.MODEL_DEBUG) for (const x of timings.sort((a, b) => b.ms - a.ms).slice(0, 5)) process.stdout.write(`# slow ${x.ms} ms ${JSON.stringify(x.n)}\n`);
+    process.stdout.write(
+      `# live-quiet-night: ${scheduleNo} schedules in ${Date.now() - started} ms; ${JSON.stringify({ ...stats, ...deferrals, ...stateTally, ...loopTally, virtualMs: time.moved, advanceMs: time.spentMs, ...time.steps })}\n`,
+    );
+    if (process.env.MODEL_DEBUG)
+      for (const x of timings.sort((a, b) => b.ms - a.ms).slice(0, 5))
+        process.stdout.write(`# slow ${x.ms} ms ${JSON.stringify(x.n)}\n`);
     if (!PATH && RUNS >= 20) {
       assert.ok(stats.historyOnly > 0, 'some nights were history syncs only');
       assert.ok(stats.listings > 0, 'some nights listed');
-      assert.ok(stats.resumedInLaterJob > 0, 'some listings resumed in a later job than the one that stored their cursor');
+      assert.ok(
+        stats.resumedInLaterJob > 0,
+        'some listings resumed in a later job than the one that stored their cursor',
+      );
     }
   });
 });

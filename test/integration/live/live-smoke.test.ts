@@ -11,10 +11,17 @@ describe('live inbox smoke', () => {
     t.after(() => pubsub.close());
     pubsub.createTopic('mail');
     pubsub.createSubscription('mail', 'mail-sync', { ackDeadlineSeconds: 10 });
-    providers.gmail.onNotification((n) => pubsub.publish(n.topicName, { emailAddress: n.emailAddress, historyId: String(n.historyId) }));
+    providers.gmail.onNotification((n) =>
+      pubsub.publish(n.topicName, { emailAddress: n.emailAddress, historyId: String(n.historyId) }),
+    );
     providers.gmail.seed('alice@example.com', 5);
     const app = await buildTestApp(t, {
-      env: { ...providers.env, PUBSUB_PROJECT_ID: 'test-project', PUBSUB_SUBSCRIPTION: 'mail-sync', PUBSUB_EMULATOR_HOST: pubsub.host },
+      env: {
+        ...providers.env,
+        PUBSUB_PROJECT_ID: 'test-project',
+        PUBSUB_SUBSCRIPTION: 'mail-sync',
+        PUBSUB_EMULATOR_HOST: pubsub.host,
+      },
       overrides: { liveInbox: { work: true } },
     });
     const browser = app.browser();
@@ -32,7 +39,11 @@ describe('live inbox smoke', () => {
       if (!found) await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(found, 'the new message appeared through its notification and a sync job');
-    assert.equal(app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length, 0, 'no sync route call');
+    assert.equal(
+      app.logs.filter((l) => typeof l.path === 'string' && String(l.path).startsWith('/api/mail/sync')).length,
+      0,
+      'no sync route call',
+    );
     assert.equal(pubsub.stats('mail-sync').available + pubsub.stats('mail-sync').leased, 0);
   });
 });

@@ -62,7 +62,9 @@ describe('mail watch and safety sweep', () => {
     assert.equal(round.renewed, 0, 'renewed at sign-in: not due');
     assert.deepEqual(watchCalls(w), ['watch']);
 
-    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [w.accountId]);
+    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [
+      w.accountId,
+    ]);
     round = await w.maintenance();
     assert.equal(round.renewed, 1);
     assert.deepEqual(watchCalls(w), ['watch', 'watch']);
@@ -71,7 +73,9 @@ describe('mail watch and safety sweep', () => {
     assert.ok(renewed.watch_expires_at!.getTime() > Date.now() + 6 * DAY_MS, 'new expiry stored');
 
     // A watch that would lapse within a day is renewed even if renewed recently (a short provider expiry).
-    await w.sql(`update sync_states set watch_expires_at = now() + interval '2 hours' where account_id = ?`, [w.accountId]);
+    await w.sql(`update sync_states set watch_expires_at = now() + interval '2 hours' where account_id = ?`, [
+      w.accountId,
+    ]);
     round = await w.maintenance();
     assert.equal(round.renewed, 1);
     assert.deepEqual(watchCalls(w), ['watch', 'watch', 'watch']);
@@ -80,7 +84,10 @@ describe('mail watch and safety sweep', () => {
 
   it('disconnect stops the watch at once (users.stop); the service stops syncing the account; a reconnect registers it again', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
-    const res = await w.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    const res = await w.browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 204);
     assert.deepEqual(watchCalls(w), ['watch', 'stop'], 'stopped at disconnect, not left to expire');
     assert.equal((await watchState(w)).watch_expires_at, null);
@@ -108,15 +115,30 @@ describe('mail watch and safety sweep', () => {
 
   it('a renewal racing a disconnect leaves no watch behind: the watch it made is stopped again', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
-    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [w.accountId]);
+    await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [
+      w.accountId,
+    ]);
     w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 800 });
     const renewal = w.maintenance(); // its watch call answers after the disconnect is done
     await new Promise((r) => setTimeout(r, 200));
-    const res = await w.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    const res = await w.browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 204);
     await renewal;
-    assert.equal((await watchState(w)).watch_expires_at, null, 'the late renewal did not record a watch for a disconnected account');
-    assert.ok(w.app.logs.some((l) => String(l.msg).startsWith('mail watch made during a disconnect') || l.msg === 'stopping a watch made during a disconnect failed'));
+    assert.equal(
+      (await watchState(w)).watch_expires_at,
+      null,
+      'the late renewal did not record a watch for a disconnected account',
+    );
+    assert.ok(
+      w.app.logs.some(
+        (l) =>
+          String(l.msg).startsWith('mail watch made during a disconnect') ||
+          l.msg === 'stopping a watch made during a disconnect failed',
+      ),
+    );
     const published = w.published;
     w.gmail.addMessage(ALICE, { subject: 'After the race' });
     await new Promise((r) => setTimeout(r, 50));
@@ -125,7 +147,11 @@ describe('mail watch and safety sweep', () => {
 
   it('account deletion stops the watch at once', async (t) => {
     const w = await startLiveWorld(t, { intake: false });
-    const res = await w.browser.fetch('/auth/account', { method: 'DELETE', json: { confirm: true }, headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    const res = await w.browser.fetch('/auth/account', {
+      method: 'DELETE',
+      json: { confirm: true },
+      headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 204);
     assert.deepEqual(watchCalls(w), ['watch', 'stop']);
     assert.deepEqual(await w.sql('select 1 from accounts where id = ?', [w.accountId]), []);
@@ -136,7 +162,9 @@ describe('mail watch and safety sweep', () => {
     w.gmail.seed(ALICE, 12, { sentReplies: false });
     await w.syncAll();
     unnotifiedChanges(w);
-    await w.sql(`update sync_states set watch_expires_at = now() - interval '1 minute' where account_id = ?`, [w.accountId]);
+    await w.sql(`update sync_states set watch_expires_at = now() - interval '1 minute' where account_id = ?`, [
+      w.accountId,
+    ]);
     w.gmail.resetCounters();
     let round = await w.maintenance();
     assert.deepEqual(round.stale, [w.accountId]);
@@ -161,12 +189,22 @@ describe('mail watch and safety sweep', () => {
     const { accountId } = await w.signInAs(carol);
     await w.idle(60_000); // the sign-in backfill
     assert.equal((await w.stored(accountId)).rows, 2_600);
-    await w.sql(`update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = now() - interval '9 hours' where account_id = ?`, [accountId]);
+    await w.sql(
+      `update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = now() - interval '9 hours' where account_id = ?`,
+      [accountId],
+    );
     w.gmail.resetCounters();
     const round = await w.maintenance();
     assert.deepEqual(round.stale, [accountId]);
     await w.idle();
-    assert.deepEqual({ list: w.gmail.calls['messages.list'], history: w.gmail.calls['history.list'], get: w.gmail.calls['messages.get'] }, { list: 0, history: 1, get: 0 });
+    assert.deepEqual(
+      {
+        list: w.gmail.calls['messages.list'],
+        history: w.gmail.calls['history.list'],
+        get: w.gmail.calls['messages.get'],
+      },
+      { list: 0, history: 1, get: 0 },
+    );
   });
 
   it('history gone when the sweep comes: the listing resumes from its stored page and never restarts from the top', async (t) => {
@@ -177,19 +215,31 @@ describe('mail watch and safety sweep', () => {
     unnotifiedChanges(w);
     w.gmail.expireHistory(ALICE);
     // The route takes one bounded call: the expired history starts a listing (its first pages of ids, cursor kept).
-    const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    const res = await w.browser.fetch('/api/mail/sync', {
+      method: 'POST',
+      headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).hasMore, true);
-    const [cursor] = await w.sql<{ full_sync_active: boolean; full_sync_page_token: string | null }>('select full_sync_active, full_sync_page_token from sync_states where account_id = ?', [w.accountId]);
+    const [cursor] = await w.sql<{ full_sync_active: boolean; full_sync_page_token: string | null }>(
+      'select full_sync_active, full_sync_page_token from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(cursor!.full_sync_active, true);
     w.gmail.resetCounters(); // before any worker runs: its first listing call is the one checked
     const other = await w.instance({ intake: false }); // workers on: the sweep's job (or the sign-in's, still queued) resumes the listing
-    await w.sql(`update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = null, watch_expires_at = now() - interval '1 minute' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set last_synced_at = now() - interval '9 hours', last_notification_at = null, watch_expires_at = now() - interval '1 minute' where account_id = ?`,
+      [w.accountId],
+    );
     await other.container.liveInbox.scheduled['quiet-sweep']();
     await w.idle();
     const pages = w.gmail.requests.filter((r) => r.endpoint === 'messages.list');
     assert.ok(pages.length >= 1);
-    assert.ok(typeof pages[0]!.query.pageToken === 'string', `the first listing call after the sweep continues from the stored page token: ${JSON.stringify(pages.slice(0, 3).map((p) => p.query))} ${JSON.stringify(cursor)}`);
+    assert.ok(
+      typeof pages[0]!.query.pageToken === 'string',
+      `the first listing call after the sweep continues from the stored page token: ${JSON.stringify(pages.slice(0, 3).map((p) => p.query))} ${JSON.stringify(cursor)}`,
+    );
     await assertConverged(w);
     await other.close();
   });
@@ -200,20 +250,31 @@ describe('mail watch and safety sweep', () => {
     await w.idle(60_000); // the sign-in's backfill
     unnotifiedChanges(w);
     w.gmail.expireHistory(ALICE);
-    const res = await w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
+    const res = await w.browser.fetch('/api/mail/sync', {
+      method: 'POST',
+      headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
+    });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).hasMore, true, 'the route began a listing and stopped after one bounded call');
     // The account is otherwise fresh: heard from a minute ago, watch valid.
-    await w.sql(`update sync_states set last_notification_at = now() - interval '1 minute', watch_expires_at = now() + interval '3 days' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set last_notification_at = now() - interval '1 minute', watch_expires_at = now() + interval '3 days' where account_id = ?`,
+      [w.accountId],
+    );
     assert.deepEqual((await w.maintenance()).stale, [], 'not while the listing moved recently');
-    await w.sql(`update sync_states set last_synced_at = now() - interval '11 minutes' where account_id = ?`, [w.accountId]);
+    await w.sql(`update sync_states set last_synced_at = now() - interval '11 minutes' where account_id = ?`, [
+      w.accountId,
+    ]);
     w.gmail.resetCounters();
     const round = await w.maintenance();
     assert.deepEqual(round.stale, [w.accountId]);
     await assertConverged(w);
     const pages = w.gmail.requests.filter((r) => r.endpoint === 'messages.list');
     assert.ok(pages.length >= 1 && typeof pages[0]!.query.pageToken === 'string', 'resumed from the stored page token');
-    const [cursor] = await w.sql<{ full_sync_active: boolean }>('select full_sync_active from sync_states where account_id = ?', [w.accountId]);
+    const [cursor] = await w.sql<{ full_sync_active: boolean }>(
+      'select full_sync_active from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(cursor!.full_sync_active, false, 'the listing finished');
   });
 
@@ -221,7 +282,10 @@ describe('mail watch and safety sweep', () => {
     const w = await startLiveWorld(t, { intake: false });
     w.gmail.seed(ALICE, 6, { sentReplies: false });
     await w.syncAll();
-    await w.sql(`update sync_states set watch_renewed_at = now() - interval '8 days', watch_expires_at = now() - interval '1 day' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set watch_renewed_at = now() - interval '8 days', watch_expires_at = now() - interval '1 day' where account_id = ?`,
+      [w.accountId],
+    );
     unnotifiedChanges(w);
     w.gmail.injectFault({ endpoint: 'watch', status: 503 });
     let round = await w.maintenance();
@@ -239,11 +303,16 @@ describe('mail watch and safety sweep', () => {
     round = await w.maintenance();
     assert.deepEqual([round.renewed, round.failed], [0, []], 'not tried again before its delay');
     // The delay passes.
-    await w.sql('update sync_states set watch_retry_at = now() - interval \'1 second\' where account_id = ?', [w.accountId]);
+    await w.sql("update sync_states set watch_retry_at = now() - interval '1 second' where account_id = ?", [
+      w.accountId,
+    ]);
     round = await w.maintenance();
     assert.equal(round.renewed, 1, 'retried and renewed');
     assert.deepEqual(round.failed, []);
-    const [healed] = await w.sql<{ failures: number; retry: Date | null }>('select watch_failures as failures, watch_retry_at as retry from sync_states where account_id = ?', [w.accountId]);
+    const [healed] = await w.sql<{ failures: number; retry: Date | null }>(
+      'select watch_failures as failures, watch_retry_at as retry from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.deepEqual(healed, { failures: 0, retry: null }, 'a renewal that succeeds clears the delay');
   });
 
@@ -254,12 +323,18 @@ describe('mail watch and safety sweep', () => {
     await w.syncAll();
     await w.syncAll(bob.browser, bob.csrfToken);
     unnotifiedChanges(w);
-    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '7 hours' where account_id = ?`,
+      [w.accountId],
+    );
     const round = await w.maintenance();
     assert.deepEqual(round.stale, [w.accountId]);
     await assertConverged(w);
     // Heard from recently (a notification), though not synced for long: not stale.
-    await w.sql(`update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '1 hour' where account_id = ?`, [w.accountId]);
+    await w.sql(
+      `update sync_states set last_synced_at = now() - interval '7 hours', last_notification_at = now() - interval '1 hour' where account_id = ?`,
+      [w.accountId],
+    );
     assert.deepEqual((await w.maintenance()).stale, []);
   });
 

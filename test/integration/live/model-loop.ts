@@ -121,7 +121,12 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
       stop: () => (note(), api.stop()),
     } satisfies GmailApi;
   };
-  const sync = createSyncService({ orm: app.container.orm, gmail, credentials: app.container.credentials, log: deps.log });
+  const sync = createSyncService({
+    orm: app.container.orm,
+    gmail,
+    credentials: app.container.credentials,
+    log: deps.log,
+  });
   const internal = (err: unknown) => !(err instanceof AppError) || err.code === 'INTERNAL_ERROR';
   const run = async (accountId: string, opts: { fullResync?: boolean }) => {
     inFlight++;
@@ -132,7 +137,8 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
       commits.set(accountId, (commits.get(accountId) ?? 0) + 1);
       return outcome;
     } catch (err) {
-      if (internal(err)) internalErrors.push(`sync of ${accountId} on instance ${instance}: ${String((err as Error).stack ?? err)}`);
+      if (internal(err))
+        internalErrors.push(`sync of ${accountId} on instance ${instance}: ${String((err as Error).stack ?? err)}`);
       throw err;
     } finally {
       inFlight--;
@@ -149,7 +155,9 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
       const done = BRINGS_FORWARD.has(request.reason) ? oracle.broughtForward(request.accountId) : () => undefined;
       const stored = await engine.enqueueSync(request, opts).finally(done);
       if (stored && opts?.startAfterSeconds) {
-        const waiting = (await engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { key: request.accountId })).filter((j) => j.state === 'created');
+        const waiting = (await engine.boss.findJobs<SyncRequest>(QUEUES.mailSync, { key: request.accountId })).filter(
+          (j) => j.state === 'created',
+        );
         for (const j of waiting) oracle.deferred(j.id, request.reason, opts.startAfterSeconds, at, seq);
       }
       return stored;
@@ -269,7 +277,12 @@ export function forwarding(engine: JobEngine, oracle: DeferralOracle): Pick<JobE
 /** Wall-clock ms spent waiting for the loops to go idle, and the most syncs one loop ran at once (printed by the tests). */
 export const loopTally = { idleMs: 0, idleWaits: 0, maxInFlight: 0 };
 
-export async function idleAll(loops: ModelLoop[], accountIds: string[], what: string, timeoutMs = 60_000): Promise<void> {
+export async function idleAll(
+  loops: ModelLoop[],
+  accountIds: string[],
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const started = Date.now();
   try {
     await idleWithin(loops, accountIds, what, started + timeoutMs);
@@ -283,10 +296,15 @@ async function idleWithin(loops: ModelLoop[], accountIds: string[], what: string
   for (;;) {
     const dead = new Set(loops.flatMap((l) => [...l.crashedAccounts()]));
     const live = accountIds.filter((id) => !dead.has(id));
-    const { readyOrActive } = live.length ? await loops[0]!.engine.waiting(QUEUES.mailSync, live) : { readyOrActive: 0 };
+    const { readyOrActive } = live.length
+      ? await loops[0]!.engine.waiting(QUEUES.mailSync, live)
+      : { readyOrActive: 0 };
     const syncing = loops.reduce((n, l) => n + l.inFlight, 0);
     if (readyOrActive === 0 && syncing === 0) return;
-    if (Date.now() > deadline) throw new Error(`${what}: the worker loop did not go idle (${readyOrActive} jobs ready or running, ${syncing} syncs)`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: the worker loop did not go idle (${readyOrActive} jobs ready or running, ${syncing} syncs)`,
+      );
     for (const l of loops) l.wake();
     await sleep(5);
   }

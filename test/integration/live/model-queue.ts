@@ -52,7 +52,14 @@ export class ModelQueue implements NotificationQueue {
 
   publish(data: Buffer | string | object, step: number, delayTicks = 0): QueuedMessage {
     const buf = Buffer.isBuffer(data) ? data : Buffer.from(typeof data === 'string' ? data : JSON.stringify(data));
-    const m: QueuedMessage = { messageId: String(++this.seq), data: buf, step, visibleAt: this.now + delayTicks * TICK_MS, deliveries: 0, acked: false };
+    const m: QueuedMessage = {
+      messageId: String(++this.seq),
+      data: buf,
+      step,
+      visibleAt: this.now + delayTicks * TICK_MS,
+      deliveries: 0,
+      acked: false,
+    };
     this.messages.push(m);
     return m;
   }
@@ -115,7 +122,12 @@ export class ModelQueue implements NotificationQueue {
       m.lease = { ackId, expiresAt: this.now + ACK_DEADLINE_MS };
       this.byAckId.set(ackId, m);
       this.onDeliver?.(m, ackId);
-      return { ackId, messageId: m.messageId, data: m.data, deliveryAttempt: this.reportDeliveryAttempt ? m.deliveries : 0 };
+      return {
+        ackId,
+        messageId: m.messageId,
+        data: m.data,
+        deliveryAttempt: this.reportDeliveryAttempt ? m.deliveries : 0,
+      };
     });
   }
 

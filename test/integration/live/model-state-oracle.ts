@@ -30,7 +30,15 @@ import { liveInboxReadings } from '../../../server/jobs/readings.ts';
 import type { TestApp } from '../../helpers/app.ts';
 
 /** What the oracle looked at over a run (printed by the tests). */
-export const stateTally = { checks: 0, streamEvents: 0, reopened: 0, maxLogged: 0, trimmedLogs: 0, resumedAfterTrim: 0, resumedInLog: 0 };
+export const stateTally = {
+  checks: 0,
+  streamEvents: 0,
+  reopened: 0,
+  maxLogged: 0,
+  trimmedLogs: 0,
+  resumedAfterTrim: 0,
+  resumedInLog: 0,
+};
 
 type Event = { id: string; data: MailEvent };
 
@@ -60,7 +68,12 @@ export function watchStream(app: TestApp, accountId: string): StreamWatch {
       if (opened > 0) stateTally.reopened++;
       let stream: AsyncGenerator<Event, void>;
       try {
-        stream = await app.container.services.events.open({ accountId, sessionKey, lastEventId: last, signal: abort.signal });
+        stream = await app.container.services.events.open({
+          accountId,
+          sessionKey,
+          lastEventId: last,
+          signal: abort.signal,
+        });
       } catch {
         isOpen();
         return; // the account is gone (deleted): nothing to read
@@ -90,19 +103,31 @@ export function watchStream(app: TestApp, accountId: string): StreamWatch {
   };
 }
 
-const sqlOf = (app: TestApp) => async <T>(q: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(q, params)) as T[];
+const sqlOf =
+  (app: TestApp) =>
+  async <T>(q: string, params: unknown[] = []) =>
+    (await app.container.orm.em.fork().execute(q, params)) as T[];
 
 /** Until the stream has heard the newest event of the account's log (bounded: a lost notice fails here). */
 async function caughtUp(app: TestApp, w: StreamWatch, what: string): Promise<void> {
   const sql = sqlOf(app);
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const [row] = await sql<{ id: string | null; n: number }>('select max(id)::text as id, count(*)::int as n from mail_events where account_id = ?', [w.accountId]);
+    const [row] = await sql<{ id: string | null; n: number }>(
+      'select max(id)::text as id, count(*)::int as n from mail_events where account_id = ?',
+      [w.accountId],
+    );
     stateTally.maxLogged = Math.max(stateTally.maxLogged, row!.n);
-    assert.ok(row!.n <= KEEP_PER_ACCOUNT, `${what}: the event log keeps at most ${KEEP_PER_ACCOUNT} events (${row!.n})`);
+    assert.ok(
+      row!.n <= KEEP_PER_ACCOUNT,
+      `${what}: the event log keeps at most ${KEEP_PER_ACCOUNT} events (${row!.n})`,
+    );
     const heard = w.events.at(-1)?.id;
     if (!row!.id || (heard && BigInt(heard) >= BigInt(row!.id))) return;
-    if (Date.now() > deadline) assert.fail(`${what}: the stream did not hear event ${row!.id} of the account's log (last heard ${heard ?? 'none'})`);
+    if (Date.now() > deadline)
+      assert.fail(
+        `${what}: the stream did not hear event ${row!.id} of the account's log (last heard ${heard ?? 'none'})`,
+      );
     await sleep(10);
   }
 }
@@ -118,7 +143,12 @@ export interface Expected {
  * At a quiescent point (no sync running; accounts with a job of any kind are skipped unless
  * `final`): the streams, the snapshot, the sync-state service and the gauges agree with the model.
  */
-export async function assertStates(app: TestApp, watches: Map<string, StreamWatch>, accounts: Expected[], what: string): Promise<void> {
+export async function assertStates(
+  app: TestApp,
+  watches: Map<string, StreamWatch>,
+  accounts: Expected[],
+  what: string,
+): Promise<void> {
   const sql = sqlOf(app);
   const engine = app.container.liveInbox.engine;
   let behind = 0;
@@ -144,14 +174,24 @@ export async function assertStates(app: TestApp, watches: Map<string, StreamWatc
       assert.ok(lastSync, `${who}: its stream announced where it stands`);
       // Read again after the stream caught up: what it announced last is what the account's state is now.
       const now = await syncSnapshot(app.container.orm.em.fork(), a.accountId);
-      assert.equal(lastSync.data.type === 'sync' && lastSync.data.state, now.state, `${who}: the last sync event its stream heard says where it stands (${JSON.stringify(lastSync.data)} vs ${JSON.stringify(now)})`);
+      assert.equal(
+        lastSync.data.type === 'sync' && lastSync.data.state,
+        now.state,
+        `${who}: the last sync event its stream heard says where it stands (${JSON.stringify(lastSync.data)} vs ${JSON.stringify(now)})`,
+      );
       const state = await app.container.services.sync.syncState(app.container.orm.em.fork(), a.accountId);
       const announced = lastSync.data.type === 'sync' ? lastSync.data.lastSyncedAt : null;
-      if (announced) assert.ok(state.lastSyncedAt && state.lastSyncedAt >= announced, `${who}: sync-state's last sync (${state.lastSyncedAt}) is not older than the stream's (${announced})`);
+      if (announced)
+        assert.ok(
+          state.lastSyncedAt && state.lastSyncedAt >= announced,
+          `${who}: sync-state's last sync (${state.lastSyncedAt}) is not older than the stream's (${announced})`,
+        );
       if (a.final) assert.equal(state.quotaWaitUntil, undefined, `${who}: no quota wait at the end`);
     }
-    if (a.connected && !row?.dead) assert.equal(row?.code ?? null, null, `${who}: no failure recorded without a retry waiting or a dead letter`);
-    if (!a.connected) assert.equal(snapshot.state, 'needs_reconnect', `${who}: a disconnected account needs a reconnect`);
+    if (a.connected && !row?.dead)
+      assert.equal(row?.code ?? null, null, `${who}: no failure recorded without a retry waiting or a dead letter`);
+    if (!a.connected)
+      assert.equal(snapshot.state, 'needs_reconnect', `${who}: a disconnected account needs a reconnect`);
     else if (a.final) assert.equal(snapshot.state, 'current', `${who}: current at the end, nothing pending`);
     else if (!row?.dead) {
       assert.notEqual(snapshot.state, 'catching_up', `${who}: not catching up without a job`);
@@ -160,8 +200,16 @@ export async function assertStates(app: TestApp, watches: Map<string, StreamWatc
     if (a.connected && a.final) assert.equal(row?.behind, false, `${who}: not behind at the end`);
   }
   const gauges = await liveInboxReadings(app.container.orm, engine).syncState();
-  assert.equal(gauges.backlogAccounts, behind, `${what}: the backlog gauge counts the accounts behind their notifications`);
-  assert.equal(gauges.deadLetteredAccounts, deadLettered, `${what}: the dead-lettered gauge counts the accounts whose job ran out of retries`);
+  assert.equal(
+    gauges.backlogAccounts,
+    behind,
+    `${what}: the backlog gauge counts the accounts behind their notifications`,
+  );
+  assert.equal(
+    gauges.deadLetteredAccounts,
+    deadLettered,
+    `${what}: the dead-lettered gauge counts the accounts whose job ran out of retries`,
+  );
 }
 
 /**
@@ -172,10 +220,18 @@ export async function assertResume(app: TestApp, w: StreamWatch, what: string): 
   const first = w.firstId;
   if (!first) return;
   const sql = sqlOf(app);
-  const [row] = await sql<{ kept: boolean; n: number }>('select exists (select 1 from mail_events where account_id = ? and id = ?::bigint) as kept, (select count(*)::int from mail_events where account_id = ?) as n', [w.accountId, first, w.accountId]);
+  const [row] = await sql<{ kept: boolean; n: number }>(
+    'select exists (select 1 from mail_events where account_id = ? and id = ?::bigint) as kept, (select count(*)::int from mail_events where account_id = ?) as n',
+    [w.accountId, first, w.accountId],
+  );
   const abort = new AbortController();
   try {
-    const stream = await app.container.services.events.open({ accountId: w.accountId, sessionKey: `model-resume-${++streams}`, lastEventId: first, signal: abort.signal });
+    const stream = await app.container.services.events.open({
+      accountId: w.accountId,
+      sessionKey: `model-resume-${++streams}`,
+      lastEventId: first,
+      signal: abort.signal,
+    });
     const head = await stream.next();
     assert.ok(!head.done, `${what}: a resumed stream has a first event`);
     if (row!.kept) {
@@ -184,7 +240,11 @@ export async function assertResume(app: TestApp, w: StreamWatch, what: string): 
     } else {
       stateTally.trimmedLogs++;
       stateTally.resumedAfterTrim++;
-      assert.equal(head.value.data.type, 'reset', `${what}: resumed from an id trimmed away (${row!.n} events kept), a reset first`);
+      assert.equal(
+        head.value.data.type,
+        'reset',
+        `${what}: resumed from an id trimmed away (${row!.n} events kept), a reset first`,
+      );
     }
     await stream.return(undefined);
   } finally {

@@ -102,9 +102,13 @@ export class ModelTime {
 }
 
 /** The least wait pg-boss gives a job's retry number `retryCount` (its backoff: delay × 2^(n-1) × (1 + random), capped). */
-export function minimumBackoffMs(job: Pick<JobWithMetadata, 'retryCount' | 'retryDelay' | 'retryBackoff' | 'retryDelayMax'>): number {
+export function minimumBackoffMs(
+  job: Pick<JobWithMetadata, 'retryCount' | 'retryDelay' | 'retryBackoff' | 'retryDelayMax'>,
+): number {
   const delay = Math.max(1, job.retryDelay);
-  const seconds = job.retryBackoff ? Math.min(job.retryDelayMax ?? Infinity, delay * 2 ** Math.max(0, job.retryCount - 1)) : job.retryDelay;
+  const seconds = job.retryBackoff
+    ? Math.min(job.retryDelayMax ?? Infinity, delay * 2 ** Math.max(0, job.retryCount - 1))
+    : job.retryDelay;
   return seconds * 1000;
 }
 
@@ -170,12 +174,18 @@ export class DeferralOracle {
       const wait = minimumBackoffMs(job);
       this.tally.retries++;
       this.tally.maxBackoffMs = Math.max(this.tally.maxBackoffMs, wait);
-      if (now < previous.at + wait) this.violations.push(`${what} started ${now - previous.at} ms of virtual time after its previous attempt, before its backoff of ${wait} ms`);
+      if (now < previous.at + wait)
+        this.violations.push(
+          `${what} started ${now - previous.at} ms of virtual time after its previous attempt, before its backoff of ${wait} ms`,
+        );
     } else if (job.retryCount > 0 && previous) this.tally.broughtForward++;
     const d = this.due.get(job.id);
     if (job.retryCount === 0 && d && !forwarded(d.seq)) {
       this.tally.deferredRuns++;
-      if (now < d.due) this.violations.push(`${what} started ${now - d.at} ms of virtual time after it was deferred by ${d.due - d.at} ms (${d.reason})`);
+      if (now < d.due)
+        this.violations.push(
+          `${what} started ${now - d.at} ms of virtual time after it was deferred by ${d.due - d.at} ms (${d.reason})`,
+        );
     }
     this.attempts.set(job.id, { at: this.time.floor(), seq: ++this.seq });
   }

@@ -34,15 +34,31 @@ export interface ModelWorld {
 export async function startModelApp(
   tokenPrefix: string,
   seed: number,
-): Promise<{ app: TestApp; gmail: GmailStandIn; realGmail: GmailFactory; time: ModelTime; instance(): Promise<TestApp>; close(): Promise<void> }> {
+): Promise<{
+  app: TestApp;
+  gmail: GmailStandIn;
+  realGmail: GmailFactory;
+  time: ModelTime;
+  instance(): Promise<TestApp>;
+  close(): Promise<void>;
+}> {
   const cleanups: (() => unknown)[] = [];
   const ctx = { after: (fn: () => unknown) => void cleanups.push(fn) };
   const providers = await startProviders(ctx);
-  const gmail = await startGmailStandIn({ authorize: (token) => (token.startsWith(tokenPrefix) ? token.slice(tokenPrefix.length) : null), seed });
+  const gmail = await startGmailStandIn({
+    authorize: (token) => (token.startsWith(tokenPrefix) ? token.slice(tokenPrefix.length) : null),
+    seed,
+  });
   cleanups.push(() => gmail.close());
   const time = new ModelTime();
   // Shared by every instance: each reads the others' sessions and stored tokens.
-  const env = { ...providers.env, GMAIL_API_URL: gmail.url, JOB_SUPERVISE_SECONDS: '600', SESSION_SECRET: randomBytes(24).toString('base64url'), TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const env = {
+    ...providers.env,
+    GMAIL_API_URL: gmail.url,
+    JOB_SUPERVISE_SECONDS: '600',
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    TOKEN_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const overrides = { liveInbox: { work: false, clock: time.clock } };
   const app = await buildTestApp(ctx, { env, overrides });
   return {
@@ -85,12 +101,22 @@ export async function createModelAccount(w: ModelWorld, email: string): Promise<
   await em.flush();
   await storeModelCredentials(w, account.id, email);
   // As sign-in does: the account's sync state row exists from the start, its watch registered.
-  await em.upsert(SyncState, { account: account.id, watchRenewedAt: new Date(), watchExpiresAt: new Date(Date.now() + 7 * 24 * 3600_000) }, { onConflictFields: ['account'] });
+  await em.upsert(
+    SyncState,
+    { account: account.id, watchRenewedAt: new Date(), watchExpiresAt: new Date(Date.now() + 7 * 24 * 3600_000) },
+    { onConflictFields: ['account'] },
+  );
   return account.id;
 }
 
 export async function storedInbox(app: TestApp, accountId: string): Promise<StoredRow[]> {
-  const rows = await modelSql(app)<{ pid: string; ptid: string; is_unread: boolean; in_inbox: boolean; label_ids: string[] }>(
+  const rows = await modelSql(app)<{
+    pid: string;
+    ptid: string;
+    is_unread: boolean;
+    in_inbox: boolean;
+    label_ids: string[];
+  }>(
     `select m.provider_message_id as pid, t.provider_thread_id as ptid, m.is_unread, m.in_inbox, m.label_ids
        from mail_messages m join mail_threads t on t.id = m.thread_id where m.account_id = ?`,
     [accountId],
@@ -115,8 +141,18 @@ export function providerInbox(gmail: GmailStandIn, email: string): StoredRow[] {
 /** Stored inbox == provider inbox, no duplicate rows, the thread list shows exactly the provider's inbox threads. */
 export async function assertInboxMatches(w: ModelWorld, accountId: string, email: string, when: string): Promise<void> {
   const { app, gmail } = w;
-  assert.deepEqual(await storedInbox(app, accountId), providerInbox(gmail, email), `${when}: stored inbox equals the provider's`);
-  const [dups] = await modelSql(app)<{ messages: number; distinct_messages: number; threads: number; distinct_threads: number; empty_threads: number }>(
+  assert.deepEqual(
+    await storedInbox(app, accountId),
+    providerInbox(gmail, email),
+    `${when}: stored inbox equals the provider's`,
+  );
+  const [dups] = await modelSql(app)<{
+    messages: number;
+    distinct_messages: number;
+    threads: number;
+    distinct_threads: number;
+    empty_threads: number;
+  }>(
     `select (select count(*)::int from mail_messages where account_id = ?) as messages,
             (select count(distinct provider_message_id)::int from mail_messages where account_id = ?) as distinct_messages,
             (select count(*)::int from mail_threads where account_id = ?) as threads,
@@ -130,17 +166,25 @@ export async function assertInboxMatches(w: ModelWorld, accountId: string, email
   const list = await listThreads(app.container.prepared, accountId, { limit: 5_000, offset: 0 });
   const inbox = gmail.inbox(email);
   const expectedThreads = [...new Set(inbox.map((m) => m.threadId))].sort();
-  assert.deepEqual(list.threads.map((t) => t.mailThreadId).sort(), expectedThreads, `${when}: the thread list shows the provider's inbox threads`);
+  assert.deepEqual(
+    list.threads.map((t) => t.mailThreadId).sort(),
+    expectedThreads,
+    `${when}: the thread list shows the provider's inbox threads`,
+  );
   assert.equal(list.total, expectedThreads.length, `${when}: thread list total`);
   const unreadThreads = new Set(inbox.filter((m) => m.unread).map((m) => m.threadId));
   for (const t of list.threads) {
     const unreadInInbox = unreadThreads.has(t.mailThreadId);
-    if (unreadInInbox) assert.equal(t.isUnread, true, `${when}: thread ${t.mailThreadId} with an unread inbox message is unread`);
+    if (unreadInInbox)
+      assert.equal(t.isUnread, true, `${when}: thread ${t.mailThreadId} with an unread inbox message is unread`);
   }
 }
 
 /** The account's committed checkpoint (history id), null before the first one. */
 export async function checkpoint(app: TestApp, accountId: string): Promise<bigint | null> {
-  const [row] = await modelSql(app)<{ h: string | null }>('select history_id::text as h from sync_states where account_id = ?', [accountId]);
+  const [row] = await modelSql(app)<{ h: string | null }>(
+    'select history_id::text as h from sync_states where account_id = ?',
+    [accountId],
+  );
   return row?.h ? BigInt(row.h) : null;
 }

@@ -50,7 +50,12 @@ describe('the sync event of a notification that came while a sync ran', () => {
         },
       };
     };
-    const sync = createSyncService({ orm: app.container.orm, gmail: hooked, credentials: app.container.credentials, log: createLogger({ level: 'silent' }) });
+    const sync = createSyncService({
+      orm: app.container.orm,
+      gmail: hooked,
+      credentials: app.container.credentials,
+      log: createLogger({ level: 'silent' }),
+    });
     while ((await sync.syncAccount(accountId)).hasMore);
     const watch = watchStream(app, accountId);
     const lastState = () => {
@@ -66,9 +71,17 @@ describe('the sync event of a notification that came while a sync ran', () => {
         await waitFor(() => lastState() === 'catching_up', 'the stream hearing the notification');
       };
       const outcome = await sync.syncAccount(accountId);
-      assert.deepEqual({ messagesSynced: outcome.messagesSynced, hasMore: outcome.hasMore }, { messagesSynced: 0, hasMore: false });
+      assert.deepEqual(
+        { messagesSynced: outcome.messagesSynced, hasMore: outcome.hasMore },
+        { messagesSynced: 0, hasMore: false },
+      );
       assert.equal(afterRead, null, 'the notification came during the sync');
-      await assertStates(app, new Map([[accountId, watch]]), [{ accountId, connected: true, final: true }], 'after the sync');
+      await assertStates(
+        app,
+        new Map([[accountId, watch]]),
+        [{ accountId, connected: true, final: true }],
+        'after the sync',
+      );
     } finally {
       await watch.close();
     }

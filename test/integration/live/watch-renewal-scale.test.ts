@@ -7,7 +7,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { createWatchService, RENEW_AFTER_MS, RENEWAL_BATCH, type MailWatchApi } from '../../../server/domain/mail/sync/watch.service.ts';
+import {
+  createWatchService,
+  RENEW_AFTER_MS,
+  RENEWAL_BATCH,
+  type MailWatchApi,
+} from '../../../server/domain/mail/sync/watch.service.ts';
 import { openDatabase } from '../../../server/infra/database.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -20,13 +25,19 @@ const T0 = new Date('2031-05-04T00:00:00.000Z').getTime();
 describe('watch renewal at 100,000 accounts', () => {
   let db: TestDatabase;
   let orm: MikroORM;
-  const sql = <T,>(query: string, params: unknown[] = []) => orm.em.getConnection().execute(query, params) as Promise<T[]>;
+  const sql = <T>(query: string, params: unknown[] = []) =>
+    orm.em.getConnection().execute(query, params) as Promise<T[]>;
 
   before(async () => {
     db = await createTestDatabase();
     orm = await openDatabase(db.url);
-    await sql(`insert into accounts (sub, email) select 'scale-' || g, 'scale' || g || '@example.com' from generate_series(1, ?) g`, [ACCOUNTS]);
-    await sql(`insert into credentials (account_id, key_id, refresh_token_enc, scope) select id, 'k', 'x', 'mail' from accounts`);
+    await sql(
+      `insert into accounts (sub, email) select 'scale-' || g, 'scale' || g || '@example.com' from generate_series(1, ?) g`,
+      [ACCOUNTS],
+    );
+    await sql(
+      `insert into credentials (account_id, key_id, refresh_token_enc, scope) select id, 'k', 'x', 'mail' from accounts`,
+    );
     // Renewed evenly over the day before T0, each watch granted for a week.
     await sql(
       `insert into sync_states (account_id, watch_renewed_at, watch_expires_at, last_synced_at, updated_at)
@@ -40,7 +51,9 @@ describe('watch renewal at 100,000 accounts', () => {
     await db?.drop();
   });
 
-  it('renews what falls due each run, however many accounts: no watch over a day and a period old', { timeout: 120_000 }, async (t) => {
+  it('renews what falls due each run, however many accounts: no watch over a day and a period old', {
+    timeout: 120_000,
+  }, async (t) => {
     let now = T0;
     let calls = 0;
     const api: MailWatchApi = {
@@ -52,9 +65,19 @@ describe('watch renewal at 100,000 accounts', () => {
         async stop() {},
       }),
     };
-    const watch = createWatchService({ orm, api, topic: 'projects/p/topics/t', log: createLogger({ level: 'silent' }), clock: () => new Date(now) });
+    const watch = createWatchService({
+      orm,
+      api,
+      topic: 'projects/p/topics/t',
+      log: createLogger({ level: 'silent' }),
+      clock: () => new Date(now),
+    });
     const late = async () =>
-      (await sql<{ n: number }>('select count(*)::int as n from sync_states where watch_renewed_at < ?::timestamptz', [new Date(now - RENEW_AFTER_MS - PERIOD_MS)]))[0]!.n;
+      (
+        await sql<{ n: number }>('select count(*)::int as n from sync_states where watch_renewed_at < ?::timestamptz', [
+          new Date(now - RENEW_AFTER_MS - PERIOD_MS),
+        ])
+      )[0]!.n;
     const perRun: number[] = [];
     // Two hours of runs: twelve.
     for (let run = 0; run < 12; run++, now += PERIOD_MS) {
@@ -66,8 +89,12 @@ describe('watch renewal at 100,000 accounts', () => {
     }
     const due = (ACCOUNTS * PERIOD_MS) / DAY_MS;
     // The first run renews the day's last slice and the watches exactly a day old; then a period's worth each.
-    for (const n of perRun.slice(1)) assert.ok(Math.abs(n - due) <= 2, `a run renews what fell due (${n}, about ${due.toFixed(0)})`);
-    assert.ok(Math.min(...perRun.slice(1)) > RENEWAL_BATCH, 'more than one batch a run: a constant batch would fall behind');
+    for (const n of perRun.slice(1))
+      assert.ok(Math.abs(n - due) <= 2, `a run renews what fell due (${n}, about ${due.toFixed(0)})`);
+    assert.ok(
+      Math.min(...perRun.slice(1)) > RENEWAL_BATCH,
+      'more than one batch a run: a constant batch would fall behind',
+    );
     t.diagnostic(`renewals per run: ${perRun.join(', ')}`);
   });
 });

@@ -42,9 +42,15 @@ const LIMITS = { name: 256, address: 320, subject: 998 };
 
 /** The corpus files of the run, in the order they are added. */
 function corpusFiles(): string[] {
-  const list = (JSON.parse(readFileSync(path.join(DATA, 'file_list.json'), 'utf8')) as string[]).filter((f) => f.endsWith('.txt')).sort();
+  const list = (JSON.parse(readFileSync(path.join(DATA, 'file_list.json'), 'utf8')) as string[])
+    .filter((f) => f.endsWith('.txt'))
+    .sort();
   const group = (g: string) => list.filter((f) => f.startsWith(`${g}/`));
-  return [...group('hard-ham-1'), ...group('spam-2').filter((_, i) => i % SAMPLE_EVERY === 0), ...group('easy-ham-2').filter((_, i) => i % SAMPLE_EVERY === 0)];
+  return [
+    ...group('hard-ham-1'),
+    ...group('spam-2').filter((_, i) => i % SAMPLE_EVERY === 0),
+    ...group('easy-ham-2').filter((_, i) => i % SAMPLE_EVERY === 0),
+  ];
 }
 
 interface Expected {
@@ -62,14 +68,14 @@ interface Entry {
   expected: Expected;
 }
 
-
 function cut(s: string, max: number): string {
   if (s.length <= max) return s;
   const c = s.charCodeAt(max - 1);
   return s.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max);
 }
 /** The service's string rules (NUL dropped, lone surrogates replaced, blanks collapsed, bounded) applied to an expected value. */
-const norm = (s: string, max = Infinity) => cut(s.replaceAll('\u0000', '').replace(/\s+/g, ' ').trim(), max).toWellFormed();
+const norm = (s: string, max = Infinity) =>
+  cut(s.replaceAll('\u0000', '').replace(/\s+/g, ' ').trim(), max).toWellFormed();
 /** The same rules on the API's value (where they should already hold). */
 const shown = (s: unknown) => (typeof s === 'string' ? s.replace(/\s+/g, ' ').trim() : `<${typeof s}>`);
 /**
@@ -80,7 +86,10 @@ const shown = (s: unknown) => (typeof s === 'string' ? s.replace(/\s+/g, ' ').tr
 function agrees(actual: string, expected: string): boolean {
   if (actual === expected) return true;
   if (!expected.includes('\ufffd')) return false;
-  const pattern = expected.split('\ufffd').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^]');
+  const pattern = expected
+    .split('\ufffd')
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^]');
   return new RegExp(`^${pattern}$`, 'u').test(actual);
 }
 
@@ -96,7 +105,11 @@ function firstMailbox(from: AddressObject | AddressObject[] | undefined): EmailA
 async function expectedOf(raw: Buffer, internalDate: number): Promise<Expected> {
   const end = /\r?\n\r?\n/.exec(raw.toString('latin1'));
   const started = Date.now();
-  const parsed = await simpleParser(end ? raw.subarray(0, end.index + end[0].length) : raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  const parsed = await simpleParser(end ? raw.subarray(0, end.index + end[0].length) : raw, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+  });
   const from = firstMailbox(parsed.from);
   // mailparser dates a Date header it cannot read "now"; a time before 1970 is no internalDate.
   const t = parsed.date instanceof Date ? parsed.date.getTime() : NaN;
@@ -148,11 +161,22 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
     const raws = files.map((f) => readFileSync(path.join(DATA, f)));
     const added = raws.map((raw) => mail.gmail.addRawMessage(ALICE, raw));
     const expected = await Promise.all(raws.map((raw, i) => expectedOf(raw, added[i]!.internalDate)));
-    files.forEach((file, i) => entries.push({ file, providerId: added[i]!.id, providerThreadId: added[i]!.threadId, internalDate: added[i]!.internalDate, expected: expected[i]! }));
+    files.forEach((file, i) =>
+      entries.push({
+        file,
+        providerId: added[i]!.id,
+        providerThreadId: added[i]!.threadId,
+        internalDate: added[i]!.internalDate,
+        expected: expected[i]!,
+      }),
+    );
 
     // Sync until done (the route's own limit is 10 calls a minute; 50 messages a call).
     for (let i = 0; i < 10; i++) {
-      const r = await call(`sync #${i + 1}`, '/api/mail/sync', { method: 'POST', headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN) });
+      const r = await call(`sync #${i + 1}`, '/api/mail/sync', {
+        method: 'POST',
+        headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN),
+      });
       syncCalls.push({ status: r.status, messagesSynced: r.body?.messagesSynced, hasMore: r.body?.hasMore });
       if (r.status !== 200 || !r.body.hasMore) break;
     }
@@ -166,7 +190,10 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
     }
     threadCount = threads.length;
 
-    const rows = await mail.sql<{ id: string; provider_message_id: string }>('select m.id, m.provider_message_id from mail_messages m join accounts a on a.id = m.account_id where a.email = ?', [ALICE]);
+    const rows = await mail.sql<{ id: string; provider_message_id: string }>(
+      'select m.id, m.provider_message_id from mail_messages m join accounts a on a.id = m.account_id where a.email = ?',
+      [ALICE],
+    );
     const providerIdOf = new Map(rows.map((r) => [r.id, r.provider_message_id]));
     const byProviderId = new Map(entries.map((e) => [e.providerId, e]));
     const seen = new Set<string>();
@@ -179,7 +206,8 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
         seen.add(entry.providerId);
         for (const field of ['fromAddress', 'fromName', 'subject', 'sentAt'] as const) {
           const actual = shown(m[field]);
-          if (!agrees(actual, entry.expected[field])) mismatches.push({ file: entry.file, field, actual, expected: entry.expected[field] });
+          if (!agrees(actual, entry.expected[field]))
+            mismatches.push({ file: entry.file, field, actual, expected: entry.expected[field] });
         }
         for (const rule of htmlProblems(String(m.bodyHtml ?? ''))) htmlIssues.push(`${entry.file}: ${rule}`);
       }
@@ -189,12 +217,17 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
     // A fixed sample: the threads ordered by the corpus file of their first message, evenly spaced.
     const fileOfThread = new Map<string, string>();
     for (const e of entries) if (!fileOfThread.has(e.providerThreadId)) fileOfThread.set(e.providerThreadId, e.file);
-    const ordered = threads.map((t) => ({ id: t.id as string, file: fileOfThread.get(t.mailThreadId) ?? '' })).sort((a, b) => a.file.localeCompare(b.file));
+    const ordered = threads
+      .map((t) => ({ id: t.id as string, file: fileOfThread.get(t.mailThreadId) ?? '' }))
+      .sort((a, b) => a.file.localeCompare(b.file));
     const step = Math.max(1, Math.floor(ordered.length / ANALYSED));
     const sample = ordered.filter((_, i) => i % step === 0).slice(0, ANALYSED);
     analysed = [];
     for (const t of sample) {
-      const r = await call(`analyze ${t.file}`, `/api/mail/threads/${t.id}/analyze`, { method: 'POST', headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN) });
+      const r = await call(`analyze ${t.file}`, `/api/mail/threads/${t.id}/analyze`, {
+        method: 'POST',
+        headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN),
+      });
       analysed.push({ status: r.status, file: t.file });
     }
   });
@@ -205,14 +238,24 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
   });
 
   it('syncs everything through the route, and every thread opens', () => {
-    assert.ok(syncCalls.every((c) => c.status === 200), JSON.stringify(syncCalls));
+    assert.ok(
+      syncCalls.every((c) => c.status === 200),
+      JSON.stringify(syncCalls),
+    );
     assert.equal(syncCalls.at(-1)?.hasMore, false, `sync finished: ${JSON.stringify(syncCalls)}`);
-    assert.equal(syncCalls.reduce((n, c) => n + (c.messagesSynced ?? 0), 0), entries.length);
+    assert.equal(
+      syncCalls.reduce((n, c) => n + (c.messagesSynced ?? 0), 0),
+      entries.length,
+    );
     assert.equal(threadCount, new Set(entries.map((e) => e.providerThreadId)).size);
     assert.deepEqual(unopened, []);
     assert.deepEqual(notShown, [], 'every message is shown in its thread');
     assert.equal(analysed.length, ANALYSED);
-    assert.deepEqual(analysed.filter((a) => a.status !== 200), [], 'every analysis answered 200');
+    assert.deepEqual(
+      analysed.filter((a) => a.status !== 200),
+      [],
+      'every analysis answered 200',
+    );
   });
 
   it('answers no 5xx anywhere', () => {
@@ -220,15 +263,24 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
   });
 
   it('advanced the stored checkpoint to the mailbox’s current history id', async () => {
-    const [row] = await mail.sql<{ history_id: string | null }>('select s.history_id::text as history_id from sync_states s join accounts a on a.id = s.account_id where a.email = ?', [ALICE]);
+    const [row] = await mail.sql<{ history_id: string | null }>(
+      'select s.history_id::text as history_id from sync_states s join accounts a on a.id = s.account_id where a.email = ?',
+      [ALICE],
+    );
     assert.equal(row?.history_id, String(mail.gmail.historyId(ALICE)));
   });
 
   it('shows each message’s sender, subject and date as mailparser reads the same bytes', () => {
     const byField = new Map<string, number>();
     for (const m of mismatches) byField.set(m.field, (byField.get(m.field) ?? 0) + 1);
-    const lines = mismatches.slice(0, 60).map((m) => `${m.file} ${m.field}: actual ${JSON.stringify(m.actual)} expected ${JSON.stringify(m.expected)}`);
-    assert.equal(mismatches.length, 0, `${mismatches.length} mismatches (${JSON.stringify(Object.fromEntries(byField))}) in ${new Set(mismatches.map((m) => m.file)).size} files:\n${lines.join('\n')}`);
+    const lines = mismatches
+      .slice(0, 60)
+      .map((m) => `${m.file} ${m.field}: actual ${JSON.stringify(m.actual)} expected ${JSON.stringify(m.expected)}`);
+    assert.equal(
+      mismatches.length,
+      0,
+      `${mismatches.length} mismatches (${JSON.stringify(Object.fromEntries(byField))}) in ${new Set(mismatches.map((m) => m.file)).size} files:\n${lines.join('\n')}`,
+    );
   });
 
   it('serves no U+0000 and no lone surrogate in any JSON answer', () => {

@@ -29,17 +29,31 @@ const encodedWord = fc
   .tuple(
     fc.constantFrom('utf-8', 'iso-8859-1', 'windows-1252', 'ks_c_5601-1987', 'utf-7', 'x-unknown-42', 'UTF-8*en', ''),
     fc.constantFrom('B', 'Q', 'b', 'X'),
-    fc.oneof(fc.uint8Array({ maxLength: 40 }), fc.constant(new Uint8Array([0])), fc.constant(new Uint8Array([0xed, 0xa0, 0x80]))),
+    fc.oneof(
+      fc.uint8Array({ maxLength: 40 }),
+      fc.constant(new Uint8Array([0])),
+      fc.constant(new Uint8Array([0xed, 0xa0, 0x80])),
+    ),
   )
   .map(([charset, enc, data]) => {
-    const text = enc.toUpperCase() === 'B' ? Buffer.from(data).toString('base64') : [...data].map((b) => `=${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
+    const text =
+      enc.toUpperCase() === 'B'
+        ? Buffer.from(data).toString('base64')
+        : [...data].map((b) => `=${b.toString(16).padStart(2, '0').toUpperCase()}`).join('');
     return `=?${charset}?${enc}?${text}?=`;
   });
 const headerText = fc.oneof(
   fc.string({ maxLength: 60 }),
   fc.string({ unit: 'binary', maxLength: 60 }).map((s) => s.replace(/[\r\n]/g, ' ')),
   fc.array(encodedWord, { minLength: 1, maxLength: 6 }).map((w) => w.join(' ')),
-  fc.constantFrom(' '.repeat(30_000), 'a@'.repeat(15_000), `${'x'.repeat(2_000)}\u0000`, '"unclosed <a@b', 'Group: a@b.c, <d@e.f>;', '(comment only)'),
+  fc.constantFrom(
+    ' '.repeat(30_000),
+    'a@'.repeat(15_000),
+    `${'x'.repeat(2_000)}\u0000`,
+    '"unclosed <a@b',
+    'Group: a@b.c, <d@e.f>;',
+    '(comment only)',
+  ),
 );
 const address = fc.oneof(
   fc.tuple(headerText, fc.emailAddress()).map(([name, addr]) => `${name.replace(/[<>"]/g, '')} <${addr}>`),
@@ -74,11 +88,25 @@ type Tree = Leaf | { kind: 'multi'; subtype: string; boundary: string; children:
 
 const leaf: fc.Arbitrary<Tree> = fc.record({
   kind: fc.constant('leaf' as const),
-  type: fc.constantFrom('text/plain', 'text/html', 'application/octet-stream', 'image/png', 'message/rfc822', 'text/x-unknown'),
+  type: fc.constantFrom(
+    'text/plain',
+    'text/html',
+    'application/octet-stream',
+    'image/png',
+    'message/rfc822',
+    'text/x-unknown',
+  ),
   charset: fc.constantFrom('utf-8', 'iso-8859-1', 'x-unknown-42', 'utf-16', 'gb2312', ''),
   encoding: fc.constantFrom('base64', 'quoted-printable', '8bit', '7bit', 'x-uuencode', ''),
-  content: fc.oneof({ weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) }, { weight: 3, arbitrary: htmlBody }, { weight: 1, arbitrary: fc.constantFrom('x'.repeat(200_000), '<p>big</p>'.repeat(20_000), '') }),
-  filename: fc.option(headerText.map((h) => `${h.slice(0, 80)}\u0000.bin`), { nil: undefined }),
+  content: fc.oneof(
+    { weight: 4, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
+    { weight: 3, arbitrary: htmlBody },
+    { weight: 1, arbitrary: fc.constantFrom('x'.repeat(200_000), '<p>big</p>'.repeat(20_000), '') },
+  ),
+  filename: fc.option(
+    headerText.map((h) => `${h.slice(0, 80)}\u0000.bin`),
+    { nil: undefined },
+  ),
 });
 const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
   tree: fc.oneof(
@@ -97,7 +125,11 @@ const tree: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
 function encode(l: Leaf): string {
   const raw = Buffer.from(l.content, 'utf8');
   if (l.encoding === 'base64') return raw.toString('base64').replace(/.{76}/g, '$&\r\n');
-  if (l.encoding === 'quoted-printable') return bytes(l.content).replace(/[^\x20-\x3c\x3e-\x7e]/g, (c) => `=${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`);
+  if (l.encoding === 'quoted-printable')
+    return bytes(l.content).replace(
+      /[^\x20-\x3c\x3e-\x7e]/g,
+      (c) => `=${c.charCodeAt(0).toString(16).padStart(2, '0').toUpperCase()}`,
+    );
   return l.content;
 }
 
@@ -111,9 +143,19 @@ function render(t: Tree): string {
   return `Content-Type: multipart/${t.subtype}; boundary="${t.boundary}"\r\n\r\n${parts}${t.broken ? '' : `--${t.boundary}--\r\n`}`;
 }
 
-const message = fc.record({ from: address, subject: headerText, date: fc.constantFrom('Tue, 24 Nov 2026 10:00:00 +0000', 'garbage', 'Fri, 26 Jul 0102 18:03:12 +0900', ''), body: tree }).map(
-  (m, i = 0) => Buffer.from(`From: ${m.from}\r\nTo: owner@example.com\r\nSubject: ${m.subject}\r\nDate: ${m.date}\r\nMessage-ID: <hostile-${i}-${Math.random()}@example>\r\nMIME-Version: 1.0\r\n${render(m.body)}`, 'utf8'),
-);
+const message = fc
+  .record({
+    from: address,
+    subject: headerText,
+    date: fc.constantFrom('Tue, 24 Nov 2026 10:00:00 +0000', 'garbage', 'Fri, 26 Jul 0102 18:03:12 +0900', ''),
+    body: tree,
+  })
+  .map((m, i = 0) =>
+    Buffer.from(
+      `From: ${m.from}\r\nTo: owner@example.com\r\nSubject: ${m.subject}\r\nDate: ${m.date}\r\nMessage-ID: <hostile-${i}-${Math.random()}@example>\r\nMIME-Version: 1.0\r\n${render(m.body)}`,
+      'utf8',
+    ),
+  );
 
 const generate = (seed: number) => fc.sample(message, { seed, numRuns: MESSAGES });
 
@@ -135,7 +177,8 @@ async function openEverything(browser: Browser): Promise<string[]> {
     const text = await res.text();
     if (res.status !== 200) problems.push(`thread ${t.id}: ${res.status} ${text.slice(0, 200)}`);
     problems.push(...textProblems(text).map((p) => `thread ${t.id}: ${p}`));
-    for (const m of res.status === 200 ? JSON.parse(text).messages : []) problems.push(...htmlProblems(m.bodyHtml ?? '').map((p) => `thread ${t.id}: bodyHtml: ${p}`));
+    for (const m of res.status === 200 ? JSON.parse(text).messages : [])
+      problems.push(...htmlProblems(m.bodyHtml ?? '').map((p) => `thread ${t.id}: bodyHtml: ${p}`));
   }
   return problems;
 }
@@ -146,10 +189,15 @@ describe(`generated hostile mail (HOSTILE_SEED=${SEED})`, () => {
     const mail = await startMailApp(t, { env: { RATE_LIMIT_MAX: '100000' } });
     const raws = generate(SEED);
     const has = (re: RegExp) => raws.filter((r) => re.test(r.toString('latin1'))).length;
-    t.diagnostic(`${raws.length} messages, ${Math.round(raws.reduce((n, r) => n + r.length, 0) / 1024)} KB; with <script ${has(/<script/i)}, a NUL ${has(/\u0000|=00|AA==/)}, multipart ${has(/multipart\//)}, a 30 KB header ${has(/(?: {30000}|(?:a@){15000})/)}`);
+    t.diagnostic(
+      `${raws.length} messages, ${Math.round(raws.reduce((n, r) => n + r.length, 0) / 1024)} KB; with <script ${has(/<script/i)}, a NUL ${has(/\u0000|=00|AA==/)}, multipart ${has(/multipart\//)}, a 30 KB header ${has(/(?: {30000}|(?:a@){15000})/)}`,
+    );
     const added = raws.map((raw) => mail.gmail.addRawMessage(ALICE, raw));
     for (let i = 0; i < 20; i++) {
-      const res = await mail.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN) });
+      const res = await mail.browser.fetch('/api/mail/sync', {
+        method: 'POST',
+        headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN),
+      });
       const text = await res.text();
       assert.equal(res.status, 200, `sync #${i + 1}: ${text.slice(0, 300)}`);
       assert.deepEqual(textProblems(text), []);
@@ -168,13 +216,20 @@ describe(`generated hostile mail (HOSTILE_SEED=${SEED})`, () => {
     const messages = generate(SEED + 1);
     for (const raw of messages) w.gmail.addRawMessage(ALICE, raw);
     // Each add publishes its notification on the next turn; every one is acknowledged once its job is stored.
-    await waitFor(() => w.published === messages.length && w.pubsub.stats(SUBSCRIPTION).acked >= messages.length, 'every notification taken in', 30_000);
+    await waitFor(
+      () => w.published === messages.length && w.pubsub.stats(SUBSCRIPTION).acked >= messages.length,
+      'every notification taken in',
+      30_000,
+    );
     await w.drained(60_000);
     const stored = await w.stored();
     assert.deepEqual(stored.inbox, w.providerInbox(), 'the stored inbox is the provider inbox');
     assert.equal(stored.rows, stored.distinct, 'no duplicate');
     assert.equal(await w.checkpoint(), BigInt(w.gmail.historyId(ALICE)));
-    const [failing] = await w.sql<{ code: string | null }>('select last_error_code as code from sync_states where account_id = ?', [w.accountId]);
+    const [failing] = await w.sql<{ code: string | null }>(
+      'select last_error_code as code from sync_states where account_id = ?',
+      [w.accountId],
+    );
     assert.equal(failing?.code ?? null, null, 'no background sync failure recorded');
     assert.deepEqual(await openEverything(w.browser), []);
   });

@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ALICE, startMailApp } from './mail-app.ts';
 
-const hostile = (s: string) => s.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+const hostile = (s: string) =>
+  s.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 
 describe('strings from mail', () => {
   it('a message with NULs and lone surrogates in its headers, snippet, bodies and attachment names is stored and served without them', async (t) => {
@@ -29,12 +30,18 @@ describe('strings from mail', () => {
     const res = await mail.browser.fetch(`/api/mail/threads/${thread.id}`);
     assert.equal(res.status, 200);
     const raw = await res.text();
-    assert.ok(!raw.includes('\\u0000') && !/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i.test(raw), 'no NUL and no lone surrogate on the wire');
+    assert.ok(
+      !raw.includes('\\u0000') && !/\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])/i.test(raw),
+      'no NUL and no lone surrogate on the wire',
+    );
     const detail = JSON.parse(raw);
     const m = detail.messages[0];
     assert.equal(m.fromName, 'Mallory \ufffd');
     assert.match(m.bodyText, /^text body \ufffd end/);
     assert.ok(!hostile(m.bodyHtml) && m.bodyHtml.includes('html body'));
-    assert.deepEqual(m.attachments.map((a: { filename: string }) => a.filename), ['evil\ufffd.pdf']);
+    assert.deepEqual(
+      m.attachments.map((a: { filename: string }) => a.filename),
+      ['evil\ufffd.pdf'],
+    );
   });
 });

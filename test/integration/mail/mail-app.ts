@@ -29,20 +29,31 @@ export interface MailApp {
 
 export async function startMailApp(
   t: { after(fn: () => unknown): void },
-  opts: { env?: Record<string, string>; databaseUrl?: string; providers?: Providers; overrides?: Pick<ContainerOverrides, 'mailBodies'> } = {},
+  opts: {
+    env?: Record<string, string>;
+    databaseUrl?: string;
+    providers?: Providers;
+    overrides?: Pick<ContainerOverrides, 'mailBodies'>;
+  } = {},
 ): Promise<MailApp> {
   const providers = opts.providers ?? (await startProviders(t));
-  const app = await buildTestApp(t, { env: { ...providers.env, ...opts.env }, databaseUrl: opts.databaseUrl, overrides: opts.overrides });
+  const app = await buildTestApp(t, {
+    env: { ...providers.env, ...opts.env },
+    databaseUrl: opts.databaseUrl,
+    overrides: opts.overrides,
+  });
   const browser = app.browser();
   const { csrfToken } = await signIn(browser);
-  const sql = async <T,>(query: string, params: unknown[] = []) => (await app.container.orm.em.fork().execute(query, params)) as T[];
+  const sql = async <T>(query: string, params: unknown[] = []) =>
+    (await app.container.orm.em.fork().execute(query, params)) as T[];
   const mail: MailApp = {
     app,
     providers,
     gmail: providers.gmail,
     browser,
     csrfToken,
-    sync: (b = browser, token = csrfToken) => b.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(token, WEB_ORIGIN) }),
+    sync: (b = browser, token = csrfToken) =>
+      b.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(token, WEB_ORIGIN) }),
     async syncOk() {
       const res = await mail.sync();
       const body = await res.json();
@@ -64,12 +75,22 @@ export async function startMailApp(
     },
     sql,
     async stored() {
-      const rows = await sql<{ provider_message_id: string; in_inbox: boolean; is_unread: boolean; provider_thread_id: string }>(
+      const rows = await sql<{
+        provider_message_id: string;
+        in_inbox: boolean;
+        is_unread: boolean;
+        provider_thread_id: string;
+      }>(
         `select m.provider_message_id, m.in_inbox, m.is_unread, t.provider_thread_id from mail_messages m join mail_threads t on t.id = m.thread_id
          join accounts a on a.id = m.account_id where a.email = ?`,
         [ALICE],
       );
-      return new Map(rows.map((r) => [r.provider_message_id, { in_inbox: r.in_inbox, is_unread: r.is_unread, thread: r.provider_thread_id }]));
+      return new Map(
+        rows.map((r) => [
+          r.provider_message_id,
+          { in_inbox: r.in_inbox, is_unread: r.is_unread, thread: r.provider_thread_id },
+        ]),
+      );
     },
   };
   return mail;

@@ -11,19 +11,27 @@ import { csrfHeaders } from '../../helpers/providers.ts';
 import { ALICE, startMailApp } from './mail-app.ts';
 
 describe('purge of what only grew', () => {
-  it('removes a disconnected account\'s event log and its abandoned listing ids; a listing under way keeps its own', async (t) => {
+  it("removes a disconnected account's event log and its abandoned listing ids; a listing under way keeps its own", async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 600, { sentReplies: false });
     assert.equal((await mail.syncOk()).hasMore, true, 'a listing under way: 50 of 600 stored, the rest listed');
-    const count = async (table: string) => (await mail.sql<{ n: number }>(`select count(*)::int as n from ${table}`))[0]!.n;
+    const count = async (table: string) =>
+      (await mail.sql<{ n: number }>(`select count(*)::int as n from ${table}`))[0]!.n;
     assert.equal(await count('mail_listing'), 500, 'one page of ids listed');
     assert.ok((await count('mail_events')) > 0);
     const purge = () => purgeExpired(mail.app.container.orm.em.fork());
 
     const kept = await purge();
-    assert.deepEqual([kept.mailEvents, kept.mailListing], [0, 0], 'a connected account under way keeps its log and its listing');
+    assert.deepEqual(
+      [kept.mailEvents, kept.mailListing],
+      [0, 0],
+      'a connected account under way keeps its log and its listing',
+    );
 
-    const res = await mail.browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN) });
+    const res = await mail.browser.fetch('/auth/provider/disconnect', {
+      method: 'POST',
+      headers: csrfHeaders(mail.csrfToken, WEB_ORIGIN),
+    });
     assert.ok(res.status < 300, `disconnect answered ${res.status}`);
     const events = await count('mail_events');
     const ids = await count('mail_listing');

@@ -33,13 +33,23 @@ describe('cost of one sync', () => {
     const orm = await counting.orm;
     t.after(() => orm.close(true));
     await orm.em.fork().execute('select 1'); // the pool's first connection, not part of a sync
-    const service = createSyncService({ orm, gmail: createGmailFactory({ rootUrl: mail.gmail.url }), credentials: mail.app.container.credentials, log: mail.app.container.log });
+    const service = createSyncService({
+      orm,
+      gmail: createGmailFactory({ rootUrl: mail.gmail.url }),
+      credentials: mail.app.container.credentials,
+      log: mail.app.container.log,
+    });
 
     const measure = async () => {
       mail.gmail.resetCounters();
       counting.statements.length = 0;
       const result = await service.syncAccount(accountId);
-      return { result, provider: mail.gmail.requests.length, calls: { ...mail.gmail.calls }, statements: [...counting.statements] };
+      return {
+        result,
+        provider: mail.gmail.requests.length,
+        calls: { ...mail.gmail.calls },
+        statements: [...counting.statements],
+      };
     };
 
     const first = await measure();
@@ -49,7 +59,9 @@ describe('cost of one sync', () => {
     assert.equal(first.calls['messages.list'], 1, 'one page of 500 ids');
     assert.equal(first.calls['messages.get:metadata'], 50);
     assert.equal(first.provider, 53);
-    t.diagnostic(`first 50-message call: ${first.provider} provider requests, ${first.statements.length} database statements`);
+    t.diagnostic(
+      `first 50-message call: ${first.provider} provider requests, ${first.statements.length} database statements`,
+    );
     t.diagnostic(first.statements.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' | '));
 
     const second = await measure();
@@ -57,7 +69,9 @@ describe('cost of one sync', () => {
     assert.equal(second.calls['history.list'], 1, 'the live cursor: mail that arrived meanwhile');
     assert.equal(second.calls['messages.list'], 0, 'the ids listed by the first call are fetched first');
     assert.equal(second.provider, 51, 'later listing calls need no profile call');
-    t.diagnostic(`next 50-message call: ${second.provider} provider requests, ${second.statements.length} database statements`);
+    t.diagnostic(
+      `next 50-message call: ${second.provider} provider requests, ${second.statements.length} database statements`,
+    );
     t.diagnostic(second.statements.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join(' | '));
     // Statements do not grow with the number of messages: one per kind of write (a listing's
     // first call also clears, in its commit, whatever ids an earlier listing left).
@@ -75,12 +89,16 @@ describe('cost of one sync', () => {
     assert.equal(incremental.calls['history.list'], 1);
     assert.equal(incremental.calls['messages.get:metadata'], 5);
     assert.equal(incremental.provider, 6);
-    t.diagnostic(`incremental call with 5 new messages: ${incremental.provider} provider requests, ${incremental.statements.length} database statements`);
+    t.diagnostic(
+      `incremental call with 5 new messages: ${incremental.provider} provider requests, ${incremental.statements.length} database statements`,
+    );
 
     const idle = await measure();
     assert.equal(idle.result.messagesSynced, 0);
     assert.equal(idle.provider, 1);
     assert.equal(idle.statements.length, 3, 'lease, credentials, checkpoint');
-    t.diagnostic(`incremental call with nothing new: ${idle.provider} provider request, ${idle.statements.length} database statements`);
+    t.diagnostic(
+      `incremental call with nothing new: ${idle.provider} provider request, ${idle.statements.length} database statements`,
+    );
   });
 });

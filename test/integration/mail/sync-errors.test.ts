@@ -12,7 +12,9 @@ import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
 
 async function dataSnapshot(mail: MailApp) {
   return {
-    state: await mail.sql('select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states'),
+    state: await mail.sql(
+      'select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states',
+    ),
     messages: await mail.sql('select provider_message_id, label_ids, updated_at from mail_messages order by 1'),
   };
 }
@@ -72,7 +74,12 @@ describe('sync error mapping', () => {
     const cases: [FaultSpec, string, number, string | null][] = [
       [{ endpoint: 'messages.list', status: 429, retryAfterSeconds: 7 }, 'MAIL_RATE_LIMITED', 429, '7'],
       // Every fetch refused (one met part-way keeps what was fetched: sync-listing.test.ts).
-      [{ endpoint: 'messages.get', status: 403, reason: 'userRateLimitExceeded', times: Infinity }, 'MAIL_RATE_LIMITED', 429, '30'],
+      [
+        { endpoint: 'messages.get', status: 403, reason: 'userRateLimitExceeded', times: Infinity },
+        'MAIL_RATE_LIMITED',
+        429,
+        '30',
+      ],
       [{ endpoint: 'profile', status: 403, reason: 'rateLimitExceeded' }, 'MAIL_RATE_LIMITED', 429, '30'],
       [{ endpoint: 'messages.list', status: 403, reason: 'forbidden' }, 'SYNC_FAILED', 502, null],
       // Every fetch failing: the provider is down (one failing message costs itself: sync-ownership.test.ts).
@@ -87,13 +94,21 @@ describe('sync error mapping', () => {
       mail.gmail.injectFault(fault);
       const res = await expectError(mail, code, status);
       assert.equal(res.headers.get('retry-after'), retryAfter, `${fault.endpoint} ${fault.status}`);
-      if (fault.endpoint !== 'messages.get') assert.equal(mail.gmail.calls[fault.endpoint], 1, 'no retry of the failed call');
+      if (fault.endpoint !== 'messages.get')
+        assert.equal(mail.gmail.calls[fault.endpoint], 1, 'no retry of the failed call');
       mail.gmail.clearFaults();
-      assert.deepEqual(await dataSnapshot(mail), { state: [{ history_id: null, full_sync_page_token: null, full_sync_active: false, last_synced_at: null }], messages: [] });
+      assert.deepEqual(await dataSnapshot(mail), {
+        state: [{ history_id: null, full_sync_page_token: null, full_sync_active: false, last_synced_at: null }],
+        messages: [],
+      });
       // Each case a first failure (the same messages failing so again would be set aside).
       await mail.sql('delete from mail_set_aside');
     }
-    assert.equal(mail.providers.identity.calls.token, refreshesBefore, 'a quota 403 triggers no token refresh and retry');
+    assert.equal(
+      mail.providers.identity.calls.token,
+      refreshesBefore,
+      'a quota 403 triggers no token refresh and retry',
+    );
     // The lease was released every time: a sync now succeeds.
     assert.equal((await mail.syncOk()).messagesSynced, 30);
   });
@@ -123,7 +138,10 @@ describe('sync error mapping', () => {
     mail.gmail.seed(ALICE, 5);
     mail.providers.identity.revokeUser(mail.providers.identity.currentUser.sub);
     await expectError(mail, 'TOKEN_EXPIRED', 401);
-    const [{ needs_reconnect }] = await mail.sql<{ needs_reconnect: boolean }>('select needs_reconnect from accounts where email = ?', [ALICE]);
+    const [{ needs_reconnect }] = await mail.sql<{ needs_reconnect: boolean }>(
+      'select needs_reconnect from accounts where email = ?',
+      [ALICE],
+    );
     assert.equal(needs_reconnect, true);
     assert.deepEqual((await dataSnapshot(mail)).messages, []);
   });
@@ -135,18 +153,30 @@ describe('sync error mapping', () => {
     mail.providers.identity.expireAccessTokens();
     assert.equal((await mail.syncOk()).messagesSynced, 12);
     assert.equal(mail.providers.identity.calls.token, refreshes + 1);
-    assert.equal(mail.gmail.calls.profile, 2, 'the refused call and its one repetition (the listing ends without asking again)');
+    assert.equal(
+      mail.gmail.calls.profile,
+      2,
+      'the refused call and its one repetition (the listing ends without asking again)',
+    );
   });
 
   it('every provider call has a timeout', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 5);
     const [{ id }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
-    const service = createSyncService({ orm: mail.app.container.orm, gmail: createGmailFactory({ rootUrl: mail.gmail.url, timeoutMs: 300 }), credentials: mail.app.container.credentials, log: mail.app.container.log });
+    const service = createSyncService({
+      orm: mail.app.container.orm,
+      gmail: createGmailFactory({ rootUrl: mail.gmail.url, timeoutMs: 300 }),
+      credentials: mail.app.container.credentials,
+      log: mail.app.container.log,
+    });
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 0, hang: true, afterCalls: 2, times: Infinity });
     const started = Date.now();
     // The hanging fetches time out: most of the call's fetches failing is the provider's failure.
-    await assert.rejects(service.syncAccount(id), (err: unknown) => err instanceof AppError && err.code === 'SYNC_FAILED');
+    await assert.rejects(
+      service.syncAccount(id),
+      (err: unknown) => err instanceof AppError && err.code === 'SYNC_FAILED',
+    );
     assert.ok(Date.now() - started < 2_000);
     mail.gmail.clearFaults();
     assert.equal((await service.syncAccount(id)).messagesSynced, 5);

@@ -15,7 +15,12 @@ describe('one sync per account', () => {
       return res;
     });
     // The second asks once the first holds the lease (an event, not a guess at how long that takes).
-    for (let i = 0; i < 200 && !(await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held; i++) {
+    for (
+      let i = 0;
+      i < 200 &&
+      !(await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held;
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const second = await mail.sync();
@@ -54,7 +59,9 @@ describe('one sync per account', () => {
       outcomes.push(...rs.map((r) => r.status));
       assert.ok(rs.every((r) => r.status === 200 || r.status === 429));
     }
-    const [{ n, distinct }] = await mail.sql<{ n: number; distinct: number }>('select count(*)::int as n, count(distinct provider_message_id)::int as distinct from mail_messages');
+    const [{ n, distinct }] = await mail.sql<{ n: number; distinct: number }>(
+      'select count(*)::int as n, count(distinct provider_message_id)::int as distinct from mail_messages',
+    );
     assert.equal(n, distinct);
     assert.ok(outcomes.includes(200));
     // The route limit (10 per 60 s) still applies on top of the guard.

@@ -6,11 +6,17 @@ import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
 async function assertInboxMatches(mail: MailApp) {
   const stored = await mail.stored();
   const inbox = mail.gmail.inbox(ALICE);
-  const storedInbox = [...stored].filter(([, r]) => r.in_inbox).map(([id]) => id).sort();
+  const storedInbox = [...stored]
+    .filter(([, r]) => r.in_inbox)
+    .map(([id]) => id)
+    .sort();
   assert.deepEqual(storedInbox, inbox.map((m) => m.id).sort());
   for (const m of inbox) assert.equal(stored.get(m.id)!.is_unread, m.unread, `unread flag of ${m.id}`);
   const threads = await allThreads(mail);
-  assert.deepEqual(threads.map((x) => x.mailThreadId), [...new Set(inbox.map((m) => m.threadId))]);
+  assert.deepEqual(
+    threads.map((x) => x.mailThreadId),
+    [...new Set(inbox.map((m) => m.threadId))],
+  );
 }
 
 describe('incremental sync', () => {
@@ -18,14 +24,20 @@ describe('incremental sync', () => {
     const mail = await startMailApp(t);
     const seeded = mail.gmail.seed(ALICE, 20, { sentReplies: false, readRatio: 0.5 });
     await mail.drain();
-    const [{ history_id: checkpoint }] = await mail.sql<{ history_id: string }>('select history_id::text from sync_states');
+    const [{ history_id: checkpoint }] = await mail.sql<{ history_id: string }>(
+      'select history_id::text from sync_states',
+    );
     assert.equal(checkpoint, String(mail.gmail.historyId(ALICE)));
 
     const inbox = mail.gmail.inbox(ALICE);
     const unread = inbox.find((m) => m.unread)!;
     const read = inbox.find((m) => !m.unread)!;
     const doomed = seeded.find((m) => m.id !== unread.id && m.id !== read.id)!;
-    const fresh = mail.gmail.addMessage(ALICE, { subject: 'Brand new', from: { name: 'Carol New', address: 'carol@example.org' }, snippet: "It's <new> & shiny" });
+    const fresh = mail.gmail.addMessage(ALICE, {
+      subject: 'Brand new',
+      from: { name: 'Carol New', address: 'carol@example.org' },
+      snippet: "It's <new> & shiny",
+    });
     mail.gmail.deleteMessage(ALICE, doomed.id);
     mail.gmail.setRead(ALICE, unread.id, true);
     mail.gmail.setRead(ALICE, read.id, false);
@@ -45,7 +57,12 @@ describe('incremental sync', () => {
       'select from_name, from_address, subject, snippet from mail_messages where provider_message_id = ?',
       [fresh.id],
     );
-    assert.deepEqual(row, { from_name: 'Carol New', from_address: 'carol@example.org', subject: 'Brand new', snippet: "It's <new> & shiny" });
+    assert.deepEqual(row, {
+      from_name: 'Carol New',
+      from_address: 'carol@example.org',
+      subject: 'Brand new',
+      snippet: "It's <new> & shiny",
+    });
     const top = (await mail.getJson('/api/mail/threads?limit=1')).body.threads[0];
     assert.equal(top.mailThreadId, fresh.threadId);
     assert.equal(top.isUnread, true);
@@ -76,8 +93,15 @@ describe('incremental sync', () => {
     const r = await mail.syncOk();
     assert.equal(r.messagesSynced, 2);
     threads = await allThreads(mail);
-    assert.equal(threads.some((x) => x.mailThreadId === single.threadId), false, 'a thread with no inbox message leaves the list');
-    assert.ok(threads.some((x) => x.mailThreadId === hidden.threadId), 'a message moved into the inbox is fetched');
+    assert.equal(
+      threads.some((x) => x.mailThreadId === single.threadId),
+      false,
+      'a thread with no inbox message leaves the list',
+    );
+    assert.ok(
+      threads.some((x) => x.mailThreadId === hidden.threadId),
+      'a message moved into the inbox is fetched',
+    );
     const stored = await mail.stored();
     assert.equal(stored.get(single.id)?.in_inbox, false, 'archived messages stay stored, out of the inbox');
     await assertInboxMatches(mail);

@@ -11,7 +11,13 @@ import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
 
 /** Gmail's quota units per call (messages.list 5, messages.get 5, history.list 2, profile 1, labels.get 1). */
 function units(calls: Record<string, number>): number {
-  return 5 * (calls['messages.list'] ?? 0) + 5 * (calls['messages.get:metadata'] ?? 0) + 2 * (calls['history.list'] ?? 0) + (calls.profile ?? 0) + (calls['labels.get'] ?? 0);
+  return (
+    5 * (calls['messages.list'] ?? 0) +
+    5 * (calls['messages.get:metadata'] ?? 0) +
+    2 * (calls['history.list'] ?? 0) +
+    (calls.profile ?? 0) +
+    (calls['labels.get'] ?? 0)
+  );
 }
 
 async function accountOf(mail: MailApp): Promise<string> {
@@ -25,10 +31,18 @@ async function listingActive(mail: MailApp): Promise<boolean> {
 /** The stored inbox and the provider's, as sorted `id:unread|read` lists, and no duplicate rows. */
 async function assertSameInbox(mail: MailApp, what: string) {
   const stored = await mail.stored();
-  const mine = [...stored].filter(([, m]) => m.in_inbox).map(([id, m]) => `${id}:${m.is_unread ? 'unread' : 'read'}`).sort();
-  const theirs = mail.gmail.inbox(ALICE).map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`).sort();
+  const mine = [...stored]
+    .filter(([, m]) => m.in_inbox)
+    .map(([id, m]) => `${id}:${m.is_unread ? 'unread' : 'read'}`)
+    .sort();
+  const theirs = mail.gmail
+    .inbox(ALICE)
+    .map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`)
+    .sort();
   assert.deepEqual(mine, theirs, `${what}: the stored inbox is the provider's`);
-  const [{ rows, distinct }] = await mail.sql<{ rows: number; distinct: number }>('select count(*)::int as rows, count(distinct provider_message_id)::int as distinct from mail_messages');
+  const [{ rows, distinct }] = await mail.sql<{ rows: number; distinct: number }>(
+    'select count(*)::int as rows, count(distinct provider_message_id)::int as distinct from mail_messages',
+  );
   assert.equal(rows, distinct, `${what}: no duplicate rows`);
   const [{ n }] = await mail.sql<{ n: number }>('select count(*)::int as n from mail_listing');
   assert.equal(n, 0, `${what}: the listing's ids are gone once it ended`);
@@ -63,7 +77,7 @@ describe('listing a big inbox', () => {
     await assertSameInbox(mail, 'after the backfill');
   });
 
-  it('ends a backfill and a resync with the provider\'s inbox whatever changes while they run', async (t) => {
+  it("ends a backfill and a resync with the provider's inbox whatever changes while they run", async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 2600, { sentReplies: false, readRatio: 0.5, archivedRatio: 0.1 });
     const accountId = await accountOf(mail);
@@ -106,7 +120,9 @@ describe('listing a big inbox', () => {
     assert.equal(mail.gmail.calls['messages.get:metadata'], 9);
     const spent = units(mail.gmail.calls);
     const everything = 5 * 2000;
-    t.diagnostic(`resync of 2,000: ${spent} quota units, ${((100 * spent) / everything).toFixed(1)} % of fetching every message (${everything})`);
+    t.diagnostic(
+      `resync of 2,000: ${spent} quota units, ${((100 * spent) / everything).toFixed(1)} % of fetching every message (${everything})`,
+    );
     assert.ok(spent <= 0.05 * everything, `${spent} units is more than 5 % of fetching every message`);
   });
 
@@ -114,7 +130,15 @@ describe('listing a big inbox', () => {
     const mail = await startMailApp(t);
     // One message a thread: every message comes by messages.get, so the quota's place in the calls is exact.
     for (let i = 0; i < 60; i++) mail.gmail.addMessage(ALICE, { subject: `m ${i}` });
-    const quotaAfter = (calls: number) => mail.gmail.injectFault({ endpoint: 'messages.get', status: 429, reason: 'rateLimitExceeded', retryAfterSeconds: 1, afterCalls: calls, times: Infinity });
+    const quotaAfter = (calls: number) =>
+      mail.gmail.injectFault({
+        endpoint: 'messages.get',
+        status: 429,
+        reason: 'rateLimitExceeded',
+        retryAfterSeconds: 1,
+        afterCalls: calls,
+        times: Infinity,
+      });
     const expectQuota = async () => {
       const res = await mail.sync();
       assert.equal(res.status, 429);
@@ -140,13 +164,19 @@ describe('listing a big inbox', () => {
     await assertSameInbox(mail, 'after the history');
 
     // A resync whose end check meets the quota: the messages it could not fetch are not taken for deleted.
-    const archived = mail.gmail.inbox(ALICE).slice(5, 10).map((m) => m.id);
+    const archived = mail.gmail
+      .inbox(ALICE)
+      .slice(5, 10)
+      .map((m) => m.id);
     for (const id of archived) mail.gmail.archive(ALICE, id);
     mail.gmail.expireHistory(ALICE);
     quotaAfter(2);
     await expectQuota();
     const stored = await mail.stored();
-    assert.ok(archived.every((id) => stored.has(id)), 'none of the archived messages was deleted');
+    assert.ok(
+      archived.every((id) => stored.has(id)),
+      'none of the archived messages was deleted',
+    );
     mail.gmail.clearFaults();
     await mail.drain();
     await assertSameInbox(mail, 'after the resync');

@@ -15,7 +15,10 @@ describe('what the sync owns', () => {
     const mail = await startMailApp(t);
     const first = mail.gmail.addMessage(ALICE, { subject: 'Opened while syncing', read: false });
     await mail.drain();
-    const [row] = await mail.sql<{ id: string; thread_id: string }>('select m.id, m.thread_id from mail_messages m where provider_message_id = ?', [first.id]);
+    const [row] = await mail.sql<{ id: string; thread_id: string }>(
+      'select m.id, m.thread_id from mail_messages m where provider_message_id = ?',
+      [first.id],
+    );
     // The open reads the provider's copy now (unread, one message) but its answer comes late...
     mail.gmail.injectFault({ endpoint: 'threads.get', status: 200, delayMs: 800 });
     const opening = mail.browser.fetch(`/api/mail/threads/${row!.thread_id}`);
@@ -30,9 +33,18 @@ describe('what the sync owns', () => {
       'select provider_message_id, is_unread, body_fetched_at from mail_messages where thread_id = ? order by sent_at',
       [row!.thread_id],
     );
-    assert.deepEqual(stored.map((m) => [m.provider_message_id, m.is_unread]), [[first.id, false], [reply.id, true]], 'the sync committed rows stand');
+    assert.deepEqual(
+      stored.map((m) => [m.provider_message_id, m.is_unread]),
+      [
+        [first.id, false],
+        [reply.id, true],
+      ],
+      'the sync committed rows stand',
+    );
     assert.ok(stored[0]!.body_fetched_at, 'the opened message got its body');
-    const [thread] = await mail.sql<{ is_unread: boolean }>('select is_unread from mail_threads where id = ?', [row!.thread_id]);
+    const [thread] = await mail.sql<{ is_unread: boolean }>('select is_unread from mail_threads where id = ?', [
+      row!.thread_id,
+    ]);
     assert.equal(thread!.is_unread, true, 'the reply is unread');
   });
 
@@ -43,7 +55,8 @@ describe('what the sync owns', () => {
     for (let i = 0; i < 3; i++) mail.gmail.addMessage(ALICE, { subject: `fine ${i}` });
     const poison = mail.gmail.addMessage(ALICE, { subject: 'The provider fails for this one' });
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: poison.id, times: Infinity });
-    const checkpoint = async () => (await mail.sql<{ h: string }>('select history_id::text as h from sync_states'))[0]!.h;
+    const checkpoint = async () =>
+      (await mail.sql<{ h: string }>('select history_id::text as h from sync_states'))[0]!.h;
     const before = await checkpoint();
     const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
 
@@ -53,10 +66,14 @@ describe('what the sync owns', () => {
     assert.equal(moved.messagesSynced, 3, 'the rest of the batch is stored');
     assert.notEqual(await checkpoint(), before);
     assert.equal(await checkpoint(), String(mail.gmail.historyId(ALICE)), 'the checkpoint moved past it');
-    const [aside] = await mail.sql<{ attempts: number; reason: string }>('select attempts, reason from mail_set_aside where provider_message_id = ?', [poison.id]);
+    const [aside] = await mail.sql<{ attempts: number; reason: string }>(
+      'select attempts, reason from mail_set_aside where provider_message_id = ?',
+      [poison.id],
+    );
     assert.deepEqual(aside, { attempts: 1, reason: 'HTTP_500' }, 'set aside, with a record of why');
     assert.equal((await mail.stored()).has(poison.id), false);
-    for (let i = 0; i < 3; i++) assert.equal((await mail.syncOk()).messagesSynced, 0, 'later presses are not held up by it (not due yet)');
+    for (let i = 0; i < 3; i++)
+      assert.equal((await mail.syncOk()).messagesSynced, 0, 'later presses are not held up by it (not due yet)');
     // The background sync job (as it calls the sync) is not held up either.
     assert.equal((await mail.app.container.services.sync.syncAccount(accountId)).messagesSynced, 0);
 
@@ -68,12 +85,13 @@ describe('what the sync owns', () => {
     assert.deepEqual(await mail.sql('select * from mail_set_aside'), [], 'its record is gone');
   });
 
-  it('most of a call failing is the provider\'s failure once; the same messages failing so again are set aside, and the account moves on', async (t) => {
+  it("most of a call failing is the provider's failure once; the same messages failing so again are set aside, and the account moves on", async (t) => {
     const mail = await startMailApp(t);
     await mail.drain();
     const bad = Array.from({ length: 4 }, (_, i) => mail.gmail.addMessage(ALICE, { subject: `bad ${i}` }));
     mail.gmail.addMessage(ALICE, { subject: 'good' });
-    for (const m of bad) mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: m.id, times: Infinity });
+    for (const m of bad)
+      mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: m.id, times: Infinity });
     const failed = await mail.sync();
     assert.equal(failed.status, 502, 'four of five failing: the provider, as far as one call can tell');
     assert.equal((await mail.sql('select 1 from mail_set_aside')).length, 4, 'recorded');
@@ -107,7 +125,10 @@ describe('what the sync owns', () => {
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: victim!.id, times: 1 });
     assert.equal((await mail.sync()).status, 200, 'its failure costs itself, not the resync');
     await mail.drain();
-    const [aside] = await mail.sql<{ attempts: number }>('select attempts from mail_set_aside where provider_message_id = ?', [victim!.id]);
+    const [aside] = await mail.sql<{ attempts: number }>(
+      'select attempts from mail_set_aside where provider_message_id = ?',
+      [victim!.id],
+    );
     assert.equal(aside?.attempts, 1, 'set aside at its first failure');
     assert.equal((await mail.stored()).get(victim!.id)?.in_inbox, true, 'its stored copy is as it was');
     // Deleted upstream while the history expired again: no history record tells; the resync skips it (set aside), its retry finds it gone.
@@ -118,6 +139,10 @@ describe('what the sync owns', () => {
     assert.deepEqual(await mail.sql('select * from mail_set_aside'), []);
     assert.equal((await mail.stored()).has(victim!.id), false, 'deleted upstream: gone from the store and the inbox');
     const threads = await allThreads(mail);
-    assert.deepEqual(threads.map((x: { mailThreadId: string }) => x.mailThreadId), [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))], 'the list is the provider\'s inbox');
+    assert.deepEqual(
+      threads.map((x: { mailThreadId: string }) => x.mailThreadId),
+      [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))],
+      "the list is the provider's inbox",
+    );
   });
 });

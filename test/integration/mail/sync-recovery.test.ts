@@ -5,9 +5,15 @@ import { createGmailFactory, type GmailFactory } from '../../../server/providers
 import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
 
 async function snapshot(mail: MailApp) {
-  const state = await mail.sql('select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states');
-  const messages = await mail.sql('select provider_message_id, label_ids, is_unread, in_inbox, updated_at from mail_messages order by provider_message_id');
-  const threads = await mail.sql('select provider_thread_id, subject, snippet, last_message_at, is_unread, in_inbox from mail_threads order by provider_thread_id');
+  const state = await mail.sql(
+    'select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states',
+  );
+  const messages = await mail.sql(
+    'select provider_message_id, label_ids, is_unread, in_inbox, updated_at from mail_messages order by provider_message_id',
+  );
+  const threads = await mail.sql(
+    'select provider_thread_id, subject, snippet, last_message_at, is_unread, in_inbox from mail_threads order by provider_thread_id',
+  );
   return { state, messages, threads };
 }
 
@@ -30,15 +36,33 @@ describe('sync recovery', () => {
     const steps = await mail.drain();
     // By difference: the unread ids and the inbox ids (one page of 500 each), then only the
     // unknown message and the two stored ones the listing did not name are fetched.
-    assert.equal(steps.length, 1, '120 inbox messages: one call lists them by id, fetches what differs and finds no history since it began');
-    assert.deepEqual(steps.map((s) => s.hasMore), [false]);
-    assert.equal(mail.gmail.calls['history.list'], 2, 'the 404 is met once, the listing runs, then the history since it began is read (empty)');
+    assert.equal(
+      steps.length,
+      1,
+      '120 inbox messages: one call lists them by id, fetches what differs and finds no history since it began',
+    );
+    assert.deepEqual(
+      steps.map((s) => s.hasMore),
+      [false],
+    );
+    assert.equal(
+      mail.gmail.calls['history.list'],
+      2,
+      'the 404 is met once, the listing runs, then the history since it began is read (empty)',
+    );
     assert.equal(mail.gmail.calls.profile, 1, 'the new checkpoint');
-    assert.equal(mail.gmail.calls['messages.list'], 2, 'the inbox\'s unread ids, then its ids');
-    assert.equal(mail.gmail.calls['messages.get:metadata'], 3, 'the new message, the archived one and the deleted one (404)');
+    assert.equal(mail.gmail.calls['messages.list'], 2, "the inbox's unread ids, then its ids");
+    assert.equal(
+      mail.gmail.calls['messages.get:metadata'],
+      3,
+      'the new message, the archived one and the deleted one (404)',
+    );
     assert.equal(mail.gmail.calls['messages.get:full'], 0);
     // Only what changed upstream counts: the new message, the read flag, the archived and the deleted one.
-    assert.equal(steps.reduce((n, s) => n + s.messagesSynced, 0), 4);
+    assert.equal(
+      steps.reduce((n, s) => n + s.messagesSynced, 0),
+      4,
+    );
 
     const stored = await mail.stored();
     assert.equal(stored.size, 120, 'no duplicates: 120 seeded + 1 new - 1 deleted');
@@ -47,7 +71,10 @@ describe('sync recovery', () => {
     assert.equal(stored.get(archived.id)?.in_inbox, false, 'the resync takes archived messages out of the inbox');
     assert.equal(stored.get(deleted.id), undefined, 'a message deleted upstream is deleted, with its unread state');
     const threads = await allThreads(mail);
-    assert.deepEqual(threads.map((x) => x.mailThreadId), [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))]);
+    assert.deepEqual(
+      threads.map((x) => x.mailThreadId),
+      [...new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId))],
+    );
 
     // Back on history: the new checkpoint is honoured.
     mail.gmail.resetCounters();
@@ -74,7 +101,11 @@ describe('sync recovery', () => {
     for (const m of mail.gmail.inbox(ALICE)) if (threadsOf.has(m.threadId)) mail.gmail.setRead(ALICE, m.id, true);
     await mail.drain();
     const before = await mail.stored();
-    assert.deepEqual([reply, archivedUnread, archivedRead].map((m) => before.get(m.id)?.in_inbox), [false, false, false], 'stored outside the inbox');
+    assert.deepEqual(
+      [reply, archivedUnread, archivedRead].map((m) => before.get(m.id)?.in_inbox),
+      [false, false, false],
+      'stored outside the inbox',
+    );
 
     // While nobody hears: the reply is deleted, the unread archived message read, the read one marked unread.
     mail.gmail.deleteMessage(ALICE, reply.id);
@@ -84,9 +115,16 @@ describe('sync recovery', () => {
     mail.gmail.resetCounters();
     const steps = await mail.drain();
 
-    assert.deepEqual(steps.map((s) => s.hasMore), [false]);
+    assert.deepEqual(
+      steps.map((s) => s.hasMore),
+      [false],
+    );
     assert.equal(mail.gmail.calls['messages.list'], 3, 'the unread ids, the inbox ids, the ids outside the inbox');
-    assert.equal(mail.gmail.calls['messages.get:metadata'], 1, 'only the stored message the listing outside the inbox did not name (404: deleted)');
+    assert.equal(
+      mail.gmail.calls['messages.get:metadata'],
+      1,
+      'only the stored message the listing outside the inbox did not name (404: deleted)',
+    );
     const stored = await mail.stored();
     assert.equal(stored.get(reply.id), undefined, 'the deleted reply leaves the thread');
     assert.equal(stored.get(archivedUnread.id)?.is_unread, false);
@@ -100,7 +138,10 @@ describe('sync recovery', () => {
     assert.equal(byThread.get(a!.threadId)?.n, 1, 'the thread holds what the provider holds');
     assert.equal(byThread.get(b!.threadId)?.is_unread, false, 'a stale unread row no longer keeps its thread unread');
     assert.equal(byThread.get(c!.threadId)?.is_unread, true);
-    const labels = await mail.sql<{ label_ids: string[] }>('select label_ids from mail_messages where provider_message_id = ?', [archivedRead.id]);
+    const labels = await mail.sql<{ label_ids: string[] }>(
+      'select label_ids from mail_messages where provider_message_id = ?',
+      [archivedRead.id],
+    );
     assert.deepEqual(labels[0]?.label_ids.includes('UNREAD'), true, 'its labels say so too');
 
     // A second resync with nothing changed fetches nothing.
@@ -147,7 +188,9 @@ describe('sync recovery', () => {
     mail.gmail.seed(ALICE, 30, { sentReplies: false });
     await mail.drain();
     // A trigger that fails the message write, after the checkpoint update ran in the same transaction.
-    await mail.sql(`create function boom() returns trigger language plpgsql as $$ begin if new.subject = 'BOOM' then raise exception 'boom'; end if; return new; end $$`);
+    await mail.sql(
+      `create function boom() returns trigger language plpgsql as $$ begin if new.subject = 'BOOM' then raise exception 'boom'; end if; return new; end $$`,
+    );
     await mail.sql('create trigger boom before insert or update on mail_messages for each row execute function boom()');
     mail.gmail.addMessage(ALICE, { subject: 'fine' });
     mail.gmail.addMessage(ALICE, { subject: 'BOOM' });
@@ -188,7 +231,8 @@ describe('sync recovery', () => {
     const syncs = createSyncService({ orm, gmail, credentials, log });
     const small = { maxMessages: 2 };
     assert.equal((await syncs.syncAccount(accountId, small)).hasMore, true);
-    const pending = async () => (await mail.sql<{ n: number }>('select count(*)::int as n from mail_listing where pending'))[0]!.n;
+    const pending = async () =>
+      (await mail.sql<{ n: number }>('select count(*)::int as n from mail_listing where pending'))[0]!.n;
     assert.equal(await pending(), 4, 'the listing keeps the ids it did not fetch yet');
 
     // Its history goes too. A sync reads that, and loses its lease to another one, which begins a new listing and commits it.
@@ -198,11 +242,22 @@ describe('sync recovery', () => {
       await mail.sql("update sync_states set lease_until = now() - interval '1 second'");
       await syncs.syncAccount(accountId, small);
     };
-    await assert.rejects(syncs.syncAccount(accountId, small), (err: Error & { code?: string }) => err.code === 'SYNC_FAILED', 'the sync that lost its lease commits nothing');
-    assert.equal(await pending(), 3, "the new listing's ids stand: the sync that lost its lease began a listing too, and cleared none");
+    await assert.rejects(
+      syncs.syncAccount(accountId, small),
+      (err: Error & { code?: string }) => err.code === 'SYNC_FAILED',
+      'the sync that lost its lease commits nothing',
+    );
+    assert.equal(
+      await pending(),
+      3,
+      "the new listing's ids stand: the sync that lost its lease began a listing too, and cleared none",
+    );
 
     await mail.drain();
-    const inbox = mail.gmail.inbox(ALICE).map((m) => m.id).sort();
+    const inbox = mail.gmail
+      .inbox(ALICE)
+      .map((m) => m.id)
+      .sort();
     assert.deepEqual([...(await mail.stored()).keys()].sort(), inbox, 'every inbox message stored, none twice');
   });
 });

@@ -12,7 +12,9 @@ import { chromiumMissing, launchChromium } from '../../helpers/chromium.ts';
 import { startTestDemo } from '../../helpers/demo.ts';
 
 describe('npm run demo, live in the browser', () => {
-  it('shows a newly delivered message without a reload, reading the list only after events', { timeout: 90_000 }, async (t) => {
+  it('shows a newly delivered message without a reload, reading the list only after events', {
+    timeout: 90_000,
+  }, async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
     const demo = await startTestDemo(t, { seedMessages: 20, dataDirPrefix: 'mia-demo-live-' });
@@ -47,12 +49,23 @@ describe('npm run demo, live in the browser', () => {
     assert.match((await page.textContent('#sync-state'))!, /Up to date/);
 
     assert.equal(navigations, navigated, 'no navigation since the inbox was in');
-    assert.equal(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, 'the same document: no reload');
+    assert.equal(
+      await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
+      true,
+      'the same document: no reload',
+    );
     assert.equal(asked.filter((p) => p.endsWith('/trpc/mail.events')).length, 1, 'one event stream, held open');
-    assert.deepEqual(asked.filter((p) => /syncState|sync-state/.test(p)), [], 'the sync state is never polled');
+    assert.deepEqual(
+      asked.filter((p) => /syncState|sync-state/.test(p)),
+      [],
+      'the sync state is never polled',
+    );
     const listEvents = streamed.filter((d) => /"type":"(threads|reset)"/.test(d)).length;
     const listReads = asked.filter((p) => p.endsWith('/trpc/mail.threads')).length;
     assert.ok(listEvents >= 1, `the new mail's event came through the stream: ${JSON.stringify(streamed)}`);
-    assert.ok(listReads <= 1 + listEvents, `the list is read once at the start, then only after an event (${listReads} reads, ${listEvents} events)`);
+    assert.ok(
+      listReads <= 1 + listEvents,
+      `the list is read once at the start, then only after an event (${listReads} reads, ${listEvents} events)`,
+    );
   });
 });

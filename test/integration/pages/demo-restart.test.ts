@@ -42,12 +42,16 @@ async function untilEvent<T>(browser: Browser, apiBase: string, fn: () => Promis
 }
 
 describe('npm run demo, stopped and started again on the same data directory', () => {
-  it('keeps mailbox and database together: listed threads open and live mail still arrives', { timeout: 90_000 }, async (t) => {
+  it('keeps mailbox and database together: listed threads open and live mail still arrives', {
+    timeout: 90_000,
+  }, async (t) => {
     const db = await createTestDatabase();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'mia-demo-restart-'));
     const ports = { apiPort: await freePort(), webPort: await freePort() };
-    const start = () => startDemo({ ...ports, dataDir, databaseUrl: db.url, newMailEveryMs: 60 * 60_000, seedMessages: 40, quiet: true });
-    const inboxThreads = (demo: Awaited<ReturnType<typeof start>>) => new Set(demo.gmail.inbox(DEMO_USER.email).map((m) => m.threadId));
+    const start = () =>
+      startDemo({ ...ports, dataDir, databaseUrl: db.url, newMailEveryMs: 60 * 60_000, seedMessages: 40, quiet: true });
+    const inboxThreads = (demo: Awaited<ReturnType<typeof start>>) =>
+      new Set(demo.gmail.inbox(DEMO_USER.email).map((m) => m.threadId));
 
     /** Signs in and waits until the list holds every inbox thread of the stand-in. */
     async function signInAndFill(demo: Awaited<ReturnType<typeof start>>) {
@@ -55,13 +59,17 @@ describe('npm run demo, stopped and started again on the same data directory', (
       const { csrfToken } = await signIn(browser);
       const expected = inboxThreads(demo);
       const threads = await untilEvent(browser, demo.apiBase, async () => {
-        const list = (await (await browser.fetch('/api/mail/threads?limit=100')).json()) as { threads: Summary[]; total: number };
+        const list = (await (await browser.fetch('/api/mail/threads?limit=100')).json()) as {
+          threads: Summary[];
+          total: number;
+        };
         return list.total === expected.size ? list.threads : undefined;
       });
       assert.deepEqual(new Set(threads.map((s) => s.mailThreadId)), expected);
       return { browser, threads, csrfToken };
     }
-    const autoTriage = async (browser: Browser) => ((await (await browser.fetch('/api/settings')).json()) as { autoTriage: boolean }).autoTriage;
+    const autoTriage = async (browser: Browser) =>
+      ((await (await browser.fetch('/api/settings')).json()) as { autoTriage: boolean }).autoTriage;
 
     // First run: sign in, let the backfill finish, receive one live message.
     let demo = await start();
@@ -72,22 +80,37 @@ describe('npm run demo, stopped and started again on the same data directory', (
     });
     let { browser, threads, csrfToken } = await signInAndFill(demo);
     assert.equal(await autoTriage(browser), true, 'a new demo account triages new mail');
-    const off = await browser.fetch('/api/settings', { method: 'PATCH', headers: csrfHeaders(csrfToken, demo.webOrigin), json: { autoTriage: false } });
+    const off = await browser.fetch('/api/settings', {
+      method: 'PATCH',
+      headers: csrfHeaders(csrfToken, demo.webOrigin),
+      json: { autoTriage: false },
+    });
     assert.equal(off.status, 200);
     demo.deliver({ subject: 'Before the restart', bodyText: 'Arrived in the first run.' });
     await untilEvent(browser, demo.apiBase, async () => {
       const list = (await (await browser.fetch('/api/mail/threads?limit=5')).json()) as { threads: Summary[] };
       return list.threads.some((s) => s.subject === 'Before the restart') || undefined;
     });
-    const before = { mailbox: demo.gmail.messages(DEMO_USER.email).map((m) => [m.id, m.threadId, m.historyId]), historyId: demo.gmail.historyId(DEMO_USER.email) };
+    const before = {
+      mailbox: demo.gmail.messages(DEMO_USER.email).map((m) => [m.id, m.threadId, m.historyId]),
+      historyId: demo.gmail.historyId(DEMO_USER.email),
+    };
     await demo.close();
     stopped = true;
 
     // Second run on the same data directory: the same mailbox, rebuilt from the journal.
     demo = await start();
     stopped = false;
-    assert.equal(readFileSync(path.join(dataDir, JOURNAL_FILE), 'utf8').trim().split('\n').length, 2, 'seed parameters and one live message');
-    assert.deepEqual(demo.gmail.messages(DEMO_USER.email).map((m) => [m.id, m.threadId, m.historyId]), before.mailbox, 'same ids, threads and history ids');
+    assert.equal(
+      readFileSync(path.join(dataDir, JOURNAL_FILE), 'utf8').trim().split('\n').length,
+      2,
+      'seed parameters and one live message',
+    );
+    assert.deepEqual(
+      demo.gmail.messages(DEMO_USER.email).map((m) => [m.id, m.threadId, m.historyId]),
+      before.mailbox,
+      'same ids, threads and history ids',
+    );
     assert.equal(demo.gmail.historyId(DEMO_USER.email), before.historyId);
 
     // The old session is still valid (its keys are in the data directory) and lists the kept threads;

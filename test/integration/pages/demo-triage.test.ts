@@ -22,16 +22,24 @@ import { csrfHeaders, signIn } from '../../helpers/providers.ts';
 const ARTIFACTS = path.resolve('test-artifacts');
 
 /** The list's row of the thread with this subject. */
-const rowOf = (page: Page, subject: string) => page.locator('#threads li', { has: page.locator('.subject', { hasText: subject }) });
+const rowOf = (page: Page, subject: string) =>
+  page.locator('#threads li', { has: page.locator('.subject', { hasText: subject }) });
 
 describe('npm run demo, triage', () => {
-  it('signs the demo account in with autoTriage on, then leaves the user\'s choice alone', { timeout: 60_000 }, async (t) => {
+  it("signs the demo account in with autoTriage on, then leaves the user's choice alone", {
+    timeout: 60_000,
+  }, async (t) => {
     const demo = await startTestDemo(t, { seedMessages: 5, dataDirPrefix: 'mia-demo-triage-' });
     const browser = new Browser(demo.apiBase, demo.webOrigin);
-    const settings = async () => ((await (await browser.fetch('/api/settings')).json()) as { autoTriage: boolean }).autoTriage;
+    const settings = async () =>
+      ((await (await browser.fetch('/api/settings')).json()) as { autoTriage: boolean }).autoTriage;
     /** PATCH /api/settings as the web client sends it (the session's CSRF token, the web origin). */
     const choose = async (csrfToken: string, autoTriage: boolean) => {
-      const res = await browser.fetch('/api/settings', { method: 'PATCH', headers: csrfHeaders(csrfToken, demo.webOrigin), json: { autoTriage } });
+      const res = await browser.fetch('/api/settings', {
+        method: 'PATCH',
+        headers: csrfHeaders(csrfToken, demo.webOrigin),
+        json: { autoTriage },
+      });
       assert.equal(res.status, 200);
     };
 
@@ -50,14 +58,27 @@ describe('npm run demo, triage', () => {
     const html = await (await fetch(demo.webOrigin)).text();
     const group = /<div id="filters" role="group" aria-label="[^"]+"[^>]*>([\s\S]*?)<\/div>/.exec(html);
     assert.ok(group, 'a labelled group of filters');
-    const buttons = [...group[1]!.matchAll(/<button type="button" data-filter="([^"]+)" aria-pressed="(true|false)">([^<]+)<\/button>/g)].map((m) => [m[1], m[3], m[2]]);
-    assert.deepEqual(buttons, Object.entries(FILTERS).map(([id, f], i) => [id, f.label, String(i === 0)]), 'every filter, in order, "All" pressed');
-    assert.match(html, /<label id="triage-toggle"[^>]*><input id="auto-triage" type="checkbox"> Triage new mail<\/label>/);
+    const buttons = [
+      ...group[1]!.matchAll(
+        /<button type="button" data-filter="([^"]+)" aria-pressed="(true|false)">([^<]+)<\/button>/g,
+      ),
+    ].map((m) => [m[1], m[3], m[2]]);
+    assert.deepEqual(
+      buttons,
+      Object.entries(FILTERS).map(([id, f], i) => [id, f.label, String(i === 0)]),
+      'every filter, in order, "All" pressed',
+    );
+    assert.match(
+      html,
+      /<label id="triage-toggle"[^>]*><input id="auto-triage" type="checkbox"> Triage new mail<\/label>/,
+    );
     const js = await (await fetch(`${demo.webOrigin}/app.js`)).text();
     assert.match(js, /correctAnalysis/, 'the bundle saves corrections');
   });
 
-  it('in a browser: the toggle, badges, filters with their count and pages, a correction, text only', { timeout: 120_000 }, async (t) => {
+  it('in a browser: the toggle, badges, filters with their count and pages, a correction, text only', {
+    timeout: 120_000,
+  }, async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
     const demo = await startTestDemo(t, { seedMessages: 60, dataDirPrefix: 'mia-demo-triage-browser-' });
@@ -65,10 +86,20 @@ describe('npm run demo, triage', () => {
     // The model read the mail, and may answer with markup: the page must show it as text.
     demo.openai.setResponder((body, ctx) => {
       const answer = demoResponder(body as Parameters<typeof demoResponder>[0], ctx);
-      return JSON.stringify(body).includes('Markup test') ? { ...answer, reason: `Because ${markup}`, suggestedAction: markup } : answer;
+      return JSON.stringify(body).includes('Markup test')
+        ? { ...answer, reason: `Because ${markup}`, suggestedAction: markup }
+        : answer;
     });
-    const outage = { subject: 'Checkout is down', from: { name: 'Ops Pager', address: 'oncall@contoso.com' }, bodyText: 'The checkout API is down since 09:40. We need your go-ahead immediately, please reply ASAP.' };
-    const html = { subject: `Markup test ${markup}`, from: { name: `Mallory ${markup}`, address: 'mallory@example.com' }, bodyText: 'Could you take a look?' };
+    const outage = {
+      subject: 'Checkout is down',
+      from: { name: 'Ops Pager', address: 'oncall@contoso.com' },
+      bodyText: 'The checkout API is down since 09:40. We need your go-ahead immediately, please reply ASAP.',
+    };
+    const html = {
+      subject: `Markup test ${markup}`,
+      from: { name: `Mallory ${markup}`, address: 'mallory@example.com' },
+      bodyText: 'Could you take a look?',
+    };
     // Unread mail past one page (PAGE is 25), whatever the seeded mailbox holds: "Unread" has a second page.
     for (let i = 0; i < 26; i++) demo.deliver({ subject: `Unread notice ${i}`, bodyText: 'Just so you know.' });
     demo.deliver(outage);
@@ -79,7 +110,12 @@ describe('npm run demo, triage', () => {
     const page = await context.newPage();
     const api = async <T>(path: string) => (await (await context.request.get(`${demo.apiBase}${path}`)).json()) as T;
     const listReads: string[] = [];
-    page.on('request', (r) => r.url().includes('/trpc/mail.threads') && listReads.push(decodeURIComponent(new URL(r.url()).searchParams.get('input') ?? '')));
+    page.on(
+      'request',
+      (r) =>
+        r.url().includes('/trpc/mail.threads') &&
+        listReads.push(decodeURIComponent(new URL(r.url()).searchParams.get('input') ?? '')),
+    );
     await page.goto(demo.webOrigin);
     await page.click('#account >> text=Sign in');
     await page.waitForSelector('#sync-state >> text=/Up to date/', { timeout: 30_000 });
@@ -105,7 +141,10 @@ describe('npm run demo, triage', () => {
     await page.click('#detail-pane button >> text=Analyze');
     await page.waitForSelector('#detail-pane .card >> text=Priority Urgent · needs reply · confidence');
     await rowOf(page, 'Checkout is down').locator('.badge.priority-urgent >> text=Urgent').waitFor();
-    assert.equal(await rowOf(page, 'Checkout is down').locator('.badge.reply-needs-reply').textContent(), 'Needs reply');
+    assert.equal(
+      await rowOf(page, 'Checkout is down').locator('.badge.reply-needs-reply').textContent(),
+      'Needs reply',
+    );
     assert.equal(await rowOf(page, 'Checkout is down').locator('.corrected').count(), 0);
 
     // The model's markup is shown as text: no element of it, nothing ran.
@@ -113,18 +152,27 @@ describe('npm run demo, triage', () => {
     await page.click('#detail-pane button >> text=Analyze');
     await page.waitForSelector(`#detail-pane .card >> text=Suggested: ${markup}`);
     assert.equal(await page.locator('#detail-pane .card p', { hasText: 'Because' }).textContent(), `Because ${markup}`);
-    assert.equal(await page.locator('#detail-pane .card img, #detail-pane .card b, #threads img, #threads b').count(), 0);
+    assert.equal(
+      await page.locator('#detail-pane .card img, #detail-pane .card b, #threads img, #threads b').count(),
+      0,
+    );
     await rowOf(page, 'Markup test').locator('.badge').first().waitFor();
     assert.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined);
 
     // "Urgent": only urgent rows, the count of the server's, and the filter in what the page asked for.
     await page.click('#filters button >> text=Urgent');
     await page.waitForSelector('#filters button[aria-pressed="true"] >> text=Urgent');
-    const urgent = await api<{ total: number; threads: { subject: string }[] }>('/api/mail/threads?priority=URGENT&limit=100');
+    const urgent = await api<{ total: number; threads: { subject: string }[] }>(
+      '/api/mail/threads?priority=URGENT&limit=100',
+    );
     await page.waitForSelector(`#page >> text=/of ${urgent.total}$/`);
     assert.ok(urgent.threads.some((th) => th.subject === 'Checkout is down'));
     assert.equal(await page.locator('#threads li').count(), urgent.threads.length);
-    assert.equal(await page.locator('#threads li .badge.priority-urgent').count(), urgent.threads.length, 'every row is urgent');
+    assert.equal(
+      await page.locator('#threads li .badge.priority-urgent').count(),
+      urgent.threads.length,
+      'every row is urgent',
+    );
     assert.match(listReads.at(-1)!, /"priority":"URGENT"/);
 
     // A correction: the selects start at the model's values, Save is offered for a change only.
@@ -138,8 +186,15 @@ describe('npm run demo, triage', () => {
     await page.waitForSelector('#detail-pane .correction >> text=Saved.');
     await page.waitForSelector('#detail-pane .card >> text=Priority Normal · waiting on others · corrected by you');
     assert.equal(await save.isDisabled(), true);
-    const stored = (await api<{ threads: { subject: string; analysis: unknown }[] }>('/api/mail/threads?limit=100')).threads.find((th) => th.subject === 'Checkout is down');
-    assert.deepEqual(stored?.analysis, { priority: 'NORMAL', replyStatus: 'WAITING_ON_OTHERS', confidence: (stored?.analysis as { confidence: number }).confidence, corrected: true });
+    const stored = (
+      await api<{ threads: { subject: string; analysis: unknown }[] }>('/api/mail/threads?limit=100')
+    ).threads.find((th) => th.subject === 'Checkout is down');
+    assert.deepEqual(stored?.analysis, {
+      priority: 'NORMAL',
+      replyStatus: 'WAITING_ON_OTHERS',
+      confidence: (stored?.analysis as { confidence: number }).confidence,
+      corrected: true,
+    });
     // No longer urgent: the filtered list changed, announced rather than moved under the pointer.
     await page.waitForSelector('#new-mail >> text=The list changed — show');
     await page.click('#new-mail');
@@ -150,7 +205,11 @@ describe('npm run demo, triage', () => {
     await page.click('#filters button >> text=All');
     const corrected = rowOf(page, 'Checkout is down');
     await corrected.locator('.badge.priority-normal').waitFor();
-    assert.deepEqual(await corrected.locator('.badge, .corrected').allTextContents(), ['Normal', 'Waiting on others', 'corrected']);
+    assert.deepEqual(await corrected.locator('.badge, .corrected').allTextContents(), [
+      'Normal',
+      'Waiting on others',
+      'corrected',
+    ]);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-desktop-triage.png') });
 
@@ -167,14 +226,20 @@ describe('npm run demo, triage', () => {
     await page.waitForSelector(`#page >> text=/^26–\\d+ of ${unread.total}$/`);
     assert.match(listReads.at(-1)!, /"offset":25/);
     assert.match(listReads.at(-1)!, /"unread":true/);
-    assert.equal(await page.locator('#threads li.unread').count(), await page.locator('#threads li').count(), 'the second page is unread threads too');
+    assert.equal(
+      await page.locator('#threads li.unread').count(),
+      await page.locator('#threads li').count(),
+      'the second page is unread threads too',
+    );
 
     // Opened from the list, an analysed thread offers the correction at once; once a newer
     // message came, there is nothing to correct (NOT_FOUND), said in the panel and the notice line.
     await page.click('#filters button >> text=All');
     await rowOf(page, 'Markup test').locator('.row').click();
     await page.waitForSelector('#detail-pane .card >> text=/^Priority Normal · needs reply · confidence/');
-    const mailThreadId = (await api<{ threads: { subject: string; mailThreadId: string }[] }>('/api/mail/threads?limit=5')).threads.find((th) => th.subject === html.subject)!.mailThreadId;
+    const mailThreadId = (
+      await api<{ threads: { subject: string; mailThreadId: string }[] }>('/api/mail/threads?limit=5')
+    ).threads.find((th) => th.subject === html.subject)!.mailThreadId;
     demo.deliver({ threadId: mailThreadId, subject: html.subject, from: html.from, bodyText: 'One more thing.' });
     await page.waitForSelector('#new-mail:not([hidden])');
     await page.selectOption('#detail-pane label:has-text("Priority") select', 'LOW');

@@ -17,15 +17,20 @@ const ARTIFACTS = path.resolve('test-artifacts');
 /** Controls without an accessible label, and whether the page scrolls sideways. */
 async function layoutFacts(page: Page) {
   return page.evaluate(() => ({
-    unlabelled: Array.from(document.querySelectorAll('select, textarea, input')).filter((c) => !(c as HTMLSelectElement).labels?.length && !c.getAttribute('aria-label')).map((c) => c.outerHTML.slice(0, 80)),
-    nameless: Array.from(document.querySelectorAll('button')).filter((b) => !b.textContent?.trim() && !b.getAttribute('aria-label')).length,
+    unlabelled: Array.from(document.querySelectorAll('select, textarea, input'))
+      .filter((c) => !(c as HTMLSelectElement).labels?.length && !c.getAttribute('aria-label'))
+      .map((c) => c.outerHTML.slice(0, 80)),
+    nameless: Array.from(document.querySelectorAll('button')).filter(
+      (b) => !b.textContent?.trim() && !b.getAttribute('aria-label'),
+    ).length,
     overflow: document.documentElement.scrollWidth - window.innerWidth,
   }));
 }
 
 /** Waits until every mail body frame has painted its text (they load after the page). */
 async function framesLoaded(page: Page) {
-  for (const frame of page.frames().slice(1)) await frame.waitForFunction(() => (document.body?.innerText ?? '').trim().length > 0, null, { timeout: 5_000 });
+  for (const frame of page.frames().slice(1))
+    await frame.waitForFunction(() => (document.body?.innerText ?? '').trim().length > 0, null, { timeout: 5_000 });
 }
 
 describe('npm run demo, driven by a person in a browser', () => {
@@ -49,7 +54,11 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.waitForSelector('#sync-state >> text=/Fetching your inbox/', { timeout: 10_000 });
     // The first call's 50 of the 60 are in: the line counts them, of the provider's inbox count.
     await page.waitForSelector('#sync-state >> text=Fetching your inbox… 50 of ~60 messages', { timeout: 15_000 });
-    assert.deepEqual(await page.$eval('#fill', (p: HTMLProgressElement) => [p.value, p.max]), [50, 60], 'the bar shows the same');
+    assert.deepEqual(
+      await page.$eval('#fill', (p: HTMLProgressElement) => [p.value, p.max]),
+      [50, 60],
+      'the bar shows the same',
+    );
     assert.equal(await page.locator('#fill').isVisible(), true, 'the progress bar shows while the inbox is fetched');
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-desktop-filling.png') });
     demo.gmail.setLatency(0);
@@ -57,10 +66,15 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.waitForSelector('#sync-state >> text=/Up to date/', { timeout: 20_000 });
     assert.equal(await page.locator('#fill').isHidden(), true, 'the progress bar is gone once the inbox is in');
     const inboxThreads = new Set(demo.gmail.inbox('alice@example.com').map((m) => m.threadId)).size;
-    assert.match(await page.textContent('#page') ?? '', new RegExp(`of ${inboxThreads}$`));
+    assert.match((await page.textContent('#page')) ?? '', new RegExp(`of ${inboxThreads}$`));
 
     // Every row shows its sender and its date.
-    await page.waitForFunction(() => Array.from(document.querySelectorAll('#threads .from')).every((f) => f.textContent && f.textContent !== '…'), null, { timeout: 10_000 });
+    await page.waitForFunction(
+      () =>
+        Array.from(document.querySelectorAll('#threads .from')).every((f) => f.textContent && f.textContent !== '…'),
+      null,
+      { timeout: 10_000 },
+    );
     const first = page.locator('#threads li').first();
     assert.ok((await first.locator('.from').textContent())!.trim().length > 1);
     assert.match((await first.locator('time').getAttribute('datetime'))!, /^\d{4}-\d\d-\d\dT/);
@@ -70,7 +84,11 @@ describe('npm run demo, driven by a person in a browser', () => {
     // New mail is announced; the rows stay where they are until the user asks for it.
     const topBefore = await first.locator('.subject').textContent();
     await first.hover();
-    demo.deliver({ subject: 'Arrived while you watched', from: { name: 'Kenji Watanabe', address: 'kenji@tailspin.dev' }, bodyText: 'Can we move our call to 3pm?' });
+    demo.deliver({
+      subject: 'Arrived while you watched',
+      from: { name: 'Kenji Watanabe', address: 'kenji@tailspin.dev' },
+      bodyText: 'Can we move our call to 3pm?',
+    });
     await page.waitForSelector('#new-mail >> text=1 new message — show', { timeout: 15_000 });
     assert.equal(await first.locator('.subject').textContent(), topBefore, 'the row under the pointer did not move');
     await page.click('#new-mail');
@@ -100,11 +118,21 @@ describe('npm run demo, driven by a person in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-desktop-thread.png') });
 
     // A 390 px phone, same session: one column, no sideways scrolling, the thread full width with a way back.
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, storageState: await desktop.storageState() });
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      storageState: await desktop.storageState(),
+    });
     const mobile = await phone.newPage();
     await mobile.goto(demo.webOrigin);
     await mobile.waitForSelector('#sync-state >> text=/Up to date/', { timeout: 10_000 });
-    await mobile.waitForFunction(() => Array.from(document.querySelectorAll('#threads .from')).every((f) => f.textContent && f.textContent !== '…'), null, { timeout: 10_000 });
+    await mobile.waitForFunction(
+      () =>
+        Array.from(document.querySelectorAll('#threads .from')).every((f) => f.textContent && f.textContent !== '…'),
+      null,
+      { timeout: 10_000 },
+    );
     facts = await layoutFacts(mobile);
     assert.ok(facts.overflow <= 0, `no horizontal overflow on the phone (${facts.overflow} px)`);
     assert.ok(await mobile.locator('#threads li:first-child time').isVisible(), 'the date is visible on the phone');

@@ -21,9 +21,24 @@ describe('GET /status in a real browser', () => {
   it('shows the live component states of /health and the incident history', async (t) => {
     const missing = chromiumMissing();
     if (missing) return t.skip(missing);
-    const app = await buildTestApp(t, { overrides: { probes: { mail: async () => ({ state: 'degraded', detail: 'answered HTTP 503' }) } } });
-    const resolved = await createIncident(app.url, { kind: 'incident', state: 'resolved', title: 'Sync delays', message: 'Notifications arrived late.', affectedComponents: ['mail'], startsAt: '2026-01-02T10:00:00.000Z' });
-    const planned = await createIncident(app.url, { kind: 'maintenance', state: 'scheduled', title: 'Database upgrade', message: 'Five minutes read-only.', affectedComponents: ['database'] });
+    const app = await buildTestApp(t, {
+      overrides: { probes: { mail: async () => ({ state: 'degraded', detail: 'answered HTTP 503' }) } },
+    });
+    const resolved = await createIncident(app.url, {
+      kind: 'incident',
+      state: 'resolved',
+      title: 'Sync delays',
+      message: 'Notifications arrived late.',
+      affectedComponents: ['mail'],
+      startsAt: '2026-01-02T10:00:00.000Z',
+    });
+    const planned = await createIncident(app.url, {
+      kind: 'maintenance',
+      state: 'scheduled',
+      title: 'Database upgrade',
+      message: 'Five minutes read-only.',
+      affectedComponents: ['database'],
+    });
 
     const browser = await launchChromium(t);
     const page = await browser.newPage();
@@ -35,7 +50,10 @@ describe('GET /status in a real browser', () => {
     assert.equal(await page.getAttribute('#overall', 'data-status'), health.status);
     assert.equal(health.status, 'degraded');
     for (const key of ['mail', 'ai'] as const) {
-      assert.equal(await page.getAttribute(`tr[data-component="${key}"] td[data-state]`, 'data-state'), health[key].state);
+      assert.equal(
+        await page.getAttribute(`tr[data-component="${key}"] td[data-state]`, 'data-state'),
+        health[key].state,
+      );
     }
     assert.equal(await page.getAttribute('tr[data-component="database"] td[data-state]', 'data-state'), 'operational');
     assert.equal(await page.locator(`#maintenance [data-incident="${planned.id}"]`).count(), 1);

@@ -20,7 +20,12 @@ import assert from 'node:assert/strict';
 import type { Browser } from '../../../harness/browser.ts';
 import { csrf, signIn } from '../../../harness/client.ts';
 import { sql } from '../../../harness/pg-cluster.ts';
-import { type ServiceProcess, sharedSecrets, startServiceProcess, WEB_ORIGIN } from '../../../harness/service-process.ts';
+import {
+  type ServiceProcess,
+  sharedSecrets,
+  startServiceProcess,
+  WEB_ORIGIN,
+} from '../../../harness/service-process.ts';
 import { type StandIns, startStandIns, SUBSCRIPTION, TOPIC, user } from '../../../harness/stand-ins.ts';
 import { startTcpProxy, type TcpProxy } from '../../../harness/tcp-proxy.ts';
 import { eventually, sleep } from '../../../harness/wait.ts';
@@ -40,7 +45,11 @@ const TIMEOUTS_ENV = {
   OPENAI_TIMEOUT_MS: String(TIMEOUT_MS.ai),
   PUBSUB_TIMEOUT_MS: String(TIMEOUT_MS.queue),
 };
-const HANG_BOUND_MS = { mail: TIMEOUT_MS.mail + 10_000, identity: TIMEOUT_MS.identity + 10_000, ai: TIMEOUT_MS.ai + 10_000 };
+const HANG_BOUND_MS = {
+  mail: TIMEOUT_MS.mail + 10_000,
+  identity: TIMEOUT_MS.identity + 10_000,
+  ai: TIMEOUT_MS.ai + 10_000,
+};
 
 interface Answer {
   status: number;
@@ -60,7 +69,13 @@ async function answer(res: Promise<Response>): Promise<Answer> {
   } catch {
     /* not JSON (a redirect) */
   }
-  return { status: r.status, code, retryAfter: r.headers.get('retry-after'), location: r.headers.get('location'), ms: Date.now() - started };
+  return {
+    status: r.status,
+    code,
+    retryAfter: r.headers.get('retry-after'),
+    location: r.headers.get('location'),
+    ms: Date.now() - started,
+  };
 }
 
 const show = (a: Answer) => `${a.status} ${a.code ?? ''} ${a.location ?? ''} (${a.ms} ms)`;
@@ -91,10 +106,14 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
     let threads: string[] = [];
 
     const ip = (extra: Record<string, string> = {}) => ({ 'X-Forwarded-For': randomIp(), ...extra });
-    const sync = (signal?: AbortSignal) => answer(browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token, ip()), signal }));
-    const detail = (id: string, signal?: AbortSignal) => answer(browser.fetch(`/api/mail/threads/${id}`, { headers: ip(), signal }));
-    const analyze = (id: string, signal?: AbortSignal) => answer(browser.fetch(`/api/mail/threads/${id}/analyze`, { method: 'POST', headers: csrf(token, ip()), signal }));
-    const draft = (id: string, signal?: AbortSignal) => answer(browser.fetch(`/api/mail/threads/${id}/draft`, { method: 'POST', headers: csrf(token, ip()), signal }));
+    const sync = (signal?: AbortSignal) =>
+      answer(browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(token, ip()), signal }));
+    const detail = (id: string, signal?: AbortSignal) =>
+      answer(browser.fetch(`/api/mail/threads/${id}`, { headers: ip(), signal }));
+    const analyze = (id: string, signal?: AbortSignal) =>
+      answer(browser.fetch(`/api/mail/threads/${id}/analyze`, { method: 'POST', headers: csrf(token, ip()), signal }));
+    const draft = (id: string, signal?: AbortSignal) =>
+      answer(browser.fetch(`/api/mail/threads/${id}/draft`, { method: 'POST', headers: csrf(token, ip()), signal }));
     /** A fresh browser through consent, up to (not including) the callback. */
     const consented = async () => {
       const b = svc.browser();
@@ -103,9 +122,16 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       const callback = consent.headers.get('location')!;
       return (signal?: AbortSignal) => answer(b.fetch(callback, { headers: ip(), signal }));
     };
-    const storedCount = async () => (await sql<{ n: number }>(db.url, 'select count(*)::int as n from mail_messages'))[0]!.n;
+    const storedCount = async () =>
+      (await sql<{ n: number }>(db.url, 'select count(*)::int as n from mail_messages'))[0]!.n;
     const bodiesCached = async (threadId: string) =>
-      (await sql<{ n: number }>(db.url, 'select count(*)::int as n from mail_messages where thread_id = $1 and body_fetched_at is not null', [threadId]))[0]!.n;
+      (
+        await sql<{ n: number }>(
+          db.url,
+          'select count(*)::int as n from mail_messages where thread_id = $1 and body_fetched_at is not null',
+          [threadId],
+        )
+      )[0]!.n;
     const analyses = async () => (await sql<{ n: number }>(db.url, 'select count(*)::int as n from analyses'))[0]!.n;
 
     before(async () => {
@@ -113,7 +139,11 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE] });
       const { PUBSUB_SUBSCRIPTION: _, ...env } = providers.env;
       // HTTP-only: the route's answers to provider faults are under test, not the background sync's.
-      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...env, ...sharedSecrets(), ...TIMEOUTS_ENV, TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' }, name: 'providers' });
+      svc = await startServiceProcess(null, {
+        databaseUrl: db.url,
+        env: { ...env, ...sharedSecrets(), ...TIMEOUTS_ENV, TRUST_PROXY: 'true', BACKGROUND_WORKERS: 'false' },
+        name: 'providers',
+      });
       browser = svc.browser();
       token = (await signIn(browser, { headers: ip() })).csrfToken;
       providers.gmail.seed(ALICE.email, 12, { sentReplies: false });
@@ -146,14 +176,24 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       assertCode(quota, 429, 'MAIL_RATE_LIMITED', 'history 429');
       assert.equal(quota.retryAfter, '7');
       // Every fetch refused (a quota met part-way keeps what was fetched: sync-listing.test.ts).
-      providers.gmail.injectFault({ endpoint: 'messages.get', status: 403, reason: 'userRateLimitExceeded', times: Infinity });
+      providers.gmail.injectFault({
+        endpoint: 'messages.get',
+        status: 403,
+        reason: 'userRateLimitExceeded',
+        times: Infinity,
+      });
       assertCode(await sync(), 429, 'MAIL_RATE_LIMITED', 'messages.get 403 userRateLimitExceeded');
       providers.gmail.clearFaults();
       assert.equal(await storedCount(), before, 'no failed sync stored anything');
       // One message's 500, another's garbage 502: each costs itself (set aside, retried later), never the call.
       const another = providers.gmail.addMessage(ALICE.email, { subject: 'another one waiting' });
       providers.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: waiting.id });
-      providers.gmail.injectFault({ endpoint: 'messages.get', status: 502, garbage: '<html>Bad gateway</html>', pathIncludes: another.id });
+      providers.gmail.injectFault({
+        endpoint: 'messages.get',
+        status: 502,
+        garbage: '<html>Bad gateway</html>',
+        pathIncludes: another.id,
+      });
       assert.equal((await sync()).status, 200);
       assert.equal(await storedCount(), before);
       const aside = await sql<{ reason: string }>(db.url, 'select reason from mail_set_aside order by reason');
@@ -182,7 +222,10 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
     it('identity provider 5xx, garbage and a dropped connection at sign-in: the error=oauth_failed redirect', async () => {
       for (const [fault, what] of [
         [{ endpoint: 'token', status: 500 }, 'token 500'],
-        [{ endpoint: 'token', status: 503, body: '<html>unavailable</html>', contentType: 'text/html' }, 'token 503 html'],
+        [
+          { endpoint: 'token', status: 503, body: '<html>unavailable</html>', contentType: 'text/html' },
+          'token 503 html',
+        ],
         [{ endpoint: 'token', status: 200, body: '{"access_token": ' }, 'token garbage 200'],
         [{ endpoint: 'token', status: 0 }, 'token connection dropped'],
         [{ endpoint: 'userinfo', status: 500 }, 'userinfo 500'],
@@ -205,7 +248,10 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
         providers.identity.injectFault(fault);
         assertCode(await sync(), 502, 'SYNC_FAILED', what);
       }
-      const [{ needs_reconnect }] = await sql<{ needs_reconnect: boolean }>(db.url, 'select needs_reconnect from accounts');
+      const [{ needs_reconnect }] = await sql<{ needs_reconnect: boolean }>(
+        db.url,
+        'select needs_reconnect from accounts',
+      );
       assert.equal(needs_reconnect, false);
       assert.equal((await sync()).status, 200, 'the next refresh works');
     });
@@ -248,11 +294,23 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       const mail = (async () => {
         providers.gmail.addMessage(ALICE.email, { subject: 'behind a hanging provider' });
         providers.gmail.injectFault({ endpoint: 'history.list', status: 0, hang: true });
-        timedOut(await sync(signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', TIMEOUT_MS.mail, 'sync, history.list hangs');
+        timedOut(
+          await sync(signal(HANG_BOUND_MS.mail)),
+          502,
+          'SYNC_FAILED',
+          TIMEOUT_MS.mail,
+          'sync, history.list hangs',
+        );
       })();
       const body = (async () => {
         providers.gmail.injectFault({ endpoint: 'threads.get', status: 0, hang: true });
-        timedOut(await detail(slowThread, signal(HANG_BOUND_MS.mail)), 502, 'SYNC_FAILED', TIMEOUT_MS.mail, 'detail, threads.get hangs');
+        timedOut(
+          await detail(slowThread, signal(HANG_BOUND_MS.mail)),
+          502,
+          'SYNC_FAILED',
+          TIMEOUT_MS.mail,
+          'detail, threads.get hangs',
+        );
       })();
       const identity = (async () => {
         let callback = await consented();
@@ -268,11 +326,23 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
         await mail; // the refresh below must not meet the mail hang
         providers.identity.expireAccessTokens();
         providers.identity.injectFault({ endpoint: 'token', status: 0, hang: true });
-        timedOut(await sync(signal(HANG_BOUND_MS.identity)), 502, 'SYNC_FAILED', TIMEOUT_MS.identity, 'sync, token refresh hangs');
+        timedOut(
+          await sync(signal(HANG_BOUND_MS.identity)),
+          502,
+          'SYNC_FAILED',
+          TIMEOUT_MS.identity,
+          'sync, token refresh hangs',
+        );
       })();
       const ai = (async () => {
         providers.openai.injectFault({ kind: 'hang' });
-        timedOut(await analyze(aiThread, signal(HANG_BOUND_MS.ai)), 502, 'AI_REQUEST_FAILED', TIMEOUT_MS.ai, 'analyze, AI hangs');
+        timedOut(
+          await analyze(aiThread, signal(HANG_BOUND_MS.ai)),
+          502,
+          'AI_REQUEST_FAILED',
+          TIMEOUT_MS.ai,
+          'analyze, AI hangs',
+        );
       })();
       // While they hang, the service keeps answering.
       const health = await answer(fetch(`${svc.url}/health`, { headers: ip(), signal: signal(10_000) }));
@@ -305,9 +375,20 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       assert.equal(svc.alive, true);
       const requests = svc.logs.filter((l) => l.msg === 'request');
       assert.ok(requests.length > 40);
-      assert.deepEqual(requests.filter((l) => Number(l.status) >= 500 && ![502, 503].includes(Number(l.status))).map((l) => `${l.method} ${l.path} ${l.status}`), []);
-      assert.deepEqual(requests.filter((l) => l.code === 'INTERNAL_ERROR').map((l) => `${l.method} ${l.path}`), []);
-      assert.deepEqual(svc.stderr.filter((l) => /uncaught|unhandled/i.test(l)), []);
+      assert.deepEqual(
+        requests
+          .filter((l) => Number(l.status) >= 500 && ![502, 503].includes(Number(l.status)))
+          .map((l) => `${l.method} ${l.path} ${l.status}`),
+        [],
+      );
+      assert.deepEqual(
+        requests.filter((l) => l.code === 'INTERNAL_ERROR').map((l) => `${l.method} ${l.path}`),
+        [],
+      );
+      assert.deepEqual(
+        svc.stderr.filter((l) => /uncaught|unhandled/i.test(l)),
+        [],
+      );
     });
   });
 
@@ -318,8 +399,12 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
     let svc: ServiceProcess;
     let browser: Browser;
 
-    const stored = async () => new Set((await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages')).map((r) => r.id));
-    const storedEventually = async (id: string, ms: number) => eventually(async () => (await stored()).has(id), ms, 200);
+    const stored = async () =>
+      new Set(
+        (await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages')).map((r) => r.id),
+      );
+    const storedEventually = async (id: string, ms: number) =>
+      eventually(async () => (await stored()).has(id), ms, 200);
     /** Warnings of the intake (their wording is the intake's business; that they exist is ours). */
     const pullFailures = () => svc.logs.filter((l) => l.component === 'intake' && l.level === 'warn').length;
     /**
@@ -334,11 +419,20 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers = await startStandIns({ users: [ALICE], ackDeadlineSeconds: 2 });
       const [host, port] = providers.pubsub.host.split(':');
       proxy = await startTcpProxy({ host: host!, port: Number(port) });
-      svc = await startServiceProcess(null, { databaseUrl: db.url, env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets(), ...TIMEOUTS_ENV }, name: 'queue' });
+      svc = await startServiceProcess(null, {
+        databaseUrl: db.url,
+        env: { ...providers.env, PUBSUB_EMULATOR_HOST: proxy.host, ...sharedSecrets(), ...TIMEOUTS_ENV },
+        name: 'queue',
+      });
       browser = svc.browser();
       await signIn(browser); // its first sync runs in the background
       assert.ok(await eventually(async () => providers.gmail.watches(ALICE.email).length > 0, 5_000));
-      assert.ok(await eventually(async () => (await sql(db.url, 'select 1 from sync_states where history_id is not null')).length === 1, 10_000));
+      assert.ok(
+        await eventually(
+          async () => (await sql(db.url, 'select 1 from sync_states where history_id is not null')).length === 1,
+          10_000,
+        ),
+      );
     });
 
     after(async () => {
@@ -366,7 +460,10 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       providers.pubsub.publish(TOPIC, { emailAddress: 42 });
       providers.pubsub.publish(TOPIC, { emailAddress: 'nobody@example.com', historyId: '1' });
       providers.pubsub.publish(TOPIC, Buffer.from([0xff, 0xfe, 0x00]));
-      assert.ok(await eventually(async () => drained() && providers.pubsub.stats(SUBSCRIPTION).acked >= acked + 4, 15_000), 'all four acknowledged');
+      assert.ok(
+        await eventually(async () => drained() && providers.pubsub.stats(SUBSCRIPTION).acked >= acked + 4, 15_000),
+        'all four acknowledged',
+      );
       const m = providers.gmail.addMessage(ALICE.email, { subject: 'after the garbage' });
       assert.ok(await storedEventually(m.id, 15_000));
     });
@@ -379,7 +476,10 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       const hangEnds = Date.now() + TIMEOUT_MS.queue + 1_500;
       while (Date.now() < hangEnds) {
         const t0 = Date.now();
-        assert.equal((await fetch(`${svc.url}/api/mail/threads`, { headers: { Cookie: browser.cookieHeader() } })).status, 200);
+        assert.equal(
+          (await fetch(`${svc.url}/api/mail/threads`, { headers: { Cookie: browser.cookieHeader() } })).status,
+          200,
+        );
         assert.ok(Date.now() - t0 < 5_000, 'HTTP is not held up by the intake');
         await sleep(250);
       }
@@ -387,15 +487,24 @@ describe('provider faults (service as a child process)', { concurrency: true }, 
       for (const mode of ['garbage', 'refuse'] as const) {
         const seen = pullFailures();
         await proxy.setMode(mode);
-        assert.ok(await eventually(async () => pullFailures() > seen, 20_000, 50), `the queue's ${mode} answer was met and logged`);
+        assert.ok(
+          await eventually(async () => pullFailures() > seen, 20_000, 50),
+          `the queue's ${mode} answer was met and logged`,
+        );
       }
       assert.ok(pullFailures() > failures, 'the unreachable queue was logged');
       assert.equal((await stored()).has(during.id), false, 'the notification could not arrive meanwhile');
       await proxy.setMode('forward');
-      assert.ok(await storedEventually(during.id, 45_000), 'the notification sent meanwhile was handled once the queue was back');
+      assert.ok(
+        await storedEventually(during.id, 45_000),
+        'the notification sent meanwhile was handled once the queue was back',
+      );
       assert.ok(await eventually(async () => drained(), 15_000));
       assert.equal(svc.alive, true);
-      assert.deepEqual(svc.stderr.filter((l) => /uncaught|unhandled/i.test(l)), []);
+      assert.deepEqual(
+        svc.stderr.filter((l) => /uncaught|unhandled/i.test(l)),
+        [],
+      );
     });
   });
 });

@@ -37,7 +37,10 @@ export function randomIp(): string {
   return `10.${b()}.${b()}.${b()}`;
 }
 
-export function startTraffic(calls: Call[], opts: { workers?: number; timeoutMs?: number; pauseMs?: number } = {}): Traffic {
+export function startTraffic(
+  calls: Call[],
+  opts: { workers?: number; timeoutMs?: number; pauseMs?: number } = {},
+): Traffic {
   const outcomes: Outcome[] = [];
   let phase = 'start';
   let running = true;
@@ -54,14 +57,32 @@ export function startTraffic(calls: Call[], opts: { workers?: number; timeoutMs?
         if (res.status >= 400) {
           try {
             const body = JSON.parse(text);
-            code = body?.error?.code && typeof body.error.code === 'string' ? body.error.code : body?.error?.data?.appCode;
+            code =
+              body?.error?.code && typeof body.error.code === 'string' ? body.error.code : body?.error?.data?.appCode;
           } catch {
             code = 'non-json';
           }
         }
-        outcomes.push({ route: call.route, phase: started, status: res.status, code, retryAfter: res.headers.get('retry-after'), startedAt, ms: Date.now() - startedAt, key });
+        outcomes.push({
+          route: call.route,
+          phase: started,
+          status: res.status,
+          code,
+          retryAfter: res.headers.get('retry-after'),
+          startedAt,
+          ms: Date.now() - startedAt,
+          key,
+        });
       } catch (err) {
-        outcomes.push({ route: call.route, phase: started, status: 0, retryAfter: null, failure: (err as Error).name + ': ' + (err as Error).message, startedAt, ms: Date.now() - startedAt });
+        outcomes.push({
+          route: call.route,
+          phase: started,
+          status: 0,
+          retryAfter: null,
+          failure: (err as Error).name + ': ' + (err as Error).message,
+          startedAt,
+          ms: Date.now() - startedAt,
+        });
       }
       if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
     }
@@ -85,9 +106,20 @@ export function mixedCalls(browser: Browser, csrfToken: string, threadIds: strin
   const csrf = () => h({ 'X-CSRF-Token': csrfToken, Origin: origin });
   let n = 0;
   return [
-    { route: 'list', run: async (signal) => ({ res: await browser.fetch('/api/mail/threads?limit=20', { headers: h(), signal }) }) },
-    { route: 'detail', run: async (signal) => ({ res: await browser.fetch(`/api/mail/threads/${threadIds[n++ % threadIds.length]}`, { headers: h(), signal }) }) },
-    { route: 'session', run: async (signal) => ({ res: await browser.fetch('/auth/session', { headers: h(), signal }) }) },
+    {
+      route: 'list',
+      run: async (signal) => ({ res: await browser.fetch('/api/mail/threads?limit=20', { headers: h(), signal }) }),
+    },
+    {
+      route: 'detail',
+      run: async (signal) => ({
+        res: await browser.fetch(`/api/mail/threads/${threadIds[n++ % threadIds.length]}`, { headers: h(), signal }),
+      }),
+    },
+    {
+      route: 'session',
+      run: async (signal) => ({ res: await browser.fetch('/auth/session', { headers: h(), signal }) }),
+    },
     { route: 'health', run: async (signal) => ({ res: await browser.fetch('/health', { headers: h(), signal }) }) },
     {
       route: 'analytics',
@@ -103,9 +135,20 @@ export function mixedCalls(browser: Browser, csrfToken: string, threadIds: strin
         return { res, key };
       },
     },
-    { route: 'sync', run: async (signal) => ({ res: await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(), signal }) }) },
-    { route: 'sync-state', run: async (signal) => ({ res: await browser.fetch('/api/mail/sync-state', { headers: h(), signal }) }) },
-    { route: 'incidents', run: async (signal) => ({ res: await browser.fetch('/api/status/incidents', { headers: h(), signal }) }) },
+    {
+      route: 'sync',
+      run: async (signal) => ({
+        res: await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(), signal }),
+      }),
+    },
+    {
+      route: 'sync-state',
+      run: async (signal) => ({ res: await browser.fetch('/api/mail/sync-state', { headers: h(), signal }) }),
+    },
+    {
+      route: 'incidents',
+      run: async (signal) => ({ res: await browser.fetch('/api/status/incidents', { headers: h(), signal }) }),
+    },
   ];
 }
 

@@ -53,7 +53,9 @@ describe('two instances on one database and one subscription', () => {
     const headers = { 'X-Forwarded-For': '10.20.30.40' };
     // 40 requests to the global bucket (RATE_LIMIT_MAX=30), alternating and concurrent.
     const global = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => fetch(`${(i % 2 ? b : a).url}/api/status/incidents`, { headers }).then((r) => r.status)),
+      Array.from({ length: 40 }, (_, i) =>
+        fetch(`${(i % 2 ? b : a).url}/api/status/incidents`, { headers }).then((r) => r.status),
+      ),
     );
     assert.equal(global.filter((s) => s === 200).length, 30, `statuses ${global.join(',')}`);
     assert.equal(global.filter((s) => s === 429).length, 10);
@@ -61,12 +63,19 @@ describe('two instances on one database and one subscription', () => {
     const body = JSON.stringify({ event: 'page_view', properties: { path: '/two' } });
     const events = await Promise.all(
       Array.from({ length: 70 }, (_, i) =>
-        fetch(`${(i % 2 ? b : a).url}/api/analytics/event`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body }).then((r) => r.status),
+        fetch(`${(i % 2 ? b : a).url}/api/analytics/event`, {
+          method: 'POST',
+          headers: { ...headers, 'Content-Type': 'application/json' },
+          body,
+        }).then((r) => r.status),
       ),
     );
     assert.equal(events.filter((s) => s === 200).length, 60);
     assert.equal(events.filter((s) => s === 429).length, 10);
-    const [{ n }] = await sql<{ n: number }>(db.url, "select count(*)::int as n from analytics_events where properties->>'path' = '/two'");
+    const [{ n }] = await sql<{ n: number }>(
+      db.url,
+      "select count(*)::int as n from analytics_events where properties->>'path' = '/two'",
+    );
     assert.equal(n, 60, 'exactly the accepted events were stored');
   });
 
@@ -79,9 +88,15 @@ describe('two instances on one database and one subscription', () => {
     const session = await (await onB.fetch('/auth/session')).json();
     assert.deepEqual(session, { authenticated: true, csrfToken, email: USERS[0]!.email });
     // The sign-in's background sync (on either instance) stores the inbox; both read it.
-    assert.ok(await eventually(async () => (await (await onB.fetch('/api/mail/threads')).json()).total === 3, 10_000), 'B reads what the backfill stored');
+    assert.ok(
+      await eventually(async () => (await (await onB.fetch('/api/mail/threads')).json()).total === 3, 10_000),
+      'B reads what the backfill stored',
+    );
     await waitIdle(USERS[0]!.email);
-    const synced = await onB.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': '10.1.1.1' }) });
+    const synced = await onB.fetch('/api/mail/sync', {
+      method: 'POST',
+      headers: csrf(csrfToken, { 'X-Forwarded-For': '10.1.1.1' }),
+    });
     assert.equal(synced.status, 200, 'a CSRF-protected call on B with the token A issued');
     const list = await (await onA.fetch('/api/mail/threads')).json();
     assert.equal(list.total, 3, 'A reads the same inbox');
@@ -100,14 +115,27 @@ describe('two instances on one database and one subscription', () => {
     // The sign-in's background sync stores them; then the store is emptied and the checkpoint
     // reset, so the only syncs competing for the lease are the test's own route calls.
     await waitIdle(USERS[1]!.email);
-    await sql(db.url, 'delete from mail_messages where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
-    await sql(db.url, 'delete from mail_threads where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
-    await sql(db.url, 'update sync_states set history_id = null, full_sync_page_token = null, full_sync_active = false where account_id = (select id from accounts where email = $1)', [USERS[1]!.email]);
+    await sql(db.url, 'delete from mail_messages where account_id = (select id from accounts where email = $1)', [
+      USERS[1]!.email,
+    ]);
+    await sql(db.url, 'delete from mail_threads where account_id = (select id from accounts where email = $1)', [
+      USERS[1]!.email,
+    ]);
+    await sql(
+      db.url,
+      'update sync_states set history_id = null, full_sync_page_token = null, full_sync_active = false where account_id = (select id from accounts where email = $1)',
+      [USERS[1]!.email],
+    );
     providers.gmail.setLatency(80);
     try {
       for (let round = 0; round < 3; round++) {
         const calls = [onA, onB, onA, onB].map((br, i) =>
-          br.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken, { 'X-Forwarded-For': `10.2.${round}.${i}` }) }).then(async (r) => ({ status: r.status, body: await r.json() })),
+          br
+            .fetch('/api/mail/sync', {
+              method: 'POST',
+              headers: csrf(csrfToken, { 'X-Forwarded-For': `10.2.${round}.${i}` }),
+            })
+            .then(async (r) => ({ status: r.status, body: await r.json() })),
         );
         const results = await Promise.all(calls);
         const ok = results.filter((r) => r.status === 200);
@@ -115,7 +143,11 @@ describe('two instances on one database and one subscription', () => {
         assert.equal(ok.length, 1, `round ${round}: exactly one sync ran (${results.map((r) => r.status).join(',')})`);
         assert.equal(busy.length, 3);
         for (const r of busy) assert.equal(r.body.error.code, 'RATE_LIMITED');
-        assert.equal(ok[0]!.body.messagesSynced, round < 2 ? 50 : 20, 'each run did a full batch of its own, not a share of one');
+        assert.equal(
+          ok[0]!.body.messagesSynced,
+          round < 2 ? 50 : 20,
+          'each run did a full batch of its own, not a share of one',
+        );
       }
     } finally {
       providers.gmail.setLatency(0);
@@ -138,7 +170,12 @@ describe('two instances on one database and one subscription', () => {
       await waitIdle(u.email); // the sign-in's background sync stored the inbox
       emails.push(u.email);
     }
-    assert.ok(await eventually(async () => emails.every((e) => providers.gmail.watches(e).some((w) => w.kind === 'watch')), 5_000));
+    assert.ok(
+      await eventually(
+        async () => emails.every((e) => providers.gmail.watches(e).some((w) => w.kind === 'watch')),
+        5_000,
+      ),
+    );
     await eventually(async () => {
       const s = providers.pubsub.stats(SUBSCRIPTION);
       return s.available + s.leased === 0;
@@ -149,10 +186,18 @@ describe('two instances on one database and one subscription', () => {
     // 60 new messages over the three mailboxes, interleaved, each with its notification.
     const added: string[] = [];
     for (let i = 0; i < 60; i++) added.push(providers.gmail.addMessage(emails[i % 3]!, { subject: `n${i}` }).id);
-    const all = await eventually(async () => {
-      const rows = await sql<{ id: string }>(db.url, 'select provider_message_id as id from mail_messages where provider_message_id = any($1)', [added]);
-      return rows.length === added.length;
-    }, 30_000, 250);
+    const all = await eventually(
+      async () => {
+        const rows = await sql<{ id: string }>(
+          db.url,
+          'select provider_message_id as id from mail_messages where provider_message_id = any($1)',
+          [added],
+        );
+        return rows.length === added.length;
+      },
+      30_000,
+      250,
+    );
     assert.ok(all, 'every new message reached the store through the intakes and the jobs');
     const settled = await eventually(async () => {
       const s = providers.pubsub.stats(SUBSCRIPTION);
@@ -160,18 +205,28 @@ describe('two instances on one database and one subscription', () => {
     }, 20_000);
     assert.ok(settled, 'every notification was acknowledged');
     assert.ok(providers.pubsub.stats(SUBSCRIPTION).acked >= 60, 'one acknowledgement per notification at least');
-    const handledBy = (p: ServiceProcess, from: number) => p.logs.slice(from).filter((l) => l.msg === 'notification batch taken in').reduce((n, l) => n + Number(l.notifications), 0);
+    const handledBy = (p: ServiceProcess, from: number) =>
+      p.logs
+        .slice(from)
+        .filter((l) => l.msg === 'notification batch taken in')
+        .reduce((n, l) => n + Number(l.notifications), 0);
     const byA = handledBy(a, linesBefore.a);
     const byB = handledBy(b, linesBefore.b);
     assert.ok(byA + byB >= 60, `deliveries handled: A ${byA}, B ${byB}`);
-    const dup = await sql(db.url, 'select provider_message_id from mail_messages group by account_id, provider_message_id having count(*) > 1');
+    const dup = await sql(
+      db.url,
+      'select provider_message_id from mail_messages group by account_id, provider_message_id having count(*) > 1',
+    );
     assert.deepEqual(dup, []);
     for (const e of emails) await waitIdle(e);
     const leases = await sql(db.url, 'select account_id from sync_states where lease_owner is not null');
     assert.deepEqual(leases, [], 'no lease left behind');
     // Each scheduled job is registered once for the cluster, whatever the number of instances.
     const schedules = await sql<{ name: string }>(db.url, 'select name from pgboss.schedule order by name');
-    assert.deepEqual(schedules.map((r) => r.name), ['purge-expired', 'quiet-sweep', 'watch-renewal']);
+    assert.deepEqual(
+      schedules.map((r) => r.name),
+      ['purge-expired', 'quiet-sweep', 'watch-renewal'],
+    );
     assert.ok(a.alive && b.alive);
   });
 });

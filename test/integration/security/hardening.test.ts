@@ -38,25 +38,43 @@ describe('the status page', () => {
     page.on('request', (r) => requested.push(r.url()));
     await page.goto(`${app.url}/status?api=http://evil.example`);
     await page.waitForFunction(() => document.getElementById('overall')?.dataset.status !== 'unknown');
-    assert.ok(requested.some((u) => new URL(u).origin === app.url && new URL(u).pathname === '/health'), `its own /health: ${requested.join(', ')}`);
-    assert.ok(!requested.some((u) => new URL(u).hostname === 'evil.example'), `no request to the linked server: ${requested.join(', ')}`);
+    assert.ok(
+      requested.some((u) => new URL(u).origin === app.url && new URL(u).pathname === '/health'),
+      `its own /health: ${requested.join(', ')}`,
+    );
+    assert.ok(
+      !requested.some((u) => new URL(u).hostname === 'evil.example'),
+      `no request to the linked server: ${requested.join(', ')}`,
+    );
   });
 });
 
 describe('logs of provider failures', () => {
   it('redact the values quoted in error texts', async (t) => {
     const secret = 'ya29.LEAKED-ACCESS-TOKEN';
-    const world = await authWorld(t, {}, {
-      mailWatch: () => ({
-        register: async () => {},
-        stop: async () => {
-          throw new Error(`watch stop refused token "${secret}"`);
-        },
-      }),
-    });
+    const world = await authWorld(
+      t,
+      {},
+      {
+        mailWatch: () => ({
+          register: async () => {},
+          stop: async () => {
+            throw new Error(`watch stop refused token "${secret}"`);
+          },
+        }),
+      },
+    );
     const browser = world.app.browser();
     const { csrfToken } = await signIn(browser);
-    assert.equal((await browser.fetch('/auth/provider/disconnect', { method: 'POST', headers: csrfHeaders(csrfToken, WEB_ORIGIN) })).status, 204);
+    assert.equal(
+      (
+        await browser.fetch('/auth/provider/disconnect', {
+          method: 'POST',
+          headers: csrfHeaders(csrfToken, WEB_ORIGIN),
+        })
+      ).status,
+      204,
+    );
     const line = world.app.logs.find((l) => l.msg === 'stopping the mail watch failed');
     assert.ok(line, 'the failure is logged');
     assert.match(String(line.errMessage), /"\[value\]"/);
@@ -71,7 +89,8 @@ describe('logs of provider failures', () => {
         if (e.isDirectory()) await walk(full);
         else if (e.name.endsWith('.ts')) {
           (await readFile(full, 'utf8')).split('\n').forEach((line, i) => {
-            if (/\blog\.(warn|error|info|debug)\(/.test(line) && /\.message\b/.test(line)) offenders.push(`${full}:${i + 1}`);
+            if (/\blog\.(warn|error|info|debug)\(/.test(line) && /\.message\b/.test(line))
+              offenders.push(`${full}:${i + 1}`);
           });
         }
       }
@@ -83,25 +102,44 @@ describe('logs of provider failures', () => {
 
 describe('incident writes', () => {
   const app = sharedApp();
-  it('leave an audit line with the credential\'s fingerprint, the incident and what changed, never the texts', async () => {
+  it("leave an audit line with the credential's fingerprint, the incident and what changed, never the texts", async () => {
     const admin = { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' };
-    const created = await fetch(`${app().url}/api/status/incidents`, { method: 'POST', headers: admin, body: JSON.stringify({ kind: 'incident', state: 'investigating', title: 'TITLE-TEXT-1', message: 'MESSAGE-TEXT-1', affectedComponents: ['mail'] }) });
+    const created = await fetch(`${app().url}/api/status/incidents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        kind: 'incident',
+        state: 'investigating',
+        title: 'TITLE-TEXT-1',
+        message: 'MESSAGE-TEXT-1',
+        affectedComponents: ['mail'],
+      }),
+    });
     const { id } = await created.json();
-    await fetch(`${app().url}/api/status/incidents/${id}`, { method: 'PATCH', headers: admin, body: JSON.stringify({ state: 'resolved', message: 'MESSAGE-TEXT-2' }) });
+    await fetch(`${app().url}/api/status/incidents/${id}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ state: 'resolved', message: 'MESSAGE-TEXT-2' }),
+    });
     const audit = app().logs.filter((l) => l.audit === true && l.incidentId === id);
-    assert.deepEqual(audit.map((l) => l.action), ['incident.create', 'incident.update']);
+    assert.deepEqual(
+      audit.map((l) => l.action),
+      ['incident.create', 'incident.update'],
+    );
     assert.match(String(audit[0]!.actor), /^admin:[0-9a-f]{8}$/);
     assert.equal(audit[0]!.actor, audit[1]!.actor);
     assert.deepEqual(audit[1]!.changed, ['state', 'message']);
     const text = JSON.stringify(audit);
-    for (const s of ['TITLE-TEXT-1', 'MESSAGE-TEXT', ADMIN_TOKEN]) assert.ok(!text.includes(s), `no ${s} in the audit lines`);
+    for (const s of ['TITLE-TEXT-1', 'MESSAGE-TEXT', ADMIN_TOKEN])
+      assert.ok(!text.includes(s), `no ${s} in the audit lines`);
   });
 });
 
 describe('/trpc batches', () => {
   const app = sharedApp();
   it('refuse more than 10 calls in one request', async () => {
-    const call = (n: number) => fetch(`${app().url}/trpc/${Array.from({ length: n }, () => 'system.health').join(',')}?batch=1`);
+    const call = (n: number) =>
+      fetch(`${app().url}/trpc/${Array.from({ length: n }, () => 'system.health').join(',')}?batch=1`);
     assert.equal((await call(10)).status, 200);
     const res = await call(11);
     assert.equal(res.status, 400);
@@ -115,11 +153,19 @@ describe('cookies over https', () => {
     const providers = await startProviders(t);
     const port = await import('../../../server/infra/database.ts').then((m) => m.freePort());
     const app = await buildTestApp(t, {
-      env: { ...providers.env, PORT: String(port), PUBLIC_BASE_URL: `https://127.0.0.1:${port}`, GOOGLE_REDIRECT_URI: `http://127.0.0.1:${port}/auth/provider/callback` },
+      env: {
+        ...providers.env,
+        PORT: String(port),
+        PUBLIC_BASE_URL: `https://127.0.0.1:${port}`,
+        GOOGLE_REDIRECT_URI: `http://127.0.0.1:${port}/auth/provider/callback`,
+      },
     });
     const browser = app.browser();
     await signIn(browser);
-    assert.ok(browser.cookies.has('__Host-mia_session') && browser.cookies.has('__Host-mia_session.sig'), [...browser.cookies.keys()].join(', '));
+    assert.ok(
+      browser.cookies.has('__Host-mia_session') && browser.cookies.has('__Host-mia_session.sig'),
+      [...browser.cookies.keys()].join(', '),
+    );
     assert.ok(!browser.cookies.has('mia_session'));
     const res = await browser.fetch('/auth/session');
     const set = res.headers.getSetCookie().concat((await app.browser().fetch('/auth/provider')).headers.getSetCookie());
@@ -128,7 +174,10 @@ describe('cookies over https', () => {
       assert.match(line, /;\s*path=\/(;|$)/i);
       assert.doesNotMatch(line, /domain=/i);
     }
-    assert.ok(set.some((l) => l.startsWith('__Secure-mia_oauth=')), 'the pre-auth cookie is __Secure-');
+    assert.ok(
+      set.some((l) => l.startsWith('__Secure-mia_oauth=')),
+      'the pre-auth cookie is __Secure-',
+    );
     assert.equal((await res.json()).authenticated, true);
   });
 });

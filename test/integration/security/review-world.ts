@@ -28,7 +28,8 @@ export class ClientBrowser extends Browser {
   override fetch(pathOrUrl: string, init: RequestInit & { json?: unknown } = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     ClientBrowser.next += 1;
-    if (!headers.has('X-Forwarded-For')) headers.set('X-Forwarded-For', `10.60.${(ClientBrowser.next >> 8) & 255}.${ClientBrowser.next & 255}`);
+    if (!headers.has('X-Forwarded-For'))
+      headers.set('X-Forwarded-For', `10.60.${(ClientBrowser.next >> 8) & 255}.${ClientBrowser.next & 255}`);
     return super.fetch(pathOrUrl, { ...init, headers });
   }
 }
@@ -41,13 +42,17 @@ export interface ReviewWorld {
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   /** A fresh browser without any cookie (sends no Origin unless told). */
   stranger(origin?: string): ClientBrowser;
-  signIn(user: { sub: string; email: string }, browser?: ClientBrowser): Promise<{ browser: ClientBrowser; csrfToken: string }>;
+  signIn(
+    user: { sub: string; email: string },
+    browser?: ClientBrowser,
+  ): Promise<{ browser: ClientBrowser; csrfToken: string }>;
 }
 
 export async function startReviewWorld(t: { after(fn: () => unknown): void }): Promise<ReviewWorld> {
   const providers = await startProviders(t);
   const app = await buildTestApp(t, { env: { ...providers.env, TRUST_PROXY: 'true', RATE_LIMIT_MAX: '100000' } });
-  const sql = async <T,>(text: string, params: unknown[] = []) => (await app.container.pool.query(text, params)).rows as T[];
+  const sql = async <T>(text: string, params: unknown[] = []) =>
+    (await app.container.pool.query(text, params)).rows as T[];
   providers.openai.setResponder((_b, ctx) =>
     ctx.schemaName?.includes('draft')
       ? { subject: 'Re: x', body: 'Thanks.', language: 'English' }
@@ -78,7 +83,15 @@ export async function startReviewWorld(t: { after(fn: () => unknown): void }): P
     assert.equal(sync.status, 200, await sync.clone().text());
     const list = await (await browser.fetch('/api/mail/threads')).json();
     const [{ id: accountId }] = await sql<{ id: string }>('select id from accounts where sub = $1', [sub]);
-    return { sub, email, browser, csrfToken, accountId, threadIds: list.threads.map((th: { id: string }) => th.id), mail };
+    return {
+      sub,
+      email,
+      browser,
+      csrfToken,
+      accountId,
+      threadIds: list.threads.map((th: { id: string }) => th.id),
+      mail,
+    };
   };
   const alice = await makeUser('user-alice', 'alice@example.com');
   const bob = await makeUser('user-bob', 'bob@example.com');

@@ -84,11 +84,19 @@ export function scanLogFile(file: string, text: string): Finding[] {
     const global = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
     for (const m of text.matchAll(global)) {
       const line = text.slice(0, m.index).split('\n').length;
-      out.push({ where: `${file}:${line}`, what, excerpt: `${text.slice(Math.max(0, m.index - 60), m.index)}${m[0].slice(0, 12)}…` });
+      out.push({
+        where: `${file}:${line}`,
+        what,
+        excerpt: `${text.slice(Math.max(0, m.index - 60), m.index)}${m[0].slice(0, 12)}…`,
+      });
       if (out.length > 20) return out;
     }
   }
   return out;
 }
 
-export const describeFindings = (findings: Finding[]) => findings.slice(0, 10).map((f) => `${f.where}: ${f.what} in …${f.excerpt}`).join('\n');
+export const describeFindings = (findings: Finding[]) =>
+  findings
+    .slice(0, 10)
+    .map((f) => `${f.where}: ${f.what} in …${f.excerpt}`)
+    .join('\n');

@@ -20,7 +20,9 @@ const sha256hex = (v: string) => createHash('sha256').update(v).digest('hex');
 /** What the other device's request holds in memory while it runs: its cookie's key and session data. */
 async function inFlightSession(world: AuthWorld, device: Browser) {
   const key = device.cookies.get(SESSION_COOKIE)!;
-  const [row] = await world.sql<{ data: Record<string, unknown> }>('select data from sessions where id = $1', [sha256hex(key)]);
+  const [row] = await world.sql<{ data: Record<string, unknown> }>('select data from sessions where id = $1', [
+    sha256hex(key),
+  ]);
   assert.ok(row, 'the device has a stored session');
   return { key, data: row.data };
 }
@@ -44,7 +46,11 @@ describe('a request racing the end of all sessions', () => {
     // The phone's request, started before the disconnect, now saves its session, as koa-session does.
     await store.set(racing.key, { ...racing.data, csrfToken: 'changed-in-flight' }, SESSION_IDLE_MS);
 
-    assert.deepEqual(await world.sql('select id from sessions where id = $1', [sha256hex(racing.key)]), [], 'no row written back');
+    assert.deepEqual(
+      await world.sql('select id from sessions where id = $1', [sha256hex(racing.key)]),
+      [],
+      'no row written back',
+    );
     assert.equal((await sessionOf(phone)).authenticated, false);
     // Signing in again afterwards works: only sessions from before the disconnect are refused.
     await signIn(phone);
@@ -69,7 +75,8 @@ describe('a request racing its own sign-out', () => {
     const key = phone.cookies.get(SESSION_COOKIE)!;
     const id = sha256hex(key);
     const store = createSessionStore(world.app.container.orm, world.app.container.prepared);
-    const expiry = async () => (await world.sql<{ e: Date }>('select expires_at as e from sessions where id = $1', [id]))[0]?.e;
+    const expiry = async () =>
+      (await world.sql<{ e: Date }>('select expires_at as e from sessions where id = $1', [id]))[0]?.e;
     const before = await expiry();
     // A request past the renewal point saves the session it read (koa-session passes its ctx).
     const renewing = {};
@@ -91,14 +98,31 @@ describe('expired rows', () => {
     const world = await authWorld(t);
     const browser = world.app.browser();
     await signIn(browser);
-    await world.sql(`insert into sessions (id, account_id, data, expires_at) values ('expired-session', null, '{"email":"old@example.com"}', now() - interval '1 minute')`);
-    await world.sql(`insert into oauth_states (id, browser_hash, code_verifier, expires_at) values ('expired-state', 'b', 'v', now() - interval '1 minute'), ('live-state', 'b', 'v', now() + interval '5 minutes')`);
+    await world.sql(
+      `insert into sessions (id, account_id, data, expires_at) values ('expired-session', null, '{"email":"old@example.com"}', now() - interval '1 minute')`,
+    );
+    await world.sql(
+      `insert into oauth_states (id, browser_hash, code_verifier, expires_at) values ('expired-state', 'b', 'v', now() - interval '1 minute'), ('live-state', 'b', 'v', now() + interval '5 minutes')`,
+    );
     // Public page views past the retention go; recent ones stay.
-    await world.sql(`insert into analytics_events (name, properties, created_at) values ('page_view', '{"path":"/old"}', now() - interval '${ANALYTICS_RETENTION_DAYS} days' - interval '1 minute'), ('page_view', '{"path":"/new"}', now() - interval '${ANALYTICS_RETENTION_DAYS - 1} days')`);
+    await world.sql(
+      `insert into analytics_events (name, properties, created_at) values ('page_view', '{"path":"/old"}', now() - interval '${ANALYTICS_RETENTION_DAYS} days' - interval '1 minute'), ('page_view', '{"path":"/new"}', now() - interval '${ANALYTICS_RETENTION_DAYS - 1} days')`,
+    );
     const purged = await world.app.container.liveInbox.scheduled['purge-expired']();
-    assert.deepEqual({ ...purged, mailEvents: 0 }, { sessions: 1, oauthStates: 1, analyticsEvents: 1, mailQuotaRows: 0, mailEvents: 0, mailListing: 0 });
-    assert.deepEqual((await world.sql<{ path: string }>(`select properties->>'path' as path from analytics_events`)).map((r) => r.path), ['/new']);
-    assert.deepEqual((await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id), ['live-state']);
+    assert.deepEqual(
+      { ...purged, mailEvents: 0 },
+      { sessions: 1, oauthStates: 1, analyticsEvents: 1, mailQuotaRows: 0, mailEvents: 0, mailListing: 0 },
+    );
+    assert.deepEqual(
+      (await world.sql<{ path: string }>(`select properties->>'path' as path from analytics_events`)).map(
+        (r) => r.path,
+      ),
+      ['/new'],
+    );
+    assert.deepEqual(
+      (await world.sql<{ id: string }>('select id from oauth_states order by id')).map((r) => r.id),
+      ['live-state'],
+    );
     assert.deepEqual(await world.sql(`select id from sessions where id = 'expired-session'`), []);
     assert.equal((await sessionOf(browser)).authenticated, true, 'the live session stays');
   });

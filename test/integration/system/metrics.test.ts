@@ -15,7 +15,8 @@ import { liveInboxReadings } from '../../../server/jobs/readings.ts';
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return undefined;
 }
@@ -24,10 +25,15 @@ const METRICS_TOKEN = 'test-metrics-scraper-token-0123456789';
 
 describe('GET /metrics', () => {
   const setup = sharedAiSetup({ METRICS_TOKEN });
-  const scrape = async (token = METRICS_TOKEN) => fetch(`${setup().app.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
+  const scrape = async (token = METRICS_TOKEN) =>
+    fetch(`${setup().app.url}/metrics`, { headers: { Authorization: `Bearer ${token}` } });
 
   it('answers FORBIDDEN in the envelope without the metrics credential, the status-admin one included', async () => {
-    for (const res of [await fetch(`${setup().app.url}/metrics`), await scrape('wrong-token-wrong-token'), await scrape(ADMIN_TOKEN)]) {
+    for (const res of [
+      await fetch(`${setup().app.url}/metrics`),
+      await scrape('wrong-token-wrong-token'),
+      await scrape(ADMIN_TOKEN),
+    ]) {
       assert.equal(res.status, 403);
       assert.equal((await res.json()).error.code, 'FORBIDDEN');
     }
@@ -40,7 +46,8 @@ describe('GET /metrics', () => {
     const { threadId: other } = await seedThread(s.app);
     s.openai.injectFault({ status: 429, retryAfterSeconds: 5 });
     assert.equal((await s.analyze(other)).status, 429);
-    for (const junk of ['/no-such-page-1', '/api/no-such-route', `/api/mail/threads/${threadId}/nope`]) assert.equal((await fetch(`${s.app.url}${junk}`)).status, 404);
+    for (const junk of ['/no-such-page-1', '/api/no-such-route', `/api/mail/threads/${threadId}/nope`])
+      assert.equal((await fetch(`${s.app.url}${junk}`)).status, 404);
     const res = await scrape();
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -48,7 +55,11 @@ describe('GET /metrics', () => {
     const analyze = { route: '/api/mail/threads/:id/analyze', method: 'POST' };
     assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { ...analyze, status: '200' }), 1);
     assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { ...analyze, status: '429' }), 1);
-    assert.equal(sample(text, 'mia_http_request_duration_seconds_count', { route: 'unmatched', status: '404' }), 3, 'unknown paths share one label');
+    assert.equal(
+      sample(text, 'mia_http_request_duration_seconds_count', { route: 'unmatched', status: '404' }),
+      3,
+      'unknown paths share one label',
+    );
     assert.ok(!text.includes('no-such') && !text.includes(threadId), 'no caller-made label values');
     assert.equal(sample(text, 'mia_provider_errors_total', { provider: 'ai', code: 'AI_RATE_LIMITED' }), 1);
     assert.ok(sample(text, 'mia_ai_tokens_total', { operation: 'analyze', kind: 'prompt' })! > 0);
@@ -57,8 +68,18 @@ describe('GET /metrics', () => {
 
   it("reports the live inbox's queues and sync state, and Node's event-loop delay", async () => {
     const text = await (await scrape()).text();
-    for (const queue of ['mail-sync', 'mail-sync-dead-letter', 'quiet-sweep']) assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
-    for (const name of ['mia_sync_lag_max_seconds', 'mia_sync_backlog_accounts', 'mia_sync_dead_lettered_accounts', 'mia_mail_set_aside_messages', 'mia_mail_set_aside_oldest_seconds', 'mia_sync_watches_expiring_accounts', 'nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes']) {
+    for (const queue of ['mail-sync', 'mail-sync-dead-letter', 'quiet-sweep'])
+      assert.equal(typeof sample(text, 'mia_jobs_queued', { queue }), 'number', queue);
+    for (const name of [
+      'mia_sync_lag_max_seconds',
+      'mia_sync_backlog_accounts',
+      'mia_sync_dead_lettered_accounts',
+      'mia_mail_set_aside_messages',
+      'mia_mail_set_aside_oldest_seconds',
+      'mia_sync_watches_expiring_accounts',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_resident_memory_bytes',
+    ]) {
       assert.ok(Number.isFinite(sample(text, name)), name);
     }
   });
@@ -94,7 +115,11 @@ describe('GET /metrics', () => {
       assert.equal(await expiring(), 0, 'an account that must reconnect is not counted');
       await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
       // The sync gauges share one reading per second: scrape until this change shows.
-      const scraped = await eventually(async () => sample(await (await scrape()).text(), 'mia_sync_watches_expiring_accounts') === 1, 5_000, 100);
+      const scraped = await eventually(
+        async () => sample(await (await scrape()).text(), 'mia_sync_watches_expiring_accounts') === 1,
+        5_000,
+        100,
+      );
       assert.ok(scraped, 'the scrape reports the unrenewed watch');
     } finally {
       await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
@@ -108,7 +133,11 @@ describe('GET /metrics', () => {
     const alice = await accountId(app);
     const readings = liveInboxReadings(app.container.orm, { depth: async () => 0 });
     try {
-      assert.deepEqual(await readings.syncState().then((s) => [s.setAsideMessages, s.setAsideOldestSeconds, s.deadLetteredAccounts]), [0, 0, 0], 'none at first');
+      assert.deepEqual(
+        await readings.syncState().then((s) => [s.setAsideMessages, s.setAsideOldestSeconds, s.deadLetteredAccounts]),
+        [0, 0, 0],
+        'none at first',
+      );
       await sql(
         `insert into mail_set_aside (account_id, provider_message_id, reason, first_seen_at, retry_after)
          values (?, 'gone-1', 'SYNC_FAILED', now() - interval '2 hours', now()), (?, 'gone-2', 'SYNC_FAILED', now() - interval '5 minutes', now())`,
@@ -117,11 +146,18 @@ describe('GET /metrics', () => {
       await sql('update sync_states set dead_lettered_at = now() where account_id = ?', [alice]);
       const s = await readings.syncState();
       assert.equal(s.setAsideMessages, 2);
-      assert.ok(s.setAsideOldestSeconds >= 7_200 && s.setAsideOldestSeconds < 7_300, `oldest ${s.setAsideOldestSeconds} s`);
+      assert.ok(
+        s.setAsideOldestSeconds >= 7_200 && s.setAsideOldestSeconds < 7_300,
+        `oldest ${s.setAsideOldestSeconds} s`,
+      );
       assert.equal(s.deadLetteredAccounts, 1);
       await sql('update accounts set needs_reconnect = true where id = ?', [alice]);
       const gone = await readings.syncState();
-      assert.deepEqual([gone.setAsideMessages, gone.deadLetteredAccounts], [0, 0], 'an account that must reconnect is not counted');
+      assert.deepEqual(
+        [gone.setAsideMessages, gone.deadLetteredAccounts],
+        [0, 0],
+        'an account that must reconnect is not counted',
+      );
     } finally {
       await sql('update accounts set needs_reconnect = false where id = ?', [alice]);
       await sql('delete from mail_set_aside where account_id = ?', [alice]);

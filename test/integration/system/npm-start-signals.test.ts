@@ -28,7 +28,14 @@ function spawnStart(dataDir: string, port: number): Started {
   const npm = spawn('npm', ['start'], {
     cwd: ROOT,
     detached: true,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, MIA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MIA_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   npm.stdout!.on('data', (d) => (output += d));
@@ -43,9 +50,13 @@ async function start(dataDir: string, port: number): Promise<Started> {
   for (;;) {
     // Up: /health answers (it does as soon as the service listens), and main.ts has logged its
     // last start-up line (the workers have started too).
-    const ok = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok && /"msg":"start-up memory (released|kept)/.test(run.output())) return run;
-    if (Date.now() > deadline || run.npm.exitCode !== null) throw new Error(`npm start did not come up:\n${run.output()}`);
+    if (Date.now() > deadline || run.npm.exitCode !== null)
+      throw new Error(`npm start did not come up:\n${run.output()}`);
     await sleep(250);
   }
 }
@@ -85,7 +96,12 @@ describe('npm start and signals', () => {
     const traffic = (async () => {
       const inFlight: Promise<void>[] = [];
       for (let i = 0; i < 60; i++) {
-        inFlight.push(fetch(`http://127.0.0.1:${port}/health`).then((r) => void statuses.push(r.status), () => undefined));
+        inFlight.push(
+          fetch(`http://127.0.0.1:${port}/health`).then(
+            (r) => void statuses.push(r.status),
+            () => undefined,
+          ),
+        );
         await sleep(10);
       }
       await Promise.all(inFlight);
@@ -97,8 +113,15 @@ describe('npm start and signals', () => {
     assert.match(run.output(), /"msg":"start-up memory released"/, 'npm start gives start-up memory back once up');
     assert.ok(statuses.length > 0);
     assert.deepEqual([...new Set(statuses)], [200], 'no request saw the database go (503)');
-    const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
-    assert.deepEqual(complaints, [], 'no connection was cut under the service (57P01 "terminating connection due to administrator command")');
+    const complaints = run
+      .output()
+      .split('\n')
+      .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+    assert.deepEqual(
+      complaints,
+      [],
+      'no connection was cut under the service (57P01 "terminating connection due to administrator command")',
+    );
     assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
   });
 
@@ -112,7 +135,14 @@ describe('npm start and signals', () => {
     const deadline = Date.now() + 15_000;
     while ((await clusterRunning(dataDir)) && Date.now() < deadline) await sleep(100);
     assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
-    assert.equal(await fetch(`http://127.0.0.1:${port}/health`).then(() => 'answered', () => 'refused'), 'refused', 'no service left behind');
+    assert.equal(
+      await fetch(`http://127.0.0.1:${port}/health`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+      'refused',
+      'no service left behind',
+    );
 
     const killed = await start(dataDir, port);
     started.push(killed.npm);
@@ -142,14 +172,23 @@ describe('npm start and signals', () => {
     });
     process.kill(-run.npm.pid!, 'SIGINT');
     assert.equal(await exitWithin(run, 60_000), 0, run.output());
-    const complaints = run.output().split('\n').filter((l) => /"level":"(warn|error|fatal)"/.test(l));
+    const complaints = run
+      .output()
+      .split('\n')
+      .filter((l) => /"level":"(warn|error|fatal)"/.test(l));
     assert.deepEqual(complaints, [], 'a graceful stop, nothing cut');
     assert.equal(await clusterRunning(dataDir), false, 'the cluster stopped');
-    return run.output().split('\n').flatMap((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? []);
+    return run
+      .output()
+      .split('\n')
+      .flatMap((l) => /"msg":"([^"]*)"/.exec(l)?.[1] ?? []);
   }
   const inOrder = (messages: string[], expected: string[]) => {
     const at = expected.map((m) => messages.findIndex((x) => x.startsWith(m)));
-    assert.ok(at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1])), `${expected.join(' < ')} in: ${messages.join(' | ')}`);
+    assert.ok(
+      at.every((i, k) => i >= 0 && (k === 0 || i > at[k - 1])),
+      `${expected.join(' < ')} in: ${messages.join(' | ')}`,
+    );
   };
 
   it('Ctrl-C while the service starts (it listens, its workers still start): it starts, then stops gracefully, exit 0', async () => {
@@ -159,6 +198,12 @@ describe('npm start and signals', () => {
   });
 
   it('Ctrl-C while the database starts: taken at once ("stopping once started"), then the same graceful stop', async () => {
-    inOrder(await interruptedAt('starting embedded PostgreSQL'), ['starting embedded PostgreSQL', 'stopping once started', 'listening on', 'shutting down', 'stopped']);
+    inOrder(await interruptedAt('starting embedded PostgreSQL'), [
+      'starting embedded PostgreSQL',
+      'stopping once started',
+      'listening on',
+      'shutting down',
+      'stopped',
+    ]);
   });
 });

@@ -21,15 +21,29 @@ describe('closing the ORM', () => {
   // Bounded here: what fails is a close that never resolves.
   it('ends while statements wait for new connections: they fail, the close resolves', { timeout: 30_000 }, async () => {
     const orm = await openDatabase(db.url);
-    const native = (await orm.em.getConnection().getNativeClient()) as unknown as { totalCount: number; on(e: 'connect', fn: () => void): void };
+    const native = (await orm.em.getConnection().getNativeClient()) as unknown as {
+      totalCount: number;
+      on(e: 'connect', fn: () => void): void;
+    };
     // More statements than idle connections (the migrations left one or two): the rest open new ones.
     const connecting = new Promise<void>((resolve) => native.on('connect', () => resolve()));
-    const statements = Array.from({ length: 8 }, (_, i) => orm.em.fork().execute(`select ${i} as n, pg_sleep(0)`).then(() => 'done', (err: Error) => err.message));
+    const statements = Array.from({ length: 8 }, (_, i) =>
+      orm.em
+        .fork()
+        .execute(`select ${i} as n, pg_sleep(0)`)
+        .then(
+          () => 'done',
+          (err: Error) => err.message,
+        ),
+    );
     // The first new connection is up: the other statements' connections are still on their way.
     await connecting;
     await orm.close(true);
     const outcomes = await Promise.all(statements);
-    assert.ok(outcomes.every((o) => o === 'done' || /destroyed|end on the pool|terminat/i.test(o)), outcomes.join('; '));
+    assert.ok(
+      outcomes.every((o) => o === 'done' || /destroyed|end on the pool|terminat/i.test(o)),
+      outcomes.join('; '),
+    );
     assert.equal(native.totalCount, 0, 'no connection left behind');
   });
 });

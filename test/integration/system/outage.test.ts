@@ -34,7 +34,8 @@ let app: TestApp;
 let closeApp: (() => unknown) | undefined;
 let incidentId: string;
 
-const get = (p: string, init: RequestInit = {}) => fetch(`${app.url}${p}`, { ...init, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
+const get = (p: string, init: RequestInit = {}) =>
+  fetch(`${app.url}${p}`, { ...init, signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS) });
 
 /** Asserts a SERVICE_UNAVAILABLE envelope with Retry-After. */
 async function assertUnavailable(res: Response, where: string) {
@@ -77,7 +78,13 @@ describe('database outage', () => {
     const created = await get('/api/status/incidents', {
       method: 'POST',
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ kind: 'incident', state: 'investigating', title: 'Before the outage', message: 'm', affectedComponents: ['database'] }),
+      body: JSON.stringify({
+        kind: 'incident',
+        state: 'investigating',
+        title: 'Before the outage',
+        message: 'm',
+        affectedComponents: ['database'],
+      }),
     });
     assert.equal(created.status, 201);
     incidentId = (await created.json()).id;
@@ -108,7 +115,13 @@ describe('database outage', () => {
     const post = await get('/api/status/incidents', {
       method: 'POST',
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ kind: 'incident', state: 'investigating', title: 'During', message: 'm', affectedComponents: [] }),
+      body: JSON.stringify({
+        kind: 'incident',
+        state: 'investigating',
+        title: 'During',
+        message: 'm',
+        affectedComponents: [],
+      }),
     });
     await assertUnavailable(post, 'POST incidents');
     const trpc = await get('/trpc/status.incidents');
@@ -139,7 +152,11 @@ describe('database outage', () => {
       assert.equal((await res.json()).error.code, 'NOT_FOUND');
       assert.equal(res.headers.get('ratelimit-limit'), '100');
     }
-    assert.equal(Number(b.headers.get('ratelimit-remaining')), Number(a.headers.get('ratelimit-remaining')) - 1, 'requests are still counted');
+    assert.equal(
+      Number(b.headers.get('ratelimit-remaining')),
+      Number(a.headers.get('ratelimit-remaining')) - 1,
+      'requests are still counted',
+    );
   });
 
   it('recovers by itself once the same cluster is back on the same port', async () => {
@@ -173,7 +190,10 @@ describe('database outage', () => {
     const list = await get('/api/status/incidents');
     assert.equal(list.status, 200);
     const { incidents } = await list.json();
-    assert.deepEqual(incidents.map((i: { id: string }) => i.id), [incidentId]);
+    assert.deepEqual(
+      incidents.map((i: { id: string }) => i.id),
+      [incidentId],
+    );
     const patch = await get(`/api/status/incidents/${incidentId}`, {
       method: 'PATCH',
       headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' },
@@ -186,7 +206,10 @@ describe('database outage', () => {
   });
 
   it('never crashed: no uncaught exception or unhandled rejection, the server still listens', async () => {
-    assert.deepEqual(crashes.map((c) => `${c.kind}: ${c.error instanceof Error ? c.error.message : String(c.error)}`), []);
+    assert.deepEqual(
+      crashes.map((c) => `${c.kind}: ${c.error instanceof Error ? c.error.message : String(c.error)}`),
+      [],
+    );
     assert.equal(app.server.listening, true);
     assert.equal((await get('/health')).status, 200);
     // The idle pooled connections the shutdown killed were reported and handled, not thrown.

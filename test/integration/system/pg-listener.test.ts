@@ -33,7 +33,8 @@ async function stallingProxy(target: URL) {
       },
     };
     open.add(pair);
-    for (const s of [client, upstream]) s.on('error', () => pair.close()).on('close', () => (pair.close(), open.delete(pair)));
+    for (const s of [client, upstream])
+      s.on('error', () => pair.close()).on('close', () => (pair.close(), open.delete(pair)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(target);
@@ -92,7 +93,10 @@ describe('the LISTEN connection', () => {
     proxy.stall();
     await say('lost');
     await until('the probe to find the silent connection and the listener to listen again', () => reconnects === 1);
-    assert.ok(!heard.includes('lost'), 'sent while the connection was silent: never heard (hence reconnected, for a reset)');
+    assert.ok(
+      !heard.includes('lost'),
+      'sent while the connection was silent: never heard (hence reconnected, for a reset)',
+    );
     await say('after');
     await until('a notification on the new connection', () => heard.includes('after'));
     assert.equal(reconnects, 1);

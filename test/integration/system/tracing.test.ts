@@ -28,7 +28,10 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts
 
 const ALICE = user('alice');
 const SENDER = { name: 'Bartholomew Quill', address: 'bart.quill@sender.example' };
-const MAIL = { subject: 'Periwinkle gazebo invoice', body: 'Please settle the periwinkle gazebo invoice before the marmalade festival.' };
+const MAIL = {
+  subject: 'Periwinkle gazebo invoice',
+  body: 'Please settle the periwinkle gazebo invoice before the marmalade festival.',
+};
 const CLIENT = 3;
 const CONSUMER = 5;
 /** A trace a client makes up and sends in its traceparent. */
@@ -57,7 +60,12 @@ function descendants(spans: ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] 
 
 /** What the stand-in received, one line a span, for a failure message. */
 const summary = (spans: ReceivedSpan[]) =>
-  spans.map((s) => `${s.traceId.slice(0, 8)} ${s.spanId.slice(0, 8)} <- ${(s.parentSpanId ?? 'root').slice(0, 8)} ${s.name} ${String(s.attributes['url.full'] ?? s.attributes['db.query.text'] ?? '').slice(0, 60)}`).join('\n');
+  spans
+    .map(
+      (s) =>
+        `${s.traceId.slice(0, 8)} ${s.spanId.slice(0, 8)} <- ${(s.parentSpanId ?? 'root').slice(0, 8)} ${s.name} ${String(s.attributes['url.full'] ?? s.attributes['db.query.text'] ?? '').slice(0, 60)}`,
+    )
+    .join('\n');
 
 describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let db: TestDatabase;
@@ -75,7 +83,12 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     svc = await startServiceProcess(null, {
       databaseUrl: db.url,
       // Exported every 100 ms instead of 5 s: the test waits for what it expects, not a period.
-      env: { ...providers.env, ...sharedSecrets(), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+      env: {
+        ...providers.env,
+        ...sharedSecrets(),
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      },
     });
     await up(svc);
     browser = svc.browser();
@@ -127,27 +140,46 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
     // Opening the thread fetches its bodies from the provider: a client span under the request.
     assert.equal((await browser.fetch(`/api/mail/threads/${threadId}`)).status, 200);
-    const open = await received('the thread open', (spans) => spans.find((s) => s.name === 'GET /api/mail/threads/:id'));
+    const open = await received('the thread open', (spans) =>
+      spans.find((s) => s.name === 'GET /api/mail/threads/:id'),
+    );
     assert.equal(open.attributes['rpc.method'], 'mail.thread');
-    const call = await received('the provider call under the thread open', (spans) => descendants(spans, open).find((s) => s.kind === CLIENT && /\/gmail\/v1\/users\/me\/threads\//.test(String(s.attributes['url.full']))));
+    const call = await received('the provider call under the thread open', (spans) =>
+      descendants(spans, open).find(
+        (s) => s.kind === CLIENT && /\/gmail\/v1\/users\/me\/threads\//.test(String(s.attributes['url.full'])),
+      ),
+    );
     assert.match(String(call.attributes['url.full']), /\?format=REDACTED$/);
   });
 
   it("ignores a client's traceparent: the request is the root of a trace of its own, sampled by the sampler", async () => {
     // Unsampled flags: were the header continued, a parent-based sampler would drop the request.
-    const res = await browser.fetch('/openapi.json', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-00`, tracestate: 'vendor=client' } });
+    const res = await browser.fetch('/openapi.json', {
+      headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-00`, tracestate: 'vendor=client' },
+    });
     assert.equal(res.status, 200);
     const access = await svc.waitForLog((l) => l.msg === 'request' && l.requestId === res.headers.get('x-request-id'));
-    assert.ok(access.trace_id && access.trace_id !== CLIENT_TRACE, `the log line's trace id is the service's own (${access.trace_id})`);
-    const server = await received('the request with a traceparent', (spans) => spans.find((s) => s.spanId === access.span_id));
+    assert.ok(
+      access.trace_id && access.trace_id !== CLIENT_TRACE,
+      `the log line's trace id is the service's own (${access.trace_id})`,
+    );
+    const server = await received('the request with a traceparent', (spans) =>
+      spans.find((s) => s.spanId === access.span_id),
+    );
     assert.equal(server.traceId, access.trace_id);
     assert.equal(server.parentSpanId, undefined, 'no parent taken from the header');
     assert.ok(!otlp.spans.some((s) => s.traceId === CLIENT_TRACE), "no span exported in the client's trace");
   });
 
   it('links a notification, the sync job it becomes and what that job stores', async () => {
-    const added = providers.gmail.addMessage(ALICE.email, { from: SENDER, subject: `${MAIL.subject} (reminder)`, bodyText: MAIL.body });
-    const job = await received('the notified sync job', (spans) => spans.find((s) => s.name === 'mail-sync job' && s.attributes['mail.sync.reason'] === 'notification'));
+    const added = providers.gmail.addMessage(ALICE.email, {
+      from: SENDER,
+      subject: `${MAIL.subject} (reminder)`,
+      bodyText: MAIL.body,
+    });
+    const job = await received('the notified sync job', (spans) =>
+      spans.find((s) => s.name === 'mail-sync job' && s.attributes['mail.sync.reason'] === 'notification'),
+    );
     assert.equal(job.kind, CONSUMER);
     assert.equal(job.links.length, 1, 'the job links to the span that queued it');
     const batch = await received('the linked span', (spans) => spans.find((s) => s.spanId === job.links[0]!.spanId));
@@ -157,7 +189,9 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // The batch stored the job (pg-boss's upsert span: a notification is folded into a waiting job) and acknowledged the notification (gRPC).
     const underBatch = await received('the job stored and the notification acknowledged', (spans) => {
       const under = descendants(spans, batch);
-      return under.some((s) => s.name === 'upsert mail-sync') && under.some((s) => /Acknowledge$/.test(s.name)) ? under : undefined;
+      return under.some((s) => s.name === 'upsert mail-sync') && under.some((s) => /Acknowledge$/.test(s.name))
+        ? under
+        : undefined;
     });
     assert.ok(underBatch.length > 2);
     // The job ran the sync: the provider's history, and the new message's row.
@@ -175,8 +209,15 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
 
   it('exports no token, cookie, address or mail text from a sign-in, sync, thread open, analysis or draft', async () => {
     assert.equal((await browser.fetch('/api/mail/sync', { method: 'POST', headers: csrf(csrfToken) })).status, 200);
-    assert.equal((await browser.fetch(`/api/mail/threads/${threadId}/analyze`, { method: 'POST', headers: csrf(csrfToken) })).status, 200);
-    const draft = await browser.fetch(`/api/mail/threads/${threadId}/draft`, { method: 'POST', headers: csrf(csrfToken) });
+    assert.equal(
+      (await browser.fetch(`/api/mail/threads/${threadId}/analyze`, { method: 'POST', headers: csrf(csrfToken) }))
+        .status,
+      200,
+    );
+    const draft = await browser.fetch(`/api/mail/threads/${threadId}/draft`, {
+      method: 'POST',
+      headers: csrf(csrfToken),
+    });
     assert.equal(draft.status, 200);
     const draftText: string = (await draft.json()).draft.body;
     await received('the draft request', (spans) => spans.find((s) => s.name === 'POST /api/mail/threads/:id/draft'));
@@ -184,7 +225,9 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     const secrets = new Map<string, string>();
     for (const [name, value] of browser.cookies) secrets.set(`cookie ${name}`, value);
     secrets.set('CSRF token', csrfToken);
-    for (const r of providers.identity.calls.tokenRequests) for (const k of ['code', 'code_verifier', 'refresh_token', 'client_secret']) if (r[k]) secrets.set(`OAuth ${k}`, r[k]!);
+    for (const r of providers.identity.calls.tokenRequests)
+      for (const k of ['code', 'code_verifier', 'refresh_token', 'client_secret'])
+        if (r[k]) secrets.set(`OAuth ${k}`, r[k]!);
     for (const g of providers.identity.grants()) if (g.refreshToken) secrets.set('refresh token', g.refreshToken);
     for (const auth of providers.identity.authorizeRequests) if (auth.state) secrets.set('OAuth state', auth.state);
     secrets.set('OpenAI key', providers.openai.apiKey);
@@ -194,11 +237,15 @@ describe('tracing on: OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     secrets.set('subject', 'Periwinkle gazebo');
     secrets.set('body', 'marmalade festival');
     secrets.set('draft text', draftText.slice(0, 40));
-    assert.ok(secrets.has('OAuth code') && secrets.has('refresh token') && secrets.has('OAuth state'), 'the sign-in secrets were found to look for');
+    assert.ok(
+      secrets.has('OAuth code') && secrets.has('refresh token') && secrets.has('OAuth state'),
+      'the sign-in secrets were found to look for',
+    );
 
     const exported = otlp.bodies.join('\n');
     assert.ok(otlp.spans.length > 50 && exported.includes('/api/mail/threads/:id/analyze'), 'the flows were exported');
-    for (const [what, value] of secrets) assert.equal(exported.includes(value), false, `no ${what} in any exported span`);
+    for (const [what, value] of secrets)
+      assert.equal(exported.includes(value), false, `no ${what} in any exported span`);
     assert.doesNotMatch(exported, /ya29\.|Bearer /, 'no access token or Authorization header');
     // Query strings keep their keys only (the OAuth callback's code and state among them).
     const callback = otlp.spans.find((s) => s.name === 'GET /auth/provider/callback');
@@ -216,10 +263,17 @@ describe('tracing on with TRUST_TRACEPARENT=true', () => {
     });
     const svc = await startServiceProcess(t, {
       databaseUrl: db.url,
-      env: { ...sharedSecrets(), OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '100', TRUST_TRACEPARENT: 'true' },
+      env: {
+        ...sharedSecrets(),
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        TRUST_TRACEPARENT: 'true',
+      },
     });
     await up(svc);
-    const res = await svc.browser().fetch('/openapi.json', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } });
+    const res = await svc
+      .browser()
+      .fetch('/openapi.json', { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } });
     assert.equal(res.status, 200);
     const server = await otlp.waitFor((spans) => spans.find((s) => s.traceId === CLIENT_TRACE && s.kind === 2), 20_000);
     assert.equal(server.parentSpanId, CLIENT_SPAN);
@@ -253,7 +307,11 @@ describe('tracing off: no OTEL_* variables', () => {
     // @google-cloud/pubsub and pg-boss import the API (and its attribute names) for their own
     // no-op tracing hooks whatever the configuration: those are not the tracing's to save.
     const loadedAnyway = new Set(['@opentelemetry/api', '@opentelemetry/semantic-conventions', '@opentelemetry/core']);
-    const tracing = loaded.filter((m) => (/^@opentelemetry\//.test(m) && !loadedAnyway.has(m)) || /-in-the-middle$|\/server\/infra\/trac(e-scrub|ing)\.ts$/.test(m));
+    const tracing = loaded.filter(
+      (m) =>
+        (/^@opentelemetry\//.test(m) && !loadedAnyway.has(m)) ||
+        /-in-the-middle$|\/server\/infra\/trac(e-scrub|ing)\.ts$/.test(m),
+    );
     assert.deepEqual(tracing, []);
     assert.ok(!svc.logs.some((l) => 'trace_id' in l), 'no log line carries trace ids');
   });

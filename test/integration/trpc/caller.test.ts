@@ -37,19 +37,31 @@ describe('procedures through createCaller (no HTTP)', () => {
     const anonymous = callerFor(app);
     await rejectsWith(anonymous.mail.threads({ limit: 5, offset: 0 }), 'AUTH_REQUIRED');
     await rejectsWith(anonymous.settings.update({ signature: 'x' }), 'AUTH_REQUIRED');
-    const incident = { kind: 'incident' as const, state: 'investigating' as const, title: 'Slow sync', message: 'Looking into it.', affectedComponents: ['mail' as const] };
+    const incident = {
+      kind: 'incident' as const,
+      state: 'investigating' as const,
+      title: 'Slow sync',
+      message: 'Looking into it.',
+      affectedComponents: ['mail' as const],
+    };
     await rejectsWith(anonymous.status.createIncident(incident), 'FORBIDDEN');
     await rejectsWith(callerFor(app, { bearerToken: 'wrong' }).status.createIncident(incident), 'FORBIDDEN');
     const created = await callerFor(app, { bearerToken: ADMIN_TOKEN }).status.createIncident(incident);
     assert.equal(created.title, 'Slow sync');
-    assert.deepEqual((await anonymous.status.incidents()).incidents.map((i) => i.id), [created.id]);
+    assert.deepEqual(
+      (await anonymous.status.incidents()).incidents.map((i) => i.id),
+      [created.id],
+    );
   });
 
   it('validates input as the transports do', async (t) => {
     const app = await buildTestApp(t);
     const accountId = await otherAccount(app);
     const caller = callerFor(app, { user: { accountId, email: 'mallory@example.com' } });
-    await assert.rejects(caller.mail.threads({ limit: 0, offset: 0 }), (err: unknown) => err instanceof TRPCError && err.code === 'BAD_REQUEST');
+    await assert.rejects(
+      caller.mail.threads({ limit: 0, offset: 0 }),
+      (err: unknown) => err instanceof TRPCError && err.code === 'BAD_REQUEST',
+    );
     await rejectsWith(caller.mail.thread({ threadId: '6f9619ff-8b86-4d01-b42d-00cf4fc964ff' }), 'NOT_FOUND');
   });
 });
@@ -66,8 +78,15 @@ describe('route facts in the procedure meta', () => {
   });
 
   it('declares the non-200 successes once: 204 for logout, disconnect, deletion; 201 for a new incident', () => {
-    const declared = Object.fromEntries(paths.filter((p) => procedureMeta(p)?.successStatus).map((p) => [p, procedureMeta(p)!.successStatus]));
-    assert.deepEqual(declared, { 'auth.logout': 204, 'auth.disconnect': 204, 'auth.deleteAccount': 204, 'status.createIncident': 201 });
+    const declared = Object.fromEntries(
+      paths.filter((p) => procedureMeta(p)?.successStatus).map((p) => [p, procedureMeta(p)!.successStatus]),
+    );
+    assert.deepEqual(declared, {
+      'auth.logout': 204,
+      'auth.disconnect': 204,
+      'auth.deleteAccount': 204,
+      'status.createIncident': 201,
+    });
   });
 
   it('finds no meta for names that are not procedures', () => {

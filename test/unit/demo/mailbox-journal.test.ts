@@ -26,10 +26,16 @@ describe('demo mailbox journal', () => {
     openMailboxJournal(dir, initial).append({ id: 'one', internalDate: 1 });
     appendFileSync(path.join(dir, JOURNAL_FILE), '{"id":"two","internalD');
     const j = openMailboxJournal(dir, initial);
-    assert.deepEqual(j.live.map((m) => m.id), ['one']);
+    assert.deepEqual(
+      j.live.map((m) => m.id),
+      ['one'],
+    );
     j.append({ id: 'three', internalDate: 3 });
     assert.match(readFileSync(j.file, 'utf8'), /"three"/);
-    assert.deepEqual(openMailboxJournal(dir, initial).live.map((m) => m.id), ['one', 'three']);
+    assert.deepEqual(
+      openMailboxJournal(dir, initial).live.map((m) => m.id),
+      ['one', 'three'],
+    );
   });
 
   it('moves an old embedded database aside when the mailbox is new', () => {

@@ -7,7 +7,20 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { priority, replyStatus } from '../../../shared/schemas/ai.ts';
 import { threadListInput } from '../../../shared/schemas/mail.ts';
-import { badges, choices, correction, emptyHint, FILTERS, fromAnalysis, isFilterId, listInput, PRIORITY_LABELS, REPLY_LABELS, summaryLine, type FilterId } from '../../../demo/web/triage.ts';
+import {
+  badges,
+  choices,
+  correction,
+  emptyHint,
+  FILTERS,
+  fromAnalysis,
+  isFilterId,
+  listInput,
+  PRIORITY_LABELS,
+  REPLY_LABELS,
+  summaryLine,
+  type FilterId,
+} from '../../../demo/web/triage.ts';
 
 const model = { priority: 'URGENT', replyStatus: 'NEEDS_REPLY', confidence: 0.876, corrected: false } as const;
 
@@ -25,7 +38,14 @@ describe('triage badges', () => {
 
   it('marks a corrected analysis, and says whose values they are', () => {
     const shown = badges({ priority: 'LOW', replyStatus: 'WAITING_ON_OTHERS', confidence: 0.5, corrected: true });
-    assert.deepEqual(shown.map((b) => [b.text, b.cls]), [['Low', 'badge priority-low'], ['Waiting on others', 'badge reply-waiting-on-others'], ['corrected', 'corrected']]);
+    assert.deepEqual(
+      shown.map((b) => [b.text, b.cls]),
+      [
+        ['Low', 'badge priority-low'],
+        ['Waiting on others', 'badge reply-waiting-on-others'],
+        ['corrected', 'corrected'],
+      ],
+    );
     assert.match(shown[0]!.title, /corrected by you/);
     assert.doesNotMatch(shown[0]!.title, /confidence/);
   });
@@ -33,8 +53,13 @@ describe('triage badges', () => {
   it('has a label for every value the API can answer', () => {
     assert.deepEqual(Object.keys(PRIORITY_LABELS), priority.options);
     assert.deepEqual(Object.keys(REPLY_LABELS), replyStatus.options);
-    assert.deepEqual(choices(REPLY_LABELS).map(([v]) => v), replyStatus.options);
-    for (const p of priority.options) for (const r of replyStatus.options) assert.equal(badges({ priority: p, replyStatus: r, confidence: 1, corrected: false }).length, 2);
+    assert.deepEqual(
+      choices(REPLY_LABELS).map(([v]) => v),
+      replyStatus.options,
+    );
+    for (const p of priority.options)
+      for (const r of replyStatus.options)
+        assert.equal(badges({ priority: p, replyStatus: r, confidence: 1, corrected: false }).length, 2);
   });
 
   it('sums an analysis up in one line', () => {
@@ -42,9 +67,28 @@ describe('triage badges', () => {
     assert.equal(summaryLine({ ...model, corrected: true }), 'Priority Urgent · needs reply · corrected by you');
   });
 
-  it('reads Analyze\'s answer: corrected when it has a correctedAt', () => {
-    const a = { id: 'a', userId: 'u', messageId: 'm', priority: 'NORMAL', replyStatus: 'NO_REPLY_NEEDED', confidence: 0.7, reason: '<b>why</b>', suggestedAction: 'archive', model: 'x', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' } as const;
-    assert.deepEqual(fromAnalysis({ ...a, correctedAt: null }), { priority: 'NORMAL', replyStatus: 'NO_REPLY_NEEDED', confidence: 0.7, corrected: false, reason: '<b>why</b>', suggestedAction: 'archive' });
+  it("reads Analyze's answer: corrected when it has a correctedAt", () => {
+    const a = {
+      id: 'a',
+      userId: 'u',
+      messageId: 'm',
+      priority: 'NORMAL',
+      replyStatus: 'NO_REPLY_NEEDED',
+      confidence: 0.7,
+      reason: '<b>why</b>',
+      suggestedAction: 'archive',
+      model: 'x',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    } as const;
+    assert.deepEqual(fromAnalysis({ ...a, correctedAt: null }), {
+      priority: 'NORMAL',
+      replyStatus: 'NO_REPLY_NEEDED',
+      confidence: 0.7,
+      corrected: false,
+      reason: '<b>why</b>',
+      suggestedAction: 'archive',
+    });
     assert.equal(fromAnalysis({ ...a, correctedAt: '2026-01-02T00:00:00.000Z' }).corrected, true);
   });
 });
@@ -53,8 +97,13 @@ describe('triage correction', () => {
   it('sends only what the user changed, nothing when nothing changed', () => {
     assert.equal(correction(model, { priority: 'URGENT', replyStatus: 'NEEDS_REPLY' }), null);
     assert.deepEqual(correction(model, { priority: 'LOW', replyStatus: 'NEEDS_REPLY' }), { priority: 'LOW' });
-    assert.deepEqual(correction(model, { priority: 'URGENT', replyStatus: 'NO_REPLY_NEEDED' }), { replyStatus: 'NO_REPLY_NEEDED' });
-    assert.deepEqual(correction(model, { priority: 'NORMAL', replyStatus: 'WAITING_ON_OTHERS' }), { priority: 'NORMAL', replyStatus: 'WAITING_ON_OTHERS' });
+    assert.deepEqual(correction(model, { priority: 'URGENT', replyStatus: 'NO_REPLY_NEEDED' }), {
+      replyStatus: 'NO_REPLY_NEEDED',
+    });
+    assert.deepEqual(correction(model, { priority: 'NORMAL', replyStatus: 'WAITING_ON_OTHERS' }), {
+      priority: 'NORMAL',
+      replyStatus: 'WAITING_ON_OTHERS',
+    });
   });
 });
 
@@ -74,9 +123,18 @@ describe('list filters', () => {
   });
 
   it('names its filters in the order the page shows them', () => {
-    assert.deepEqual(Object.entries(FILTERS).map(([id, f]) => [id, f.label]), [['all', 'All'], ['needs-reply', 'Needs reply'], ['urgent', 'Urgent'], ['unread', 'Unread']]);
+    assert.deepEqual(
+      Object.entries(FILTERS).map(([id, f]) => [id, f.label]),
+      [
+        ['all', 'All'],
+        ['needs-reply', 'Needs reply'],
+        ['urgent', 'Urgent'],
+        ['unread', 'Unread'],
+      ],
+    );
     assert.equal(isFilterId('urgent'), true);
-    for (const bad of [undefined, '', 'URGENT', 'toString', '__proto__']) assert.equal(isFilterId(bad), false, String(bad));
+    for (const bad of [undefined, '', 'URGENT', 'toString', '__proto__'])
+      assert.equal(isFilterId(bad), false, String(bad));
   });
 
   it('explains an empty triage filter, and only a triage filter', () => {

@@ -22,7 +22,9 @@ function counting(points: number, delayMs = 0) {
       const err = failures.get(calls.length);
       if (err) return Promise.reject(err);
       const counted = limiter.consume(key, n);
-      return delayMs ? new Promise<RateLimiterRes>((resolve, reject) => setTimeout(() => counted.then(resolve, reject), delayMs)) : counted;
+      return delayMs
+        ? new Promise<RateLimiterRes>((resolve, reject) => setTimeout(() => counted.then(resolve, reject), delayMs))
+        : counted;
     },
   };
 }
@@ -30,7 +32,10 @@ function counting(points: number, delayMs = 0) {
 const outcome = (p: Promise<RateLimiterRes>) =>
   p.then(
     (r) => ({ ok: true, remaining: r.remainingPoints, consumed: r.consumedPoints }),
-    (e: unknown) => (e instanceof RateLimiterRes ? { ok: false, remaining: e.remainingPoints, consumed: e.consumedPoints } : { error: (e as Error).message }),
+    (e: unknown) =>
+      e instanceof RateLimiterRes
+        ? { ok: false, remaining: e.remainingPoints, consumed: e.consumedPoints }
+        : { error: (e as Error).message },
   );
 
 describe('coalesced rate-limit counting', () => {
@@ -38,7 +43,10 @@ describe('coalesced rate-limit counting', () => {
     const limiter = counting(3);
     const consume = coalesced(limiter, 3);
     const results = await Promise.all(Array.from({ length: 5 }, () => outcome(consume('client-a'))));
-    assert.deepEqual(limiter.calls, [{ key: 'client-a', points: 1 }, { key: 'client-a', points: 4 }]);
+    assert.deepEqual(limiter.calls, [
+      { key: 'client-a', points: 1 },
+      { key: 'client-a', points: 4 },
+    ]);
     assert.deepEqual(results, [
       { ok: true, remaining: 2, consumed: 1 },
       { ok: true, remaining: 1, consumed: 2 },
@@ -56,8 +64,14 @@ describe('coalesced rate-limit counting', () => {
     assert.equal(limiter.calls.length, 1, 'the first count is under way');
     const later = Array.from({ length: 4 }, () => outcome(consume('client-a')));
     const all = await Promise.all([first, ...later]);
-    assert.deepEqual(limiter.calls.map((c) => c.points), [1, 4]);
-    assert.deepEqual(all.map((r) => r.consumed), [1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      limiter.calls.map((c) => c.points),
+      [1, 4],
+    );
+    assert.deepEqual(
+      all.map((r) => r.consumed),
+      [1, 2, 3, 4, 5],
+    );
   });
 
   it('keeps keys apart', async () => {
@@ -72,15 +86,34 @@ describe('coalesced rate-limit counting', () => {
     const limiter = counting(10, 20);
     const consume = coalesced(limiter, 10);
     limiter.failCall(2, new Error('database unavailable'));
-    const results = await Promise.all([outcome(consume('client-a')), outcome(consume('client-a')), outcome(consume('client-a'))]);
-    assert.deepEqual(limiter.calls.map((c) => c.points), [1, 2]);
-    assert.deepEqual(results, [{ ok: true, remaining: 9, consumed: 1 }, { error: 'database unavailable' }, { error: 'database unavailable' }]);
+    const results = await Promise.all([
+      outcome(consume('client-a')),
+      outcome(consume('client-a')),
+      outcome(consume('client-a')),
+    ]);
+    assert.deepEqual(
+      limiter.calls.map((c) => c.points),
+      [1, 2],
+    );
+    assert.deepEqual(results, [
+      { ok: true, remaining: 9, consumed: 1 },
+      { error: 'database unavailable' },
+      { error: 'database unavailable' },
+    ]);
     assert.deepEqual(await outcome(consume('client-a')), { ok: true, remaining: 8, consumed: 2 });
   });
 
   it('fails a request whose limiter throws instead of rejecting, and does not leave the key stuck', async () => {
     let calls = 0;
-    const consume = coalesced({ consume: () => { calls++; throw new Error('thrown'); } }, 10);
+    const consume = coalesced(
+      {
+        consume: () => {
+          calls++;
+          throw new Error('thrown');
+        },
+      },
+      10,
+    );
     assert.deepEqual(await outcome(consume('client-a')), { error: 'thrown' });
     assert.deepEqual(await outcome(consume('client-a')), { error: 'thrown' });
     assert.equal(calls, 2);

@@ -32,9 +32,17 @@ describe('cookieKeys', () => {
     assert.equal(keys.index(data, earlierSignature(data, newest)), 0, 'again, remembered');
     const other = cookie();
     assert.equal(keys.index(other, earlierSignature(other, older)), 1);
-    assert.equal(keys.index(other, earlierSignature(other, older)), 1, 'an older key stays second (the cookie is re-signed)');
+    assert.equal(
+      keys.index(other, earlierSignature(other, older)),
+      1,
+      'an older key stays second (the cookie is re-signed)',
+    );
     assert.equal(keys.index(data, earlierSignature(data, randomBytes(32).toString('hex'))), -1);
-    assert.equal(keys.index(data, earlierSignature(data, newest).slice(0, -1)), -1, 'a remembered cookie with another signature');
+    assert.equal(
+      keys.index(data, earlierSignature(data, newest).slice(0, -1)),
+      -1,
+      'a remembered cookie with another signature',
+    );
     assert.equal(keys.index(data, earlierSignature(data, newest)), 0, 'the remembered one still');
     assert.equal(keys.verify(cookie(), 'x'.repeat(27)), false);
   });

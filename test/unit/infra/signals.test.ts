@@ -22,7 +22,8 @@ const events: NodeJS.EventEmitter = process;
 function restoreListeners(t: TestContext) {
   const before = new Map(EVENTS.map((e) => [e, new Set(events.listeners(e))]));
   t.after(() => {
-    for (const e of EVENTS) for (const l of events.listeners(e)) if (!before.get(e)!.has(l)) events.removeListener(e, l as () => void);
+    for (const e of EVENTS)
+      for (const l of events.listeners(e)) if (!before.get(e)!.has(l)) events.removeListener(e, l as () => void);
   });
 }
 
@@ -33,7 +34,11 @@ describe('stop signals', () => {
     source.emit('SIGTERM');
     source.emit('SIGINT');
     assert.equal(await stop, 'SIGTERM');
-    assert.deepEqual([source.listenerCount('SIGINT'), source.listenerCount('SIGTERM')], [1, 1], 'still listening: a second Ctrl-C is not the default exit');
+    assert.deepEqual(
+      [source.listenerCount('SIGINT'), source.listenerCount('SIGTERM')],
+      [1, 1],
+      'still listening: a second Ctrl-C is not the default exit',
+    );
   });
 
   it('importWithoutExitHandlers removes the exit listeners the import added and keeps those there before', async (t) => {

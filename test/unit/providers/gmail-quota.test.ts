@@ -6,7 +6,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../../server/domain/errors.ts';
-import { createQuotaPacer, LANE_SHARE, QUOTA_PROFILES, QuotaWait, type QuotaLedger } from '../../../server/providers/gmail-quota.ts';
+import {
+  createQuotaPacer,
+  LANE_SHARE,
+  QUOTA_PROFILES,
+  QuotaWait,
+  type QuotaLedger,
+} from '../../../server/providers/gmail-quota.ts';
 
 /** The ledger of one database: grants per account in a moving window, as mail_quota_take keeps them. */
 function memoryLedger() {
@@ -64,10 +70,16 @@ describe('mail quota pacer', () => {
     await pacer.close();
   });
 
-  it('keeps bulk work under its share of the window, so that the user\'s call finds room at once', async () => {
+  it("keeps bulk work under its share of the window, so that the user's call finds room at once", async () => {
     const { ledger } = memoryLedger();
     const limit = 1_000;
-    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: limit, dailyBudget: 1e9, windowMs: 60_000, flushMs: 60_000 });
+    const pacer = createQuotaPacer(ledger, {
+      profile: '2026',
+      userUnits: limit,
+      dailyBudget: 1e9,
+      windowMs: 60_000,
+      flushMs: 60_000,
+    });
     let bulk = 0;
     // Bulk fills its share; the next bulk call cannot wait a window and is told how long.
     for (;;) {
@@ -90,9 +102,15 @@ describe('mail quota pacer', () => {
     await pacer.close();
   });
 
-  it('makes bulk work yield what the user spent past its reserve: the user\'s room grows with use', async () => {
+  it("makes bulk work yield what the user spent past its reserve: the user's room grows with use", async () => {
     const { ledger } = memoryLedger();
-    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 1_000, dailyBudget: 1e9, windowMs: 60_000, flushMs: 60_000 });
+    const pacer = createQuotaPacer(ledger, {
+      profile: '2026',
+      userUnits: 1_000,
+      dailyBudget: 1e9,
+      windowMs: 60_000,
+      flushMs: 60_000,
+    });
     for (let i = 0; i < 5; i++) await pacer.take('a', 'open', 'threads.get'); // the user: 200 units, 150 past the 50 bulk leaves
     let bulk = 0;
     for (;;) {
@@ -108,9 +126,15 @@ describe('mail quota pacer', () => {
     await pacer.close();
   });
 
-  it('waits for room within its lane\'s bound, then goes', async () => {
+  it("waits for room within its lane's bound, then goes", async () => {
     const { ledger } = memoryLedger();
-    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 100, dailyBudget: 1e9, windowMs: 50, flushMs: 60_000 });
+    const pacer = createQuotaPacer(ledger, {
+      profile: '2026',
+      userUnits: 100,
+      dailyBudget: 1e9,
+      windowMs: 50,
+      flushMs: 60_000,
+    });
     // 40 units each, 100 per (short) window: the third waits for the first two to leave it (plus the ledger's allowance for a credit's lifetime and the arrival, 350 ms at this window).
     for (let i = 0; i < 3; i++) await pacer.take('a', 'open', 'threads.get');
     await pacer.close();
@@ -119,14 +143,23 @@ describe('mail quota pacer', () => {
   it('at the daily budget: bulk waits for the next UTC day, everything else goes on; the next day bulk resumes', async () => {
     const { ledger, days } = memoryLedger();
     let now = new Date('2026-12-01T23:00:00Z');
-    const pacer = createQuotaPacer(ledger, { profile: '2026', userUnits: 0, dailyBudget: 100, flushMs: 60_000, now: () => now });
+    const pacer = createQuotaPacer(ledger, {
+      profile: '2026',
+      userUnits: 0,
+      dailyBudget: 100,
+      flushMs: 60_000,
+      now: () => now,
+    });
     for (let i = 0; i < 5; i++) await pacer.take('a', 'backfill', 'messages.get');
     await assert.rejects(pacer.take('a', 'backfill', 'messages.get'), (err: unknown) => {
       assert.ok(err instanceof AppError && err.cause instanceof QuotaWait && err.cause.reason === 'daily');
       assert.equal(err.retryAfter, 3_600, 'until the next UTC midnight');
       return true;
     });
-    await assert.rejects(pacer.take('a', 'resync', 'messages.list'), (err: unknown) => err instanceof AppError && err.cause instanceof QuotaWait && err.cause.reason === 'daily');
+    await assert.rejects(
+      pacer.take('a', 'resync', 'messages.list'),
+      (err: unknown) => err instanceof AppError && err.cause instanceof QuotaWait && err.cause.reason === 'daily',
+    );
     await pacer.take('a', 'open', 'threads.get');
     await pacer.take('a', 'incremental', 'history.list');
     await pacer.take('a', 'sync', 'messages.get');
@@ -134,14 +167,26 @@ describe('mail quota pacer', () => {
     now = new Date('2026-12-02T00:00:01Z');
     await pacer.take('a', 'backfill', 'messages.get');
     assert.equal(await pacer.today(), 20);
-    assert.deepEqual([...days], [['2026-12-01', 162], ['2026-12-02', 20]]);
+    assert.deepEqual(
+      [...days],
+      [
+        ['2026-12-01', 162],
+        ['2026-12-02', 20],
+      ],
+    );
     await pacer.close();
   });
 
   it('with pacing off (0 units) still counts every call by method and purpose', async () => {
     const { ledger, calls } = memoryLedger();
     const spent: string[] = [];
-    const pacer = createQuotaPacer(ledger, { profile: 'legacy', userUnits: 0, dailyBudget: 1e9, flushMs: 60_000, onSpend: (m, p, u) => spent.push(`${m}/${p}/${u}`) });
+    const pacer = createQuotaPacer(ledger, {
+      profile: 'legacy',
+      userUnits: 0,
+      dailyBudget: 1e9,
+      flushMs: 60_000,
+      onSpend: (m, p, u) => spent.push(`${m}/${p}/${u}`),
+    });
     await pacer.take('a', 'backfill', 'messages.get');
     await pacer.take('a', 'open', 'threads.get');
     assert.equal(calls.take, 0, 'no ledger statement');

@@ -8,7 +8,10 @@ import { startGmailStandIn } from '../../../stand-ins/gmail.stand-in.ts';
 import { threadMessages } from '../../helpers/providers.ts';
 
 const httpError = (status: number, reason?: string, headers?: unknown) =>
-  Object.assign(new Error(`HTTP ${status}`), { status, response: { status, headers, data: reason ? { error: { code: status, errors: [{ reason }] } } : 'x' } });
+  Object.assign(new Error(`HTTP ${status}`), {
+    status,
+    response: { status, headers, data: reason ? { error: { code: status, errors: [{ reason }] } } : 'x' },
+  });
 
 describe('classifyGmailError', () => {
   it('maps provider failures to the closed set', () => {
@@ -20,11 +23,19 @@ describe('classifyGmailError', () => {
       [httpError(403, 'rateLimitExceeded'), 'MAIL_RATE_LIMITED', 30],
       [httpError(403, 'forbidden'), 'SYNC_FAILED', undefined],
       [httpError(401, 'authError'), 'TOKEN_EXPIRED', undefined],
-      [Object.assign(new Error('x'), { response: { status: 400, data: { error: 'invalid_grant' } } }), 'TOKEN_EXPIRED', undefined],
+      [
+        Object.assign(new Error('x'), { response: { status: 400, data: { error: 'invalid_grant' } } }),
+        'TOKEN_EXPIRED',
+        undefined,
+      ],
       [httpError(500, 'backendError'), 'SYNC_FAILED', undefined],
       [httpError(404, 'notFound'), 'SYNC_FAILED', undefined],
       [Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), 'SYNC_FAILED', undefined],
-      [Object.assign(new Error('The operation was aborted due to timeout'), { code: 'TimeoutError' }), 'SYNC_FAILED', undefined],
+      [
+        Object.assign(new Error('The operation was aborted due to timeout'), { code: 'TimeoutError' }),
+        'SYNC_FAILED',
+        undefined,
+      ],
     ];
     for (const [err, code, retryAfter] of cases) {
       const app = classifyGmailError(err);
@@ -41,15 +52,19 @@ describe('mapLimit', () => {
     let peak = 0;
     const started: number[] = [];
     await assert.rejects(
-      mapLimit(Array.from({ length: 40 }, (_, i) => i), 4, async (i) => {
-        started.push(i);
-        inFlight++;
-        peak = Math.max(peak, inFlight);
-        await new Promise((r) => setTimeout(r, 2));
-        inFlight--;
-        if (i === 9) throw new Error('nine');
-        return i;
-      }),
+      mapLimit(
+        Array.from({ length: 40 }, (_, i) => i),
+        4,
+        async (i) => {
+          started.push(i);
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          await new Promise((r) => setTimeout(r, 2));
+          inFlight--;
+          if (i === 9) throw new Error('nine');
+          return i;
+        },
+      ),
       /nine/,
     );
     assert.equal(peak, 4);
@@ -100,16 +115,28 @@ describe('gmail provider', () => {
   it('reads an empty inbox (no messages field) and validates shapes', async (t) => {
     const standIn = await startGmailStandIn();
     t.after(() => standIn.close());
-    const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) };
+    const auth = {
+      credentials: { access_token: 'tok' },
+      setCredentials() {},
+      getAccessToken: async () => ({ token: 'tok' }),
+    };
     const api = createGmailFactory({ rootUrl: standIn.url })(auth as unknown as OAuth2Client);
     assert.deepEqual(await api.listInbox({ maxResults: 50 }), { messages: [] });
     const [m] = standIn.seed('alice@example.com', 1, { sentReplies: false });
     standIn.resetCounters();
-    assert.deepEqual(await api.listInbox({ maxResults: 50, pageToken: 'no-longer-valid' }), { messages: [{ id: m!.id, threadId: m!.threadId }] }, 'a refused page token restarts the listing');
+    assert.deepEqual(
+      await api.listInbox({ maxResults: 50, pageToken: 'no-longer-valid' }),
+      { messages: [{ id: m!.id, threadId: m!.threadId }] },
+      'a refused page token restarts the listing',
+    );
     assert.equal(standIn.calls['messages.list'], 2);
     const profile = await api.profile();
     assert.equal(profile.emailAddress, 'alice@example.com');
-    assert.deepEqual(await api.listHistory(profile.historyId), { records: [], historyId: profile.historyId, complete: true });
+    assert.deepEqual(await api.listHistory(profile.historyId), {
+      records: [],
+      historyId: profile.historyId,
+      complete: true,
+    });
     standIn.addMessage('alice@example.com');
     standIn.expireHistory('alice@example.com');
     assert.equal(await api.listHistory(profile.historyId), 'expired');
@@ -119,18 +146,35 @@ describe('gmail provider', () => {
     const watch = await api.watch({ topicName: 'projects/p/topics/t', labelIds: ['INBOX'] });
     assert.ok(watch.expiration.getTime() > Date.now());
     await api.stop();
-    assert.deepEqual(standIn.watches('alice@example.com').map((w) => w.kind), ['watch', 'stop']);
+    assert.deepEqual(
+      standIn.watches('alice@example.com').map((w) => w.kind),
+      ['watch', 'stop'],
+    );
   });
 
   it('reads three wanted messages of one thread with one threads.get (40 units, not 60), and the rest one by one', async (t) => {
     const standIn = await startGmailStandIn();
     t.after(() => standIn.close());
-    const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) };
-    const pacer = createQuotaPacer({ take: async () => ({ granted: 0, waitMs: 0 }), record: async () => 0 }, { profile: '2026', userUnits: 0, dailyBudget: 1e9, flushMs: 60_000 });
+    const auth = {
+      credentials: { access_token: 'tok' },
+      setCredentials() {},
+      getAccessToken: async () => ({ token: 'tok' }),
+    };
+    const pacer = createQuotaPacer(
+      { take: async () => ({ granted: 0, waitMs: 0 }), record: async () => 0 },
+      { profile: '2026', userUnits: 0, dailyBudget: 1e9, flushMs: 60_000 },
+    );
     t.after(() => pacer.close());
-    const api = createGmailFactory({ rootUrl: standIn.url, pacer })(auth as unknown as OAuth2Client, { accountId: 'a', purpose: 'backfill' });
+    const api = createGmailFactory({ rootUrl: standIn.url, pacer })(auth as unknown as OAuth2Client, {
+      accountId: 'a',
+      purpose: 'backfill',
+    });
     const first = standIn.addMessage('alice@example.com', { subject: 'a thread' });
-    const thread = [first, standIn.addMessage('alice@example.com', { threadId: first.threadId }), standIn.addMessage('alice@example.com', { threadId: first.threadId })];
+    const thread = [
+      first,
+      standIn.addMessage('alice@example.com', { threadId: first.threadId }),
+      standIn.addMessage('alice@example.com', { threadId: first.threadId }),
+    ];
     const pair = standIn.addMessage('alice@example.com', { subject: 'two of a thread' });
     const two = [pair, standIn.addMessage('alice@example.com', { threadId: pair.threadId })];
     const ids = [...thread, ...two].map((m) => m.id);

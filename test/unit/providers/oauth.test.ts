@@ -26,15 +26,27 @@ async function standIn(t: { after(fn: () => unknown): void }) {
 }
 
 /** Consent at the stand-in, returning a code for `verifier`. */
-async function codeFor(identity: IdentityStandIn, oauth: ReturnType<typeof createOAuthProvider>, verifier: string): Promise<string> {
-  const url = oauth.authorizationUrl({ state: 's', codeChallenge: createHash('sha256').update(verifier).digest('base64url') });
+async function codeFor(
+  identity: IdentityStandIn,
+  oauth: ReturnType<typeof createOAuthProvider>,
+  verifier: string,
+): Promise<string> {
+  const url = oauth.authorizationUrl({
+    state: 's',
+    codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+  });
   const res = await fetch(url, { redirect: 'manual' });
   return new URL(res.headers.get('location')!).searchParams.get('code')!;
 }
 
 describe('authorizationUrl', () => {
   it('carries exactly the contract parameters on GOOGLE_AUTH_URL', () => {
-    const config = loadConfig({ GOOGLE_CLIENT_ID: 'cid', GOOGLE_CLIENT_SECRET: 'sec', PUBLIC_BASE_URL: 'https://api.example.test', GOOGLE_AUTH_URL: 'https://idp.example.test/auth?x=1' });
+    const config = loadConfig({
+      GOOGLE_CLIENT_ID: 'cid',
+      GOOGLE_CLIENT_SECRET: 'sec',
+      PUBLIC_BASE_URL: 'https://api.example.test',
+      GOOGLE_AUTH_URL: 'https://idp.example.test/auth?x=1',
+    });
     const url = new URL(createOAuthProvider(config).authorizationUrl({ state: 'st', codeChallenge: 'ch' }));
     assert.equal(url.origin + url.pathname, 'https://idp.example.test/auth');
     assert.deepEqual(Object.fromEntries(url.searchParams), {
@@ -49,7 +61,10 @@ describe('authorizationUrl', () => {
       code_challenge_method: 'S256',
     });
     assert.deepEqual(SCOPES, ['openid', 'email', MAIL_SCOPE]);
-    assert.ok(!SCOPES.some((s) => /gmail\.(modify|send|compose|insert)|mail\.google\.com/.test(s)), 'no other mail scope');
+    assert.ok(
+      !SCOPES.some((s) => /gmail\.(modify|send|compose|insert)|mail\.google\.com/.test(s)),
+      'no other mail scope',
+    );
   });
 });
 
@@ -77,7 +92,10 @@ describe('createOAuthProvider against the identity stand-in', () => {
     assert.equal(identity.calls.tokenRequests[0].code_verifier, verifier);
     assert.deepEqual(await oauth.userinfo(tokens.accessToken), { sub: 'user-alice', email: 'alice@example.com' });
 
-    const client = oauth.authorisedClient({ refreshToken: tokens.refreshToken!, accessToken: tokens.accessToken, expiresAt: new Date(Date.now() - 1000) }, () => {});
+    const client = oauth.authorisedClient(
+      { refreshToken: tokens.refreshToken!, accessToken: tokens.accessToken, expiresAt: new Date(Date.now() - 1000) },
+      () => {},
+    );
     const { token } = await client.getAccessToken();
     assert.ok(token && token !== tokens.accessToken, 'refreshed');
 
@@ -110,7 +128,10 @@ describe('createOAuthProvider against the identity stand-in', () => {
     const tokens = await oauth.exchangeCode({ code: await codeFor(identity, oauth, verifier), codeVerifier: verifier });
     identity.revokeUser('user-alice');
     const client = oauth.authorisedClient({ refreshToken: tokens.refreshToken!, expiresAt: new Date(0) }, () => {});
-    const err = await client.getAccessToken().then(() => null, (e: unknown) => e);
+    const err = await client.getAccessToken().then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err, 'refresh failed');
     assert.equal(isInvalidGrant(err), true);
   });

@@ -42,7 +42,12 @@ export interface EndsResult {
 }
 
 /** The gone and outside phases of one call; moves `c` on and adds what it learnt to `changes`. */
-export async function planEnds(p: PlanContext, c: ListingCursor, input: EndsInput, changes: StoreChanges): Promise<EndsResult> {
+export async function planEnds(
+  p: PlanContext,
+  c: ListingCursor,
+  input: EndsInput,
+  changes: StoreChanges,
+): Promise<EndsResult> {
   const r: EndsResult = { done: false, spent: 0, synced: 0 };
   const left = () => input.budget - r.spent;
   /** Fetches stored messages the listing did not name: true when fewer than the budget allowed (the phase's check is over). */
@@ -75,7 +80,12 @@ export async function planEnds(p: PlanContext, c: ListingCursor, input: EndsInpu
 
   const outside: string[] = [];
   for (let pages = 0; !c.outsideListed && pages < OUTSIDE_PAGES_PER_CALL; pages++) {
-    const page = await p.api.listInbox({ labelIds: [], q: '-in:inbox', pageToken: c.pageToken, maxResults: LISTING_PAGE });
+    const page = await p.api.listInbox({
+      labelIds: [],
+      q: '-in:inbox',
+      pageToken: c.pageToken,
+      maxResults: LISTING_PAGE,
+    });
     outside.push(...page.messages.map((m) => m.id));
     if (page.nextPageToken) c.pageToken = page.nextPageToken;
     else {

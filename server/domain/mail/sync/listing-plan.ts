@@ -32,7 +32,6 @@ import { planEnds } from './listing-ends.ts';
 /** Listing pages read per call at most (each 5 quota units); a call stays short. */
 const PAGES_PER_CALL = 4;
 
-
 function merge(into: StoreChanges, from: StoreChanges): void {
   into.upserts.push(...from.upserts);
   into.deletes.push(...from.deletes);
@@ -48,9 +47,24 @@ function merge(into: StoreChanges, from: StoreChanges): void {
  * meanwhile must not touch the ids of the listing that replaced it). 'expired': the history
  * since the listing began is gone; list again.
  */
-export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: false): Promise<SyncPlan | 'expired'>;
-export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: true): Promise<SyncPlan>;
-export async function planListing(p: PlanContext, checkpoint: string, cursor: ListingCursor, fresh: boolean): Promise<SyncPlan | 'expired'> {
+export async function planListing(
+  p: PlanContext,
+  checkpoint: string,
+  cursor: ListingCursor,
+  fresh: false,
+): Promise<SyncPlan | 'expired'>;
+export async function planListing(
+  p: PlanContext,
+  checkpoint: string,
+  cursor: ListingCursor,
+  fresh: true,
+): Promise<SyncPlan>;
+export async function planListing(
+  p: PlanContext,
+  checkpoint: string,
+  cursor: ListingCursor,
+  fresh: boolean,
+): Promise<SyncPlan | 'expired'> {
   const changes: StoreChanges = noChanges();
   if (fresh) changes.listingReplace = true;
   /** The listing's ids stored by earlier calls are its own (a fresh one has none yet). */
@@ -90,7 +104,11 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
     const kept = noChanges();
     merge(kept, liveRead.changes);
     kept.listingFetched = liveRead.fetched;
-    const next = { historyId: checkpoint, cursor: encodeCursor({ ...cursor, live: liveRead.live }), fullSyncActive: true };
+    const next = {
+      historyId: checkpoint,
+      cursor: encodeCursor({ ...cursor, live: liveRead.live }),
+      fullSyncActive: true,
+    };
     return { mode: 'listing', changes: kept, next, messagesSynced: liveRead.synced, hasMore: true, quota: err };
   }
 
@@ -138,7 +156,10 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       if (!fresh && budget > 0) {
         const unknown = await unknownListed(p.em, p.accountId, budget + 1);
         pending = unknown.length > budget;
-        await fetch(unknown.map((u) => u.pmid), new Map(unknown.flatMap((u) => (u.thread ? [[u.pmid, u.thread] as const] : []))));
+        await fetch(
+          unknown.map((u) => u.pmid),
+          new Map(unknown.flatMap((u) => (u.thread ? [[u.pmid, u.thread] as const] : []))),
+        );
       }
       const rows: { pmid: string; pos: number; pending: boolean; thread?: string }[] = [];
       while (!c.listed && !pending && !quota && pages < PAGES_PER_CALL) {
@@ -156,7 +177,13 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
         const threadOf = new Map(page.messages.map((m) => [m.id, m.threadId]));
         await fetch(unknown, threadOf);
         // Still to fetch: unknown and not fetched by this call (the next calls take them, in this order, by thread where they can).
-        for (const id of ids) rows.push({ pmid: id, pos: c.count++, pending: !known.has(id) && !fetched.has(id), thread: threadOf.get(id) });
+        for (const id of ids)
+          rows.push({
+            pmid: id,
+            pos: c.count++,
+            pending: !known.has(id) && !fetched.has(id),
+            thread: threadOf.get(id),
+          });
         // More unknown ids on this page than the budget: the next calls fetch them from mail_listing.
         pending = unknown.some((id) => !fetched.has(id));
       }
@@ -166,7 +193,12 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
 
     let done = false;
     if ((c.phase === 'gone' || c.phase === 'outside') && !quota) {
-      const ends = await planEnds(p, c, { budget, own, named: changes.listedInbox?.rows.map((r) => r.pmid) ?? [] }, changes);
+      const ends = await planEnds(
+        p,
+        c,
+        { budget, own, named: changes.listedInbox?.rows.map((r) => r.pmid) ?? [] },
+        changes,
+      );
       budget -= ends.spent;
       synced += ends.synced;
       if (ends.quota) quota = ends.quota;
@@ -181,9 +213,22 @@ export async function planListing(p: PlanContext, checkpoint: string, cursor: Li
       // call: say so when the live cursor saw changes, or when a listing that began in this call finds
       // history since its first page (one history read: most often nothing, and nothing is left).
       const changedSince = BigInt(c.live) > BigInt(checkpoint) || (fresh && (await historySince(p, checkpoint)));
-      return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: null, fullSyncActive: false }, messagesSynced: synced, hasMore: changedSince };
+      return {
+        mode: 'listing',
+        changes,
+        next: { historyId: checkpoint, cursor: null, fullSyncActive: false },
+        messagesSynced: synced,
+        hasMore: changedSince,
+      };
     }
-    return { mode: 'listing', changes, next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true }, messagesSynced: synced, hasMore: true, ...(quota ? { quota } : {}) };
+    return {
+      mode: 'listing',
+      changes,
+      next: { historyId: checkpoint, cursor: encodeCursor(c), fullSyncActive: true },
+      messagesSynced: synced,
+      hasMore: true,
+      ...(quota ? { quota } : {}),
+    };
   }
 }
 

@@ -52,7 +52,14 @@ export async function purgeEndedListings(em: EntityManager): Promise<number> {
  * differs from the listing's) and set-aside ones (mapped to false; their retries are their own).
  * `own`: the stored ids are this listing's (false in its first call: they are an older one's).
  */
-export async function knownListed(em: EntityManager, accountId: string, ids: string[], since: string, unreadNow: string[], own: boolean): Promise<Map<string, boolean>> {
+export async function knownListed(
+  em: EntityManager,
+  accountId: string,
+  ids: string[],
+  since: string,
+  unreadNow: string[],
+  own: boolean,
+): Promise<Map<string, boolean>> {
   if (!ids.length) return new Map();
   const rows = await em.execute<{ pmid: string; relabel: boolean }[]>(
     `select m.provider_message_id as pmid,
@@ -75,7 +82,11 @@ export async function knownListed(em: EntityManager, accountId: string, ids: str
 /** Pending ids looked at for thread-mates (one listing page): bounded, served by the pending index. */
 const LOOKAHEAD = 500;
 
-export async function unknownListed(em: EntityManager, accountId: string, limit: number): Promise<{ pmid: string; thread: string | null }[]> {
+export async function unknownListed(
+  em: EntityManager,
+  accountId: string,
+  limit: number,
+): Promise<{ pmid: string; thread: string | null }[]> {
   // Within the next LOOKAHEAD pending ids, a thread's ids come together, at its newest one's place:
   // a call then holds whole threads, which it can read at one threads.get each (gmail-metadata.ts).
   return em.execute<{ pmid: string; thread: string | null }[]>(
@@ -92,7 +103,15 @@ export async function unknownListed(em: EntityManager, accountId: string, limit:
  * (`listedNow`: named by this call, not recorded yet; `own` as for knownListed) and that
  * nothing rewrote since it began.
  */
-export async function unnamedStored(em: EntityManager, accountId: string, place: 'inbox' | 'outside', since: string, listedNow: string[], limit: number, own: boolean): Promise<string[]> {
+export async function unnamedStored(
+  em: EntityManager,
+  accountId: string,
+  place: 'inbox' | 'outside',
+  since: string,
+  listedNow: string[],
+  limit: number,
+  own: boolean,
+): Promise<string[]> {
   const rows = await em.execute<{ pmid: string }[]>(
     `select m.provider_message_id as pmid from mail_messages m
       where m.account_id = ? and m.in_inbox = ? and m.updated_at < ?::timestamptz and m.provider_message_id <> all(array[?]::text[])
@@ -106,7 +125,10 @@ export async function unnamedStored(em: EntityManager, accountId: string, place:
 
 /** Whether any stored message outside the inbox is older than the listing (else a resync has nothing there to reconcile). */
 export async function staleOutside(em: EntityManager, accountId: string, since: string): Promise<boolean> {
-  const rows = await em.execute<unknown[]>('select 1 from mail_messages where account_id = ? and not in_inbox and updated_at < ?::timestamptz limit 1', [accountId, since]);
+  const rows = await em.execute<unknown[]>(
+    'select 1 from mail_messages where account_id = ? and not in_inbox and updated_at < ?::timestamptz limit 1',
+    [accountId, since],
+  );
   return rows.length > 0;
 }
 
@@ -150,20 +172,28 @@ export async function recordListing(em: EntityManager, accountId: string, c: Lis
     );
     touched = rows.map((r) => r.thread_id);
   }
-  if (c.listedOutside?.ids.length) touched.push(...(await recordOutside(em, accountId, uniq(c.listedOutside.ids), c.listedOutside.since)));
+  if (c.listedOutside?.ids.length)
+    touched.push(...(await recordOutside(em, accountId, uniq(c.listedOutside.ids), c.listedOutside.since)));
   // The listing ended (perhaps in the call that listed its last page, whose relabelling used its rows): its ids go.
   if (c.listingDone) await clearListing(em, accountId);
   else {
     if (c.listingDrop?.length) {
-      await em.execute('delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingDrop)], 'run');
+      await em.execute(
+        'delete from mail_listing where account_id = ? and provider_message_id = any(array[?]::text[])',
+        [accountId, uniq(c.listingDrop)],
+        'run',
+      );
     }
     if (c.listingFetched?.length) {
-      await em.execute('update mail_listing set pending = false where account_id = ? and pending and provider_message_id = any(array[?]::text[])', [accountId, uniq(c.listingFetched)], 'run');
+      await em.execute(
+        'update mail_listing set pending = false where account_id = ? and pending and provider_message_id = any(array[?]::text[])',
+        [accountId, uniq(c.listingFetched)],
+        'run',
+      );
     }
   }
   return touched;
 }
-
 
 /**
  * Stored messages outside the inbox that a resync's listing names there (and nothing rewrote

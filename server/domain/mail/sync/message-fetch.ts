@@ -33,12 +33,22 @@ export class MessageFetchFailures extends Error {
  * the same messages fail so again, they are set aside then (a cluster of bad messages must
  * not stop the account for good).
  */
-export async function fetchMeta(p: { api: GmailApi; em: EntityManager; accountId: string }, ids: string[], threadOf?: ReadonlyMap<string, string>): Promise<Fetched> {
+export async function fetchMeta(
+  p: { api: GmailApi; em: EntityManager; accountId: string },
+  ids: string[],
+  threadOf?: ReadonlyMap<string, string>,
+): Promise<Fetched> {
   if (!ids.length) return { metas: [], setAside: [] };
   const fetched = normalise(await (threadOf ? p.api.getMetadata(ids, threadOf) : p.api.getMetadata(ids)));
   const failed = fetched.setAside.length;
   if (failed < OUTAGE_FAILURES || failed * 2 < ids.length) return fetched;
-  const known = new Set(await recordedFailures(p.em, p.accountId, fetched.setAside.map((x) => x.providerMessageId)));
+  const known = new Set(
+    await recordedFailures(
+      p.em,
+      p.accountId,
+      fetched.setAside.map((x) => x.providerMessageId),
+    ),
+  );
   const fresh = fetched.setAside.filter((x) => !known.has(x.providerMessageId));
   if (fresh.length) throw new AppError('SYNC_FAILED', { cause: new MessageFetchFailures(fresh) });
   return fetched;
@@ -53,12 +63,20 @@ export interface Fetched {
 
 /** The provider normalised each message on its own: one it could not read is set aside, not the batch. */
 function normalise(got: Awaited<ReturnType<GmailApi['getMetadata']>>): Fetched {
-  return { metas: got.messages, setAside: got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason })), ...(got.quota ? { quota: got.quota } : {}) };
+  return {
+    metas: got.messages,
+    setAside: got.failed.map((f) => ({ providerMessageId: f.id, reason: f.reason })),
+    ...(got.quota ? { quota: got.quota } : {}),
+  };
 }
 
 /** Of `asked`, the ids the provider no longer has: neither returned, nor failed, nor left unfetched by the quota. */
 export function goneOf(asked: string[], got: Fetched): string[] {
-  const answered = new Set([...got.metas.map((m) => m.providerMessageId), ...got.setAside.map((x) => x.providerMessageId), ...(got.quota?.unfetched ?? [])]);
+  const answered = new Set([
+    ...got.metas.map((m) => m.providerMessageId),
+    ...got.setAside.map((x) => x.providerMessageId),
+    ...(got.quota?.unfetched ?? []),
+  ]);
   return asked.filter((id) => !answered.has(id));
 }
 
@@ -70,7 +88,11 @@ const SET_ASIDE_RETRIES = 10;
  * returns are stored (whatever their labels say), those it no longer has are forgotten, the
  * others wait longer. Never fails the sync: a failure here is the set-aside's own.
  */
-export async function planSetAsideRetry(api: GmailApi, em: EntityManager, accountId: string): Promise<Pick<StoreChanges, 'upserts' | 'setAside' | 'setAsideGone' | 'setAsideRecovered'>> {
+export async function planSetAsideRetry(
+  api: GmailApi,
+  em: EntityManager,
+  accountId: string,
+): Promise<Pick<StoreChanges, 'upserts' | 'setAside' | 'setAsideGone' | 'setAsideRecovered'>> {
   const due = await dueSetAside(em, accountId, SET_ASIDE_RETRIES);
   if (!due.length) return { upserts: [] };
   let fetched: Fetched;

@@ -17,9 +17,18 @@ const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
 const SET_ASIDE_RETRY_SQL = `now() + make_interval(mins => least(360, (2 ^ least(s.attempts, 9))::int))`;
 
 /** Records messages set aside (attempts counting up), and drops the records of those retried successfully or gone since (`cleared`). */
-export async function recordSetAside(em: EntityManager, accountId: string, setAside: SetAside[], cleared: string[] = []): Promise<void> {
+export async function recordSetAside(
+  em: EntityManager,
+  accountId: string,
+  setAside: SetAside[],
+  cleared: string[] = [],
+): Promise<void> {
   if (cleared.length) {
-    await em.execute('delete from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, uniq(cleared)], 'run');
+    await em.execute(
+      'delete from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])',
+      [accountId, uniq(cleared)],
+      'run',
+    );
   }
   if (!setAside.length) return;
   const payload = setAside.map((x) => ({ pmid: x.providerMessageId, reason: x.reason.slice(0, 64) }));
@@ -34,7 +43,10 @@ export async function recordSetAside(em: EntityManager, accountId: string, setAs
 
 /** Which of these messages already failed before (have a record). */
 export async function recordedFailures(em: EntityManager, accountId: string, ids: string[]): Promise<string[]> {
-  const rows = await em.execute<{ pmid: string }[]>('select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])', [accountId, ids]);
+  const rows = await em.execute<{ pmid: string }[]>(
+    'select provider_message_id as pmid from mail_set_aside where account_id = ? and provider_message_id = any(array[?]::text[])',
+    [accountId, ids],
+  );
   return rows.map((r) => r.pmid);
 }
 

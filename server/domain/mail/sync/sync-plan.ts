@@ -13,7 +13,13 @@ import { fetchMeta } from './message-fetch.ts';
 export interface SyncPlan {
   mode: 'listing' | 'history';
   changes: StoreChanges;
-  next: { historyId: string | null; cursor: string | null; fullSyncActive: boolean; mailboxAddress?: string; inboxEstimate?: number | null };
+  next: {
+    historyId: string | null;
+    cursor: string | null;
+    fullSyncActive: boolean;
+    mailboxAddress?: string;
+    inboxEstimate?: number | null;
+  };
   messagesSynced: number;
   hasMore: boolean;
   /** The quota ran out part-way: the changes hold what was fetched; the caller commits them, then answers this. */
@@ -36,8 +42,12 @@ export interface KnownRows {
   threads: Set<string>;
 }
 
-
-export async function lookupKnown(em: EntityManager, accountId: string, messageIds: string[], threadIds: string[]): Promise<KnownRows> {
+export async function lookupKnown(
+  em: EntityManager,
+  accountId: string,
+  messageIds: string[],
+  threadIds: string[],
+): Promise<KnownRows> {
   const known: KnownRows = { messages: new Map(), threads: new Set() };
   if (!messageIds.length && !threadIds.length) return known;
   const rows = await em.execute<{ kind: string; pid: string; labels: string[] | null }[]>(
@@ -54,7 +64,8 @@ export async function lookupKnown(em: EntityManager, accountId: string, messageI
   return known;
 }
 
-const sameLabels = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((l) => b.includes(l));
+const sameLabels = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((l) => b.includes(l));
 
 interface Track {
   threadId: string;
@@ -74,16 +85,28 @@ type Ref = HistoryRecord['messagesAdded'][number]['message'];
  * budget is reached. `newOnly` (the live cursor of a listing under way): new messages and
  * deletions only; the stored labels may be older than the history, so label changes wait.
  */
-export async function planHistory(p: PlanContext, startHistoryId: string, opts: { newOnly?: boolean } = {}): Promise<SyncPlan | 'expired'> {
+export async function planHistory(
+  p: PlanContext,
+  startHistoryId: string,
+  opts: { newOnly?: boolean } = {},
+): Promise<SyncPlan | 'expired'> {
   const res = await p.api.listHistory(startHistoryId);
   if (res === 'expired') return 'expired';
-  const refs = (r: HistoryRecord): Ref[] => [...r.messagesAdded, ...r.messagesDeleted, ...r.labelsAdded, ...r.labelsRemoved].map((x) => x.message);
+  const refs = (r: HistoryRecord): Ref[] =>
+    [...r.messagesAdded, ...r.messagesDeleted, ...r.labelsAdded, ...r.labelsRemoved].map((x) => x.message);
   const all = res.records.flatMap(refs);
-  const known = await lookupKnown(p.em, p.accountId, all.map((r) => r.id), res.records.flatMap((r) => r.messagesAdded.map((a) => a.message.threadId)));
+  const known = await lookupKnown(
+    p.em,
+    p.accountId,
+    all.map((r) => r.id),
+    res.records.flatMap((r) => r.messagesAdded.map((a) => a.message.threadId)),
+  );
 
   const tracks = new Map<string, Track>();
   const wantsFetch = (t: Track) =>
-    !t.deleted && !t.stored && (t.labels ? t.labels.includes('INBOX') || (t.added && known.threads.has(t.threadId)) : t.inboxHint);
+    !t.deleted &&
+    !t.stored &&
+    (t.labels ? t.labels.includes('INBOX') || (t.added && known.threads.has(t.threadId)) : t.inboxHint);
   let candidates = new Set<string>();
   let checkpoint = startHistoryId;
   let processed = 0;
@@ -94,7 +117,14 @@ export async function planHistory(p: PlanContext, startHistoryId: string, opts: 
       let t = local.get(ref.id);
       if (!t) {
         const stored = known.messages.get(ref.id);
-        const base = tracks.get(ref.id) ?? { threadId: ref.threadId, labels: stored ?? null, stored: stored !== undefined, added: false, deleted: false, inboxHint: false };
+        const base = tracks.get(ref.id) ?? {
+          threadId: ref.threadId,
+          labels: stored ?? null,
+          stored: stored !== undefined,
+          added: false,
+          deleted: false,
+          inboxHint: false,
+        };
         t = { ...base, labels: base.labels && [...base.labels] };
         local.set(ref.id, t);
       }
@@ -107,11 +137,15 @@ export async function planHistory(p: PlanContext, startHistoryId: string, opts: 
       t.inboxHint = message.labelIds ? message.labelIds.includes('INBOX') : true;
     }
     for (const { message } of rec.messagesDeleted) touch(message).deleted = true;
-    for (const [changes, add] of [[rec.labelsAdded, true], [rec.labelsRemoved, false]] as const) {
+    for (const [changes, add] of [
+      [rec.labelsAdded, true],
+      [rec.labelsRemoved, false],
+    ] as const) {
       for (const { message, labelIds } of changes) {
         const t = touch(message);
         if (message.labelIds) t.labels = [...message.labelIds];
-        else if (t.labels) t.labels = add ? [...new Set([...t.labels, ...labelIds])] : t.labels.filter((l) => !labelIds.includes(l));
+        else if (t.labels)
+          t.labels = add ? [...new Set([...t.labels, ...labelIds])] : t.labels.filter((l) => !labelIds.includes(l));
         if (labelIds.includes('INBOX')) t.inboxHint = add;
       }
     }
@@ -135,16 +169,29 @@ export async function planHistory(p: PlanContext, startHistoryId: string, opts: 
   for (const [id, t] of tracks) {
     if (!t.stored) continue;
     if (t.deleted) changes.deletes.push(id);
-    else if (!opts.newOnly && t.labels && !sameLabels(t.labels, known.messages.get(id)!)) changes.labelChanges.push({ providerMessageId: id, labelIds: t.labels });
+    else if (!opts.newOnly && t.labels && !sameLabels(t.labels, known.messages.get(id)!))
+      changes.labelChanges.push({ providerMessageId: id, labelIds: t.labels });
   }
   const complete = !cut && res.complete;
   const messagesSynced = changes.upserts.length + changes.labelChanges.length + changes.deletes.length;
   // The quota ran out part-way: what was fetched is stored, the checkpoint stays (the replay fetches only what is still unknown).
-  if (quota) return { mode: 'history', changes, next: { historyId: startHistoryId, cursor: null, fullSyncActive: false }, messagesSynced, hasMore: true, quota: quota.error };
+  if (quota)
+    return {
+      mode: 'history',
+      changes,
+      next: { historyId: startHistoryId, cursor: null, fullSyncActive: false },
+      messagesSynced,
+      hasMore: true,
+      quota: quota.error,
+    };
   return {
     mode: 'history',
     changes,
-    next: { historyId: complete && BigInt(res.historyId) > BigInt(checkpoint) ? res.historyId : checkpoint, cursor: null, fullSyncActive: false },
+    next: {
+      historyId: complete && BigInt(res.historyId) > BigInt(checkpoint) ? res.historyId : checkpoint,
+      cursor: null,
+      fullSyncActive: false,
+    },
     messagesSynced,
     hasMore: !complete,
   };

@@ -17,7 +17,16 @@ import type { CredentialsService } from '../../auth/credentials.service.ts';
 import { AppError } from '../../errors.ts';
 import { announceCommit, announceSync } from '../../events/announce.ts';
 import { applyChanges } from '../mail-store.ts';
-import { acquireLease, commitCheckpoint, extendLease, LEASE_SECONDS, readInboxEstimate, readSyncState, releaseLease, type LeasedState } from './states/index.ts';
+import {
+  acquireLease,
+  commitCheckpoint,
+  extendLease,
+  LEASE_SECONDS,
+  readInboxEstimate,
+  readSyncState,
+  releaseLease,
+  type LeasedState,
+} from './states/index.ts';
 import { MessageFetchFailures, planSetAsideRetry } from './message-fetch.ts';
 import { recordSetAside } from './set-aside.ts';
 import { decodeCursor, startCursor } from './listing-cursor.ts';
@@ -39,7 +48,8 @@ class LeaseLost extends Error {
 
 /** `err` while the account exists; AUTH_REQUIRED once it is gone (deleted: its caller's session went with it). */
 async function unlessGone(em: EntityManager, accountId: string, err: AppError): Promise<AppError> {
-  const exists = (await em.execute<unknown[]>('select 1 from accounts where id = ?', [accountId]).catch(() => [1])).length > 0;
+  const exists =
+    (await em.execute<unknown[]>('select 1 from accounts where id = ?', [accountId]).catch(() => [1])).length > 0;
   return exists ? err : new AppError('AUTH_REQUIRED');
 }
 
@@ -89,7 +99,15 @@ export function createSyncService(deps: {
    * lane: notified mail goes ahead of a listing), a listing's pages and fetches `bulk` (the lane
    * that leaves room for the others).
    */
-  async function plan(api: GmailApi, use: (phase: 'live' | 'bulk') => void, em: EntityManager, accountId: string, lease: LeasedState, budget: number, opts: SyncOptions): Promise<SyncPlan> {
+  async function plan(
+    api: GmailApi,
+    use: (phase: 'live' | 'bulk') => void,
+    em: EntityManager,
+    accountId: string,
+    lease: LeasedState,
+    budget: number,
+    opts: SyncOptions,
+  ): Promise<SyncPlan> {
     const ctx = { api, use, em, accountId, budget };
     const cursor = decodeCursor(lease.cursor);
     // A listing under way resumes where it stopped, even when a full resync is asked for: it is one.
@@ -109,7 +127,12 @@ export function createSyncService(deps: {
     // account that had a checkpoint has a stored copy: the listing is a resync (unread ids first).
     use('bulk');
     const [{ historyId, emailAddress }, inboxEstimate] = await Promise.all([api.profile(), readInboxEstimate(api)]);
-    const begun = await planListing(ctx, historyId, startCursor(lease.dbNow, historyId, lease.historyId !== null), true);
+    const begun = await planListing(
+      ctx,
+      historyId,
+      startCursor(lease.dbNow, historyId, lease.historyId !== null),
+      true,
+    );
     // Notifications name the mailbox by this address, which need not be the sign-in email: kept with the checkpoint.
     return { ...begun, next: { ...begun.next, mailboxAddress: emailAddress, inboxEstimate } };
   }
@@ -120,9 +143,12 @@ export function createSyncService(deps: {
    */
   function retryRelease(accountId: string, owner: string, attempt = 1) {
     if (attempt > 12) return;
-    setTimeout(() => {
-      releaseLease(orm.em.fork(), accountId, owner).catch(() => retryRelease(accountId, owner, attempt + 1));
-    }, Math.min(10_000, 500 * attempt)).unref();
+    setTimeout(
+      () => {
+        releaseLease(orm.em.fork(), accountId, owner).catch(() => retryRelease(accountId, owner, attempt + 1));
+      },
+      Math.min(10_000, 500 * attempt),
+    ).unref();
   }
 
   return {
@@ -132,9 +158,13 @@ export function createSyncService(deps: {
       const em = orm.em.fork();
       const owner = `${INSTANCE}:${randomUUID()}`;
       const lease = await acquireLease(em, accountId, owner, deps.leaseSeconds);
-      if (!lease) throw await unlessGone(em, accountId, new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }));
+      if (!lease)
+        throw await unlessGone(em, accountId, new AppError('RATE_LIMITED', { retryAfter: BUSY_RETRY_AFTER_SECONDS }));
       let api: GmailApi | undefined;
-      const heartbeat = keepAlive(() => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds), deps.leaseSeconds);
+      const heartbeat = keepAlive(
+        () => extendLease(orm.em.fork(), accountId, owner, deps.leaseSeconds),
+        deps.leaseSeconds,
+      );
       try {
         const auth = await credentials.client(em, accountId);
         // The route's calls are the user's; a job's history reads are incremental, its listing bulk: a
@@ -142,7 +172,8 @@ export function createSyncService(deps: {
         const user = opts.caller === 'user';
         const bulkPurpose = lease.historyId && !lease.fullSyncActive ? 'resync' : 'backfill';
         const quota: QuotaUse = { accountId, purpose: user ? 'sync' : 'incremental' };
-        const use = (phase: 'live' | 'bulk') => void (quota.purpose = user ? 'sync' : phase === 'live' ? 'incremental' : bulkPurpose);
+        const use = (phase: 'live' | 'bulk') =>
+          void (quota.purpose = user ? 'sync' : phase === 'live' ? 'incremental' : bulkPurpose);
         api = deps.gmail(auth, quota);
         const p = await plan(api, use, em, accountId, lease, budget, opts);
         if (!p.hasMore && lease.setAsideDue) {
@@ -162,13 +193,26 @@ export function createSyncService(deps: {
         const lost = () => new LeaseLost();
         const { upserts, labelChanges, deletes, setAside, setAsideGone } = p.changes;
         // A listing call keeps its ids and marks in mail_listing with the commit: always a transaction.
-        if (p.mode !== 'listing' && !upserts.length && !labelChanges.length && !deletes.length && !setAside?.length && !setAsideGone?.length) {
+        if (
+          p.mode !== 'listing' &&
+          !upserts.length &&
+          !labelChanges.length &&
+          !deletes.length &&
+          !setAside?.length &&
+          !setAsideGone?.length
+        ) {
           // Nothing to store: the checkpoint moves in one statement, no transaction needed.
           const committed = await commitCheckpoint(em, accountId, owner, { ...p.next, lastSyncedAt }, lease.dbNow);
           if (!committed) throw lost();
           // Where the account stands changed only when it was catching up (when the lease was taken, or notified
           // since: the stream heard `catching_up`), a listing began or ended, or it never synced.
-          if (lease.behind || committed.notifiedSinceLease || p.next.fullSyncActive !== lease.fullSyncActive || !lease.lastSyncedAt) await announceSync(em, accountId);
+          if (
+            lease.behind ||
+            committed.notifiedSinceLease ||
+            p.next.fullSyncActive !== lease.fullSyncActive ||
+            !lease.lastSyncedAt
+          )
+            await announceSync(em, accountId);
         } else {
           await em.transactional(async (tx) => {
             if (!(await commitCheckpoint(tx, accountId, owner, { ...p.next, lastSyncedAt }))) throw lost();
@@ -176,20 +220,36 @@ export function createSyncService(deps: {
             await announceCommit(tx, accountId, p.changes);
           });
           // Stored mail may want analysis on arrival (a job of its own: never this sync's failure).
-          if (upserts.length) await deps.onStored?.(accountId).catch((e: unknown) => log.warn({ accountId, ...errorSummary(e) }, 'queueing analysis on arrival failed'));
+          if (upserts.length)
+            await deps
+              .onStored?.(accountId)
+              .catch((e: unknown) =>
+                log.warn({ accountId, ...errorSummary(e) }, 'queueing analysis on arrival failed'),
+              );
         }
         log.info(
-          { accountId, mode: p.mode, messagesSynced: synced, hasMore: p.hasMore, providerRequests: api.requests, ms: Date.now() - started },
+          {
+            accountId,
+            mode: p.mode,
+            messagesSynced: synced,
+            hasMore: p.hasMore,
+            providerRequests: api.requests,
+            ms: Date.now() - started,
+          },
           'mail sync',
         );
         // A person may have to look (mia_mail_set_aside_messages counts them): say which and why.
-        for (const x of setAside ?? []) log.warn({ accountId, providerMessageId: x.providerMessageId, reason: x.reason }, 'message set aside');
+        for (const x of setAside ?? [])
+          log.warn({ accountId, providerMessageId: x.providerMessageId, reason: x.reason }, 'message set aside');
         // The quota ran out part-way: what was fetched is stored; the caller hears the quota (and comes back after it).
         if (p.quota) throw p.quota;
         return { messagesSynced: synced, hasMore: p.hasMore, lastSyncedAt: lastSyncedAt.toISOString() };
       } catch (thrown) {
         // The commit found no lease: the account was deleted meanwhile (its caller's session went with it), or another sync took over.
-        const err = thrown instanceof LeaseLost ? await unlessGone(em, accountId, new AppError('SYNC_FAILED', { cause: thrown })) : thrown;
+        const err =
+          thrown instanceof LeaseLost
+            ? await unlessGone(em, accountId, new AppError('SYNC_FAILED', { cause: thrown }))
+            : thrown;
         await releaseLease(em, accountId, owner).catch((e: unknown) => {
           log.warn({ accountId, ...errorSummary(e) }, 'releasing the sync lease failed; retrying in the background');
           retryRelease(accountId, owner);
@@ -199,8 +259,12 @@ export function createSyncService(deps: {
           await recordSetAside(em, accountId, err.cause.failures).catch(() => undefined);
         }
         const code = err instanceof AppError ? err.code : 'unexpected';
-        log.warn({ accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started }, 'mail sync failed');
-        if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await credentials.rethrowIfRevoked(accountId, err.cause);
+        log.warn(
+          { accountId, code, providerRequests: api?.requests ?? 0, ms: Date.now() - started },
+          'mail sync failed',
+        );
+        if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause)
+          await credentials.rethrowIfRevoked(accountId, err.cause);
         throw err;
       } finally {
         heartbeat.stop();

@@ -10,7 +10,14 @@ import { errorSummary, type Logger } from '../../../infra/logger.ts';
 import type { MailWatchControl } from '../../auth/auth.service.ts';
 import { isNoMailbox } from '../../../providers/gmail-errors.ts';
 import { mapLimit } from '../../../providers/map-limit.ts';
-import { clearWatch, clearWatchesOfDisconnected, readWatchExpiry, recordWatches, recordWatchFailures, watchesDue } from './states/index.ts';
+import {
+  clearWatch,
+  clearWatchesOfDisconnected,
+  readWatchExpiry,
+  recordWatches,
+  recordWatchFailures,
+  watchesDue,
+} from './states/index.ts';
 
 /** The provider's watch calls of one account, on one client (the same grant for a watch and its undoing). */
 export interface MailWatchApi {
@@ -77,7 +84,11 @@ export function createWatchService(deps: {
       // Where the grant is already revoked the provider refuses the stop, and stops the watch itself.
       await m.api.stop().then(
         () => log.info({ accountId: m.accountId }, 'mail watch made during a disconnect was stopped again'),
-        (err: unknown) => log.warn({ accountId: m.accountId, ...errorSummary(err) }, 'stopping a watch made during a disconnect failed'),
+        (err: unknown) =>
+          log.warn(
+            { accountId: m.accountId, ...errorSummary(err) },
+            'stopping a watch made during a disconnect failed',
+          ),
       );
     }
     return kept;
@@ -114,14 +125,21 @@ export function createWatchService(deps: {
         total.failed.push(...run.failed);
         total.resumed.push(...run.resumed);
         const progressed = run.renewed + run.failed.length > 0;
-        if (!progressed || run.taken < batch || clock().getTime() - started >= (deps.runMs ?? RENEWAL_RUN_MS)) return total;
+        if (!progressed || run.taken < batch || clock().getTime() - started >= (deps.runMs ?? RENEWAL_RUN_MS))
+          return total;
       }
     },
   };
 
   /** One batch of the watches due: renewed a few at a time, each account's failure its own. */
   async function renewBatch(now: Date): Promise<Renewal & { taken: number }> {
-    const due = await watchesDue(db(), now, new Date(now.getTime() - RENEW_AFTER_MS), new Date(now.getTime() + RENEW_AFTER_MS), batch);
+    const due = await watchesDue(
+      db(),
+      now,
+      new Date(now.getTime() - RENEW_AFTER_MS),
+      new Date(now.getTime() + RENEW_AFTER_MS),
+      batch,
+    );
     const made: Awaited<ReturnType<typeof make>>[] = [];
     const failed: string[] = [];
     const noMailbox: string[] = [];

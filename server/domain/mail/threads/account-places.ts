@@ -13,7 +13,12 @@ export interface AccountPlaces {
   load(accountId: string): { running: number; waiting: number };
 }
 
-export function createAccountPlaces(opts: { perAccount: number; maxWaiting: number; retryAfterSeconds: number; describe?: string }): AccountPlaces {
+export function createAccountPlaces(opts: {
+  perAccount: number;
+  maxWaiting: number;
+  retryAfterSeconds: number;
+  describe?: string;
+}): AccountPlaces {
   const accounts = new Map<string, { running: number; waiting: (() => void)[] }>();
   return {
     async run(accountId, task) {
@@ -22,7 +27,9 @@ export function createAccountPlaces(opts: { perAccount: number; maxWaiting: numb
       const entry = state;
       if (entry.running < opts.perAccount) entry.running++;
       else if (entry.waiting.length >= opts.maxWaiting) {
-        const cause = opts.describe ? new Error(`${entry.running} ${opts.describe} of the account running, ${entry.waiting.length} waiting`) : undefined;
+        const cause = opts.describe
+          ? new Error(`${entry.running} ${opts.describe} of the account running, ${entry.waiting.length} waiting`)
+          : undefined;
         throw new AppError('SERVICE_UNAVAILABLE', { retryAfter: opts.retryAfterSeconds, cause });
       }
       // The place is handed over by the task that leaves it (running is not decremented then).

@@ -68,7 +68,8 @@ export function serialiseBodies(text: string, html: string): { bodies: CachedBod
     html,
     jsonText,
     jsonHtml,
-    raw: () => (raw ??= jsonRaw ? { text: jsonRaw(jsonText.toString()), html: jsonRaw(jsonHtml.toString()) } : { text, html }),
+    raw: () =>
+      (raw ??= jsonRaw ? { text: jsonRaw(jsonText.toString()), html: jsonRaw(jsonHtml.toString()) } : { text, html }),
   };
   return { bodies, chars: text.length + html.length + 2 * (jsonText.length + jsonHtml.length) };
 }

@@ -17,7 +17,10 @@ export const BODY_CHARS_PER_STATEMENT = 1 << 20;
  * stores the rest and waits for every store. Runs are stored one after another, in order; once
  * one fails, the rows after it are dropped and `end` fails with its error.
  */
-export function bodyRuns<T extends Partial<MessageBodies>>(store: (rows: T[]) => Promise<void>, max = BODY_CHARS_PER_STATEMENT) {
+export function bodyRuns<T extends Partial<MessageBodies>>(
+  store: (rows: T[]) => Promise<void>,
+  max = BODY_CHARS_PER_STATEMENT,
+) {
   let run: T[] = [];
   let chars = 0;
   let stored: Promise<void> = Promise.resolve();

@@ -50,15 +50,27 @@ export interface ThreadBodiesOptions {
   now?: () => number;
 }
 
-export function createThreadBodies(deps: { gmail: GmailFactory; credentials: CredentialsService } & ThreadBodiesOptions): ThreadBodies {
+export function createThreadBodies(
+  deps: { gmail: GmailFactory; credentials: CredentialsService } & ThreadBodiesOptions,
+): ThreadBodies {
   const failureTtlMs = deps.failureTtlMs ?? 30_000;
   const refusalTtlMs = deps.refusalTtlMs ?? 5_000;
   const now = deps.now ?? Date.now;
   const flights = new Map<string, Promise<void>>();
-  const slots = createAccountPlaces({ perAccount: deps.fetchesPerAccount ?? 2, maxWaiting: deps.fetchesWaiting ?? 8, retryAfterSeconds: 2, describe: 'thread fetches' });
+  const slots = createAccountPlaces({
+    perAccount: deps.fetchesPerAccount ?? 2,
+    maxWaiting: deps.fetchesWaiting ?? 8,
+    retryAfterSeconds: 2,
+    describe: 'thread fetches',
+  });
   const failures = new Map<string, { error: unknown; until: number }>();
 
-  async function fetchAndStore(em: EntityManager, accountId: string, threadId: string, purpose: BodyPurpose): Promise<void> {
+  async function fetchAndStore(
+    em: EntityManager,
+    accountId: string,
+    threadId: string,
+    purpose: BodyPurpose,
+  ): Promise<void> {
     const rows = await em.execute<{ provider_thread_id: string; missing: number }[]>(
       `select t.provider_thread_id,
          (select count(*)::int from mail_messages m where m.thread_id = t.id
@@ -74,10 +86,17 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
     await slots.run(accountId, () => fetchFull(em, accountId, threadId, thread.provider_thread_id, purpose));
   }
 
-  async function fetchFull(em: EntityManager, accountId: string, threadId: string, providerThreadId: string, purpose: BodyPurpose): Promise<void> {
+  async function fetchFull(
+    em: EntityManager,
+    accountId: string,
+    threadId: string,
+    providerThreadId: string,
+    purpose: BodyPurpose,
+  ): Promise<void> {
     // Stored as the parser makes them, about a megabyte of bodies at a time: neither thread holds the whole thread's bodies.
     const runs = bodyRuns<MailMessage>(async (rows) => {
-      if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows)))) throw new AppError('NOT_FOUND');
+      if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows))))
+        throw new AppError('NOT_FOUND');
     });
     let count;
     try {
@@ -85,7 +104,8 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
       count = await api.getThreadFull(providerThreadId, (m) => m.providerThreadId === providerThreadId && runs.add(m));
     } catch (err) {
       await runs.end().catch(() => {}); // what was parsed before the failure is stored (each message was whole): the provider's error is the answer
-      if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause) await deps.credentials.rethrowIfRevoked(accountId, err.cause);
+      if (err instanceof AppError && err.code === 'TOKEN_EXPIRED' && err.cause)
+        await deps.credentials.rethrowIfRevoked(accountId, err.cause);
       throw err;
     }
     await runs.end();
@@ -94,7 +114,11 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
 
   function remember(key: string, error: unknown): void {
     const refused = error instanceof AppError && error.code === 'SERVICE_UNAVAILABLE' && error.retryAfter !== undefined;
-    const ttl = refused ? Math.min(refusalTtlMs, error.retryAfter! * 1000) : error instanceof AppError && error.cause instanceof UnusableAnswerError ? failureTtlMs : 0;
+    const ttl = refused
+      ? Math.min(refusalTtlMs, error.retryAfter! * 1000)
+      : error instanceof AppError && error.cause instanceof UnusableAnswerError
+        ? failureTtlMs
+        : 0;
     if (ttl <= 0) return;
     failures.delete(key);
     if (failures.size >= MAX_REMEMBERED) failures.delete(failures.keys().next().value!);
@@ -105,7 +129,10 @@ export function createThreadBodies(deps: { gmail: GmailFactory; credentials: Cre
   function replay(failed: { error: unknown; until: number }): unknown {
     const { error } = failed;
     if (!(error instanceof AppError) || error.code !== 'SERVICE_UNAVAILABLE') return error;
-    return new AppError('SERVICE_UNAVAILABLE', { retryAfter: Math.max(1, Math.ceil((failed.until - now()) / 1000)), cause: error.cause });
+    return new AppError('SERVICE_UNAVAILABLE', {
+      retryAfter: Math.max(1, Math.ceil((failed.until - now()) / 1000)),
+      cause: error.cause,
+    });
   }
 
   return {

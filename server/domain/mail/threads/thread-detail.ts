@@ -28,10 +28,14 @@ import type { ThreadBodies } from './thread-bodies.service.ts';
  */
 export const THREAD_BODY_BUDGET = 2 * 1024 * 1024;
 
-const THREAD_ROW = preparedStatement('mia_thread_row', 'select id, provider_thread_id, subject, is_unread from mail_threads where id = ? and account_id = ?');
+const THREAD_ROW = preparedStatement(
+  'mia_thread_row',
+  'select id, provider_thread_id, subject, is_unread from mail_threads where id = ? and account_id = ?',
+);
 
 /** The version a stored body is cached under: it moves whenever the body is stored again. */
-const BODY_VERSION = "case when body_fetched_at is not null then body_fetched_at::text || '/' || coalesce(body_sanitizer, 0) end";
+const BODY_VERSION =
+  "case when body_fetched_at is not null then body_fetched_at::text || '/' || coalesce(body_sanitizer, 0) end";
 
 /** Every message of the thread without its bodies: which ones the answer carries whole (`kept`) and their bodies' version. */
 const THREAD_MESSAGES = preparedStatement(
@@ -52,11 +56,20 @@ const THREAD_BODIES = preparedStatement(
 );
 
 /** A stored message's attachments as answers list them (the stored metadata may carry more). */
-export const attachmentList = (stored: AttachmentMeta[] | null) => (stored ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size }));
+export const attachmentList = (stored: AttachmentMeta[] | null) =>
+  (stored ?? []).map((a) => ({ filename: a.filename, mimeType: a.mimeType, size: a.size }));
 
 interface MessageRow {
-  id: string; from_name: string; from_address: string; subject: string; snippet: string; sent_at: Date; is_unread: boolean;
-  attachments: AttachmentMeta[] | null; kept: boolean; body_version: string | null;
+  id: string;
+  from_name: string;
+  from_address: string;
+  subject: string;
+  snippet: string;
+  sent_at: Date;
+  is_unread: boolean;
+  attachments: AttachmentMeta[] | null;
+  kept: boolean;
+  body_version: string | null;
 }
 
 /**
@@ -64,7 +77,12 @@ interface MessageRow {
  * one statement (and then held). A body stored again between the two statements is answered
  * in its newer version.
  */
-async function keptBodies(deps: ThreadReadDeps, accountId: string, threadId: string, rows: MessageRow[]): Promise<Map<string, CachedBodies>> {
+async function keptBodies(
+  deps: ThreadReadDeps,
+  accountId: string,
+  threadId: string,
+  rows: MessageRow[],
+): Promise<Map<string, CachedBodies>> {
   const out = new Map<string, CachedBodies>();
   const missing: string[] = [];
   for (const r of rows) {
@@ -74,11 +92,19 @@ async function keptBodies(deps: ThreadReadDeps, accountId: string, threadId: str
     else missing.push(r.id);
   }
   if (missing.length) {
-    const read = await deps.prepared<{ id: string; body_text: string | null; body_html: string | null; body_version: string | null }>(THREAD_BODIES, [missing, threadId, accountId]);
+    const read = await deps.prepared<{
+      id: string;
+      body_text: string | null;
+      body_html: string | null;
+      body_version: string | null;
+    }>(THREAD_BODIES, [missing, threadId, accountId]);
     for (const b of read) {
       const text = b.body_text ?? '';
       const html = b.body_html ?? '';
-      out.set(b.id, b.body_version === null ? serialiseBodies(text, html).bodies : deps.cache.put(b.id, b.body_version, text, html));
+      out.set(
+        b.id,
+        b.body_version === null ? serialiseBodies(text, html).bodies : deps.cache.put(b.id, b.body_version, text, html),
+      );
     }
   }
   return out;
@@ -91,33 +117,56 @@ export interface ThreadReadDeps {
   gate: OpenGate;
 }
 
-export async function threadDetail(em: EntityManager, deps: ThreadReadDeps, accountId: string, threadId: string, budget = THREAD_BODY_BUDGET): Promise<ThreadDetail> {
+export async function threadDetail(
+  em: EntityManager,
+  deps: ThreadReadDeps,
+  accountId: string,
+  threadId: string,
+  budget = THREAD_BODY_BUDGET,
+): Promise<ThreadDetail> {
   await deps.bodies.ensure(em, accountId, threadId);
   return deps.gate.run(accountId, (served) => readDetail(deps, accountId, threadId, budget, served));
 }
 
-async function readDetail(deps: ThreadReadDeps, accountId: string, threadId: string, budget: number, served: (bytes: number) => void): Promise<ThreadDetail> {
-  const [thread] = await deps.prepared<{ id: string; provider_thread_id: string; subject: string; is_unread: boolean }>(THREAD_ROW, [threadId, accountId]);
+async function readDetail(
+  deps: ThreadReadDeps,
+  accountId: string,
+  threadId: string,
+  budget: number,
+  served: (bytes: number) => void,
+): Promise<ThreadDetail> {
+  const [thread] = await deps.prepared<{ id: string; provider_thread_id: string; subject: string; is_unread: boolean }>(
+    THREAD_ROW,
+    [threadId, accountId],
+  );
   if (!thread) throw new AppError('NOT_FOUND');
   const rows = await deps.prepared<MessageRow>(THREAD_MESSAGES, [budget, threadId, accountId]);
   const kept = await keptBodies(deps, accountId, threadId, rows);
   const bodies = rows.map((m) => kept.get(m.id));
   served(bodies.reduce((n, b) => n + (b ? b.jsonText.length + b.jsonHtml.length : 0), 0));
-  const messages = rows.map((m, i): Message => ({
-    id: m.id,
-    threadId: thread.id,
-    fromName: m.from_name,
-    fromAddress: m.from_address,
-    subject: m.subject,
-    snippet: m.snippet,
-    sentAt: toIso(m.sent_at),
-    isUnread: m.is_unread,
-    bodyText: bodies[i]?.text ?? '',
-    bodyHtml: bodies[i]?.html ?? '',
-    attachments: attachmentList(m.attachments),
-    bodyOmitted: !m.kept,
-  }));
-  const answer: ThreadDetail = { id: thread.id, mailThreadId: thread.provider_thread_id, subject: thread.subject, isUnread: thread.is_unread, messages };
+  const messages = rows.map(
+    (m, i): Message => ({
+      id: m.id,
+      threadId: thread.id,
+      fromName: m.from_name,
+      fromAddress: m.from_address,
+      subject: m.subject,
+      snippet: m.snippet,
+      sentAt: toIso(m.sent_at),
+      isUnread: m.is_unread,
+      bodyText: bodies[i]?.text ?? '',
+      bodyHtml: bodies[i]?.html ?? '',
+      attachments: attachmentList(m.attachments),
+      bodyOmitted: !m.kept,
+    }),
+  );
+  const answer: ThreadDetail = {
+    id: thread.id,
+    mailThreadId: thread.provider_thread_id,
+    subject: thread.subject,
+    isUnread: thread.is_unread,
+    messages,
+  };
   // Serialised, the bodies are the cached JSON texts: sent as they are (REST), or copied as they are by JSON.stringify (/trpc).
   const toJson = () => ({
     ...answer,

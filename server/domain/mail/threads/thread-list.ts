@@ -21,14 +21,22 @@ const COLUMNS = `t.id, t.provider_thread_id, t.subject, t.snippet, t.is_unread, 
  * comes formatted as the API writes it, which spares parsing and formatting a date per row.
  * Exported so that the benchmark's bare handler serves exactly the same SQL.
  */
-export const LIST_THREADS = preparedStatement('mia_list_threads_v2', `select c.total, t.* from (select coalesce((select total from mail_inbox_counts where account_id = ?), 0) as total) c
+export const LIST_THREADS = preparedStatement(
+  'mia_list_threads_v2',
+  `select c.total, t.* from (select coalesce((select total from mail_inbox_counts where account_id = ?), 0) as total) c
      left join lateral (
        select ${COLUMNS}
        from mail_threads t left join analyses a on a.message_id = t.latest_message_id
        where t.account_id = ? and t.in_inbox order by t.last_message_at desc, t.id desc limit ? offset ?
-     ) t on true`);
+     ) t on true`,
+);
 
-export const listThreadsParams = (accountId: string, page: { limit: number; offset: number }): unknown[] => [accountId, accountId, page.limit, page.offset];
+export const listThreadsParams = (accountId: string, page: { limit: number; offset: number }): unknown[] => [
+  accountId,
+  accountId,
+  page.limit,
+  page.offset,
+];
 
 /** Each filter once: its letter in the statement's name, and its condition on one value. */
 const FILTERS = [
@@ -37,7 +45,10 @@ const FILTERS = [
   { key: 'replyStatus', letter: 'r', sql: 'a.reply_status = any(?::text[])' },
 ] as const;
 const given = (f: Filters) => FILTERS.filter((x) => f[x.key] !== undefined);
-const shapeOf = (f: Filters) => given(f).map((x) => x.letter).join('');
+const shapeOf = (f: Filters) =>
+  given(f)
+    .map((x) => x.letter)
+    .join('');
 
 const filtered = new Map<string, PreparedStatement>();
 /** The statement of a filter shape (at most seven), made once. */
@@ -48,10 +59,13 @@ function filteredStatement(f: Filters): PreparedStatement {
     // An unread filter reads the unread partial index; the others join the analyses as they go.
     const where = ['t.account_id = ? and t.in_inbox', ...given(f).map((x) => x.sql)].join(' and ');
     const from = `mail_threads t ${f.priority || f.replyStatus ? 'join' : 'left join'} analyses a on a.message_id = t.latest_message_id`;
-    statement = preparedStatement(`mia_list_threads_${shape}`, `select c.total, t.* from (select count(*)::int as total from ${from} where ${where}) c
+    statement = preparedStatement(
+      `mia_list_threads_${shape}`,
+      `select c.total, t.* from (select count(*)::int as total from ${from} where ${where}) c
      left join lateral (
        select ${COLUMNS} from ${from} where ${where} order by t.last_message_at desc, t.id desc limit ? offset ?
-     ) t on true`);
+     ) t on true`,
+    );
     filtered.set(shape, statement);
   }
   return statement;
@@ -80,10 +94,25 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
   const threads: Summary[] = [];
   for (const r of rows) {
     if (r.id === null) continue;
-    const analysis = r.priority === null ? null : { priority: r.priority, replyStatus: r.reply_status, confidence: Number(r.confidence), corrected: r.corrected === true } as Summary['analysis'];
+    const analysis =
+      r.priority === null
+        ? null
+        : ({
+            priority: r.priority,
+            replyStatus: r.reply_status,
+            confidence: Number(r.confidence),
+            corrected: r.corrected === true,
+          } as Summary['analysis']);
     threads.push({
-      id: r.id, mailThreadId: r.provider_thread_id, subject: r.subject, snippet: r.snippet,
-      fromName: r.last_from_name, fromAddress: r.last_from_address, lastMessageAt: r.last_at, isUnread: r.is_unread, analysis,
+      id: r.id,
+      mailThreadId: r.provider_thread_id,
+      subject: r.subject,
+      snippet: r.snippet,
+      fromName: r.last_from_name,
+      fromAddress: r.last_from_address,
+      lastMessageAt: r.last_at,
+      isUnread: r.is_unread,
+      analysis,
     });
   }
   return { threads, total, hasMore: page.offset + threads.length < total };
@@ -91,7 +120,18 @@ export function toThreadList(rows: ThreadListRow[], page: { limit: number; offse
 
 /** One statement, read-only, no entities: a prepared statement, no EntityManager needed. */
 export async function listThreads(run: RunPrepared, accountId: string, page: ListPage): Promise<ThreadList> {
-  if (!shapeOf(page)) return toThreadList(await run<ThreadListRow>(LIST_THREADS, listThreadsParams(accountId, page)), page);
+  if (!shapeOf(page))
+    return toThreadList(await run<ThreadListRow>(LIST_THREADS, listThreadsParams(accountId, page)), page);
   const values = given(page).map((x) => page[x.key]);
-  return toThreadList(await run<ThreadListRow>(filteredStatement(page), [accountId, ...values, accountId, ...values, page.limit, page.offset]), page);
+  return toThreadList(
+    await run<ThreadListRow>(filteredStatement(page), [
+      accountId,
+      ...values,
+      accountId,
+      ...values,
+      page.limit,
+      page.offset,
+    ]),
+    page,
+  );
 }

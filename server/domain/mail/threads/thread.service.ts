@@ -21,10 +21,18 @@ export { LIST_THREADS, listThreads, listThreadsParams, toThreadList, type Thread
  * is in the account's thread. Read in the account's place at the open gate, and paced with its
  * thread answers.
  */
-export async function messageBody(em: EntityManager, deps: { bodies: ThreadBodies; gate: OpenGate }, accountId: string, threadId: string, messageId: string): Promise<MessageBody> {
+export async function messageBody(
+  em: EntityManager,
+  deps: { bodies: ThreadBodies; gate: OpenGate },
+  accountId: string,
+  threadId: string,
+  messageId: string,
+): Promise<MessageBody> {
   await deps.bodies.ensure(em, accountId, threadId);
   return deps.gate.run(accountId, async (served) => {
-    const [m] = await em.execute<{ id: string; body_text: string | null; body_html: string | null; attachments: AttachmentMeta[] | null }[]>(
+    const [m] = await em.execute<
+      { id: string; body_text: string | null; body_html: string | null; attachments: AttachmentMeta[] | null }[]
+    >(
       'select id, body_text, body_html, attachments from mail_messages where id = ? and thread_id = ? and account_id = ?',
       [messageId, threadId, accountId],
     );
@@ -47,8 +55,19 @@ export interface ThreadReads {
  * first open (at most `bodyBudget` of them) and served from `cache` (one of the default bound
  * unless given) while they stay as stored; detail and message bodies through one open gate.
  */
-export function createThreadReads(deps: { prepared: RunPrepared; bodies: ThreadBodies; bodyBudget?: number; cache?: BodyCache; gate?: OpenGateOptions }): ThreadReads {
-  const reads = { prepared: deps.prepared, bodies: deps.bodies, cache: deps.cache ?? createBodyCache(), gate: createOpenGate(deps.gate) };
+export function createThreadReads(deps: {
+  prepared: RunPrepared;
+  bodies: ThreadBodies;
+  bodyBudget?: number;
+  cache?: BodyCache;
+  gate?: OpenGateOptions;
+}): ThreadReads {
+  const reads = {
+    prepared: deps.prepared,
+    bodies: deps.bodies,
+    cache: deps.cache ?? createBodyCache(),
+    gate: createOpenGate(deps.gate),
+  };
   return {
     list: (accountId, page) => listThreads(deps.prepared, accountId, page),
     detail: (em, accountId, threadId) => threadDetail(em, reads, accountId, threadId, deps.bodyBudget),

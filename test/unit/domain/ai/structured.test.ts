@@ -43,26 +43,50 @@ describe('parseAnswer', () => {
     assert.deepEqual(parseAnswer(analysisModelOutput, JSON.stringify(good)), good);
   });
   it('refuses everything else as AI_REQUEST_FAILED', () => {
-    for (const text of [null, '', 'not json', '{"priority":"LOW"', JSON.stringify({ ...good, extra: 1 }), JSON.stringify({ ...good, confidence: 1.5 }), JSON.stringify([good])]) {
-      assert.throws(() => parseAnswer(analysisModelOutput, text), (e: AppError) => e.code === 'AI_REQUEST_FAILED', String(text));
+    for (const text of [
+      null,
+      '',
+      'not json',
+      '{"priority":"LOW"',
+      JSON.stringify({ ...good, extra: 1 }),
+      JSON.stringify({ ...good, confidence: 1.5 }),
+      JSON.stringify([good]),
+    ]) {
+      assert.throws(
+        () => parseAnswer(analysisModelOutput, text),
+        (e: AppError) => e.code === 'AI_REQUEST_FAILED',
+        String(text),
+      );
     }
   });
-  it('cleans its strings as strings from mail, and cuts them to the schema\'s bound', () => {
+  it("cleans its strings as strings from mail, and cuts them to the schema's bound", () => {
     const dirty = { ...good, reason: 'a\u0000b\ud800c', suggestedAction: `${'x'.repeat(999)}\ud83d\ude00tail` };
     const parsed = parseAnswer(analysisModelOutput, JSON.stringify(dirty));
     assert.equal(parsed.reason, 'ab\ufffdc');
     assert.equal(parsed.suggestedAction, 'x'.repeat(999), 'cut before the pair, never inside it');
-    const draft = parseAnswer(draftModelOutput, JSON.stringify({ subject: 's'.repeat(400), body: '\udc00', language: 'en\u0000' }));
+    const draft = parseAnswer(
+      draftModelOutput,
+      JSON.stringify({ subject: 's'.repeat(400), body: '\udc00', language: 'en\u0000' }),
+    );
     assert.deepEqual(draft, { subject: 's'.repeat(300), body: '\ufffd', language: 'en' });
   });
 });
 
 describe('provider errors', () => {
   it('maps 429 to AI_RATE_LIMITED and everything else to AI_REQUEST_FAILED', () => {
-    const rate = toAiError(new RateLimitError(429, undefined, 'slow down', new Headers({ 'retry-after': '12' })), openai);
+    const rate = toAiError(
+      new RateLimitError(429, undefined, 'slow down', new Headers({ 'retry-after': '12' })),
+      openai,
+    );
     assert.equal(rate.code, 'AI_RATE_LIMITED');
     assert.equal(rate.retryAfter, 12);
-    for (const err of [new APIError(500, undefined, 'boom', new Headers()), new APIConnectionTimeoutError(), new SyntaxError('Unexpected token <'), new TypeError('x'), 'weird']) {
+    for (const err of [
+      new APIError(500, undefined, 'boom', new Headers()),
+      new APIConnectionTimeoutError(),
+      new SyntaxError('Unexpected token <'),
+      new TypeError('x'),
+      'weird',
+    ]) {
       assert.equal(toAiError(err, openai).code, 'AI_REQUEST_FAILED');
     }
   });
@@ -74,7 +98,10 @@ describe('provider errors', () => {
     assert.equal(retryAfterFromHeaders(h({ 'retry-after': '0.2' }), now), 1);
     assert.equal(retryAfterFromHeaders(h({ 'retry-after-ms': '2500', 'retry-after': '30' }), now), 3);
     assert.equal(retryAfterFromHeaders(h({ 'retry-after': 'Tue, 01 Jan 2030 00:01:00 GMT' }), now), 60);
-    assert.equal(retryAfterFromHeaders(h({ 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-reset-tokens': '20ms' }), now), 360);
+    assert.equal(
+      retryAfterFromHeaders(h({ 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-reset-tokens': '20ms' }), now),
+      360,
+    );
     assert.equal(retryAfterFromHeaders(h({ 'x-ratelimit-reset-requests': 'soon' }), now), undefined);
     assert.equal(retryAfterFromHeaders(h({}), now), undefined);
   });
@@ -96,18 +123,38 @@ describe('single flight', () => {
     assert.deepEqual(await Promise.all(all), [2, 2, 2]);
     assert.equal(runs, 2);
     assert.equal(flights.size, 0);
-    await assert.rejects(flights.run('c', async () => { throw new Error('x'); }));
+    await assert.rejects(
+      flights.run('c', async () => {
+        throw new Error('x');
+      }),
+    );
     assert.equal(flights.size, 0, 'a failure leaves nothing behind');
   });
 });
 
 describe('draft helpers', () => {
   it('takes each option from the request, else the stored default, else tone default and length medium', () => {
-    assert.deepEqual(effectiveStyle({}, null), { tone: 'default', length: 'medium', language: undefined, preferredTone: undefined });
-    assert.deepEqual(effectiveStyle({ tone: 'friendly' }, { tone: 'professional', length: 'short', language: 'German', bogus: 1 }), {
-      tone: 'friendly', length: 'short', language: 'German', preferredTone: undefined,
+    assert.deepEqual(effectiveStyle({}, null), {
+      tone: 'default',
+      length: 'medium',
+      language: undefined,
+      preferredTone: undefined,
     });
-    assert.deepEqual(effectiveStyle({}, { tone: 'loud', length: 7 }), { tone: 'default', length: 'medium', language: undefined, preferredTone: undefined });
+    assert.deepEqual(
+      effectiveStyle({ tone: 'friendly' }, { tone: 'professional', length: 'short', language: 'German', bogus: 1 }),
+      {
+        tone: 'friendly',
+        length: 'short',
+        language: 'German',
+        preferredTone: undefined,
+      },
+    );
+    assert.deepEqual(effectiveStyle({}, { tone: 'loud', length: 7 }), {
+      tone: 'default',
+      length: 'medium',
+      language: undefined,
+      preferredTone: undefined,
+    });
   });
 
   it('appends the signature after a blank line, and nothing for a blank one', () => {

@@ -41,11 +41,27 @@ const noStatement: RunPrepared = async () => assert.fail('no statement expected'
 
 describe('analytics.record', () => {
   const drops: string[] = [];
-  const service = createAnalyticsService({ prepared: noStatement, anonymousPerMinute: 0, onDrop: (reason) => drops.push(reason) });
+  const service = createAnalyticsService({
+    prepared: noStatement,
+    anonymousPerMinute: 0,
+    onDrop: (reason) => drops.push(reason),
+  });
 
   it('the public allowlist is page_view alone', () => {
-    assert.deepEqual(Object.entries(ANALYTICS_EVENTS).filter(([, d]) => d.public).map(([n]) => n), ['page_view']);
-    assert.deepEqual(Object.keys(ANALYTICS_EVENTS).sort(), ['analysis_requested', 'draft_copied', 'draft_generated', 'page_view', 'sync_clicked', 'thread_opened']);
+    assert.deepEqual(
+      Object.entries(ANALYTICS_EVENTS)
+        .filter(([, d]) => d.public)
+        .map(([n]) => n),
+      ['page_view'],
+    );
+    assert.deepEqual(Object.keys(ANALYTICS_EVENTS).sort(), [
+      'analysis_requested',
+      'draft_copied',
+      'draft_generated',
+      'page_view',
+      'sync_clicked',
+      'thread_opened',
+    ]);
   });
 
   it('drops unknown names (inherited property names included) without storing or checking anything, counting each', async () => {
@@ -61,28 +77,50 @@ describe('analytics.record', () => {
   it('with an anonymous budget of 0: an anonymous page_view is accepted and dropped, counted, with no statement', async () => {
     const { em, stored } = fakeEm();
     drops.length = 0;
-    assert.deepEqual(await service.record(em, { event: 'page_view', properties: { path: '/' }, anonymousId: ANON }, null), { ok: true, stored: false });
+    assert.deepEqual(
+      await service.record(em, { event: 'page_view', properties: { path: '/' }, anonymousId: ANON }, null),
+      { ok: true, stored: false },
+    );
     assert.deepEqual(stored, []);
     assert.deepEqual(drops, ['budget']);
     // A session's events are not anonymous: the budget does not apply.
-    assert.deepEqual(await service.record(em, { event: 'page_view', properties: { path: '/' } }, 'acc-1'), { ok: true, stored: true });
+    assert.deepEqual(await service.record(em, { event: 'page_view', properties: { path: '/' } }, 'acc-1'), {
+      ok: true,
+      stored: true,
+    });
     assert.equal(stored.length, 1);
   });
 
   it('needs an account for a non-public event, before looking at its properties', async () => {
     const { em, stored } = fakeEm();
-    await rejectsWith(service.record(em, { event: 'thread_opened', properties: { threadId: 'bad' } }, null), 'AUTH_REQUIRED');
+    await rejectsWith(
+      service.record(em, { event: 'thread_opened', properties: { threadId: 'bad' } }, null),
+      'AUTH_REQUIRED',
+    );
     await rejectsWith(service.record(em, { event: 'sync_clicked', anonymousId: ANON }, null), 'AUTH_REQUIRED');
     assert.deepEqual(stored, []);
   });
 
   it('drops anonymousId with an account, stores empty properties as null, and a page_view without query nor referrer path', async () => {
     const { em, stored } = fakeEm();
-    await service.record(em, { event: 'page_view', properties: { path: '/a?token=secret#top', referrer: 'https://user:pw@news.example:8443/story?id=9' }, anonymousId: ANON }, 'acc-1');
+    await service.record(
+      em,
+      {
+        event: 'page_view',
+        properties: { path: '/a?token=secret#top', referrer: 'https://user:pw@news.example:8443/story?id=9' },
+        anonymousId: ANON,
+      },
+      'acc-1',
+    );
     await service.record(em, { event: 'page_view', properties: { path: '/b', referrer: 'not a url' } }, 'acc-1');
     await service.record(em, { event: 'sync_clicked' }, 'acc-1');
     assert.deepEqual(stored, [
-      { name: 'page_view', account: 'acc-1', anonymousId: null, properties: { path: '/a', referrer: 'https://news.example:8443' } },
+      {
+        name: 'page_view',
+        account: 'acc-1',
+        anonymousId: null,
+        properties: { path: '/a', referrer: 'https://news.example:8443' },
+      },
       { name: 'page_view', account: 'acc-1', anonymousId: null, properties: { path: '/b' } },
       { name: 'sync_clicked', account: 'acc-1', anonymousId: null, properties: null },
     ]);
@@ -90,12 +128,22 @@ describe('analytics.record', () => {
 
   it('reports property issues under properties.<field>, never the values', async () => {
     const { em, stored } = fakeEm();
-    const err = await rejectsWith(service.record(em, { event: 'draft_generated', properties: { threadId: THREAD, tone: 'secret-tone', extra: 'secret-extra' } }, 'acc-1'), 'VALIDATION_FAILED');
+    const err = await rejectsWith(
+      service.record(
+        em,
+        { event: 'draft_generated', properties: { threadId: THREAD, tone: 'secret-tone', extra: 'secret-extra' } },
+        'acc-1',
+      ),
+      'VALIDATION_FAILED',
+    );
     const paths = (err.issues ?? []).map((i) => i.path).sort();
     assert.deepEqual(paths, ['properties.extra', 'properties.tone']);
     assert.ok(!JSON.stringify(err.issues).includes('secret'));
     const missing = await rejectsWith(service.record(em, { event: 'page_view' }, null), 'VALIDATION_FAILED');
-    assert.deepEqual(missing.issues?.map((i) => i.path), ['properties.path']);
+    assert.deepEqual(
+      missing.issues?.map((i) => i.path),
+      ['properties.path'],
+    );
     assert.deepEqual(stored, []);
   });
 });

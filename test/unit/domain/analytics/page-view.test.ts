@@ -10,7 +10,10 @@ import { referrerOrigin, storedPageView } from '../../../../server/domain/analyt
 describe('storedPageView', () => {
   it('cuts the path at its query or fragment, whichever comes first', () => {
     assert.equal(storedPageView({ path: '/inbox' }).path, '/inbox');
-    assert.equal(storedPageView({ path: '/auth/provider/callback?code=4/0Ab&state=x' }).path, '/auth/provider/callback');
+    assert.equal(
+      storedPageView({ path: '/auth/provider/callback?code=4/0Ab&state=x' }).path,
+      '/auth/provider/callback',
+    );
     assert.equal(storedPageView({ path: '/t/1#reply?x=1' }).path, '/t/1');
     assert.equal(storedPageView({ path: '/a\n?b\nc' }).path, '/a\n');
     assert.equal(storedPageView({ path: '?only=query' }).path, '');
@@ -22,12 +25,23 @@ describe('storedPageView', () => {
     const wide = '/' + '€'.repeat(511); // 1 + 3 × 511 bytes
     const cut = storedPageView({ path: wide }).path;
     assert.equal(cut, '/' + '€'.repeat(170), '1 + 3 × 170 = 511 bytes: the 171st would pass 512');
-    assert.equal(storedPageView({ path: '/' + '😀'.repeat(200) }).path, '/' + '😀'.repeat(127), '1 + 4 × 127 = 509 bytes');
-    assert.equal(storedPageView({ path: 'ab' + '€'.repeat(170) }).path, 'ab' + '€'.repeat(170), 'exactly 512 bytes is kept');
+    assert.equal(
+      storedPageView({ path: '/' + '😀'.repeat(200) }).path,
+      '/' + '😀'.repeat(127),
+      '1 + 4 × 127 = 509 bytes',
+    );
+    assert.equal(
+      storedPageView({ path: 'ab' + '€'.repeat(170) }).path,
+      'ab' + '€'.repeat(170),
+      'exactly 512 bytes is kept',
+    );
   });
 
   it('keeps the referrer as its origin, and no referrer key when it has none to keep', () => {
-    assert.deepEqual(storedPageView({ path: '/', referrer: 'https://www.google.com/search?q=private+words' }), { path: '/', referrer: 'https://www.google.com' });
+    assert.deepEqual(storedPageView({ path: '/', referrer: 'https://www.google.com/search?q=private+words' }), {
+      path: '/',
+      referrer: 'https://www.google.com',
+    });
     assert.deepEqual(storedPageView({ path: '/', referrer: '' }), { path: '/' });
     assert.deepEqual(storedPageView({ path: '/' }), { path: '/' });
   });
@@ -43,11 +57,24 @@ describe('referrerOrigin', () => {
   });
 
   it('nothing for what is no http(s) URL, or names a host no DNS name can be', () => {
-    for (const r of ['', 'not a url', '/relative/path', 'r'.repeat(2048), 'android-app://com.google.android.gm/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/html,x']) {
+    for (const r of [
+      '',
+      'not a url',
+      '/relative/path',
+      'r'.repeat(2048),
+      'android-app://com.google.android.gm/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'data:text/html,x',
+    ]) {
       assert.equal(referrerOrigin(r), undefined, r.slice(0, 40));
     }
     const longHost = Array.from({ length: 5 }, () => 'a'.repeat(60)).join('.');
     assert.equal(referrerOrigin(`https://${longHost}/`), undefined, 'a 304-character host');
-    assert.equal(referrerOrigin(`https://${longHost.slice(0, 253)}/`), `https://${longHost.slice(0, 253)}`, 'a 253-character host is kept');
+    assert.equal(
+      referrerOrigin(`https://${longHost.slice(0, 253)}/`),
+      `https://${longHost.slice(0, 253)}`,
+      'a 253-character host is kept',
+    );
   });
 });

@@ -9,7 +9,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, OAuthState, Session, SyncState } from '../../../../db/entities/index.ts';
-import { createAuthService, SignInFailure, type MailWatchControl } from '../../../../server/domain/auth/auth.service.ts';
+import {
+  createAuthService,
+  SignInFailure,
+  type MailWatchControl,
+} from '../../../../server/domain/auth/auth.service.ts';
 import type { CredentialsService } from '../../../../server/domain/auth/credentials.service.ts';
 import { createLogger } from '../../../../server/infra/logger.ts';
 import { MAIL_SCOPE, type OAuthProvider, type ProviderTokens } from '../../../../server/providers/oauth.ts';
@@ -24,7 +28,16 @@ interface StateRow {
   expires_at: Date;
 }
 
-function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: string | null; failExchange?: boolean; failUserinfo?: boolean; failRevoke?: boolean; failStop?: boolean } = {}) {
+function fakeWorld(
+  opts: {
+    tokens?: Partial<ProviderTokens>;
+    storedRefresh?: string | null;
+    failExchange?: boolean;
+    failUserinfo?: boolean;
+    failRevoke?: boolean;
+    failStop?: boolean;
+  } = {},
+) {
   const log: string[] = [];
   const states = new Map<string, StateRow>();
   const created: { entity: unknown; data: Record<string, unknown> }[] = [];
@@ -34,16 +47,24 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
       log.push(`upsert ${entity === Account ? 'Account' : entity === SyncState ? 'SyncState' : '?'}`);
       return { id: 'acc-1', ...data };
     },
-    nativeDelete: async (entity: unknown, where: unknown) => void log.push(`delete ${entity === Session ? 'Session' : entity === Account ? 'Account' : entity === OAuthState ? 'OAuthState' : '?'} ${JSON.stringify(where)}`),
+    nativeDelete: async (entity: unknown, where: unknown) =>
+      void log.push(
+        `delete ${entity === Session ? 'Session' : entity === Account ? 'Account' : entity === OAuthState ? 'OAuthState' : '?'} ${JSON.stringify(where)}`,
+      ),
     nativeUpdate: async (entity: unknown, where: unknown, data: unknown) =>
-      void log.push(`update ${entity === SyncState ? 'SyncState' : entity === Account ? 'Account' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`),
+      void log.push(
+        `update ${entity === SyncState ? 'SyncState' : entity === Account ? 'Account' : '?'} ${JSON.stringify(where)} ${JSON.stringify(data)}`,
+      ),
     // The sync-state repository's statements, named by what they do.
     execute: async (sql: string, params: unknown[]) => {
-      const what = /^insert into sync_states \(account_id\) values \(\?\) on conflict \(account_id\) do update\s+set watch_failures = 0, watch_retry_at = null, next_sweep_at = null, no_mailbox_at = null$/.test(sql)
-        ? 'create SyncState'
-        : /^update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = \?$/.test(sql)
-          ? 'clear SyncState watch'
-          : `? ${sql}`;
+      const what =
+        /^insert into sync_states \(account_id\) values \(\?\) on conflict \(account_id\) do update\s+set watch_failures = 0, watch_retry_at = null, next_sweep_at = null, no_mailbox_at = null$/.test(
+          sql,
+        )
+          ? 'create SyncState'
+          : /^update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = \?$/.test(sql)
+            ? 'clear SyncState watch'
+            : `? ${sql}`;
       log.push(`${what} ${JSON.stringify(params)}`);
     },
   };
@@ -52,7 +73,12 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
     create: (entity: unknown, data: Record<string, unknown>) => void created.push({ entity, data }),
     flush: async () => {
       for (const { entity, data } of created) {
-        if (entity === OAuthState) states.set(data.id as string, { browser_hash: data.browserHash as string, code_verifier: data.codeVerifier as string, expires_at: data.expiresAt as Date });
+        if (entity === OAuthState)
+          states.set(data.id as string, {
+            browser_hash: data.browserHash as string,
+            code_verifier: data.codeVerifier as string,
+            expires_at: data.expiresAt as Date,
+          });
       }
     },
     getConnection: () => ({
@@ -71,7 +97,8 @@ function fakeWorld(opts: { tokens?: Partial<ProviderTokens>; storedRefresh?: str
   } as unknown as EntityManager;
 
   const oauth: OAuthProvider = {
-    authorizationUrl: ({ state, codeChallenge }) => `https://idp.test/auth?state=${state}&code_challenge=${codeChallenge}`,
+    authorizationUrl: ({ state, codeChallenge }) =>
+      `https://idp.test/auth?state=${state}&code_challenge=${codeChallenge}`,
     exchangeCode: async ({ code, codeVerifier }) => {
       log.push(`exchange ${code} ${codeVerifier.length}`);
       if (opts.failExchange) throw new Error('invalid_grant');
@@ -133,9 +160,16 @@ describe('startSignIn', () => {
     assert.ok(row, 'stored under sha256(state)');
     assert.ok(!world.states.has(state), 'never under the raw state');
     assert.equal(row.browser_hash, sha256(browserNonce));
-    assert.equal(createHash('sha256').update(row.code_verifier).digest('base64url'), challenge, 'S256 challenge of the stored verifier');
+    assert.equal(
+      createHash('sha256').update(row.code_verifier).digest('base64url'),
+      challenge,
+      'S256 challenge of the stored verifier',
+    );
     assert.equal(row.expires_at.getTime() - T0.getTime(), 600_000);
-    assert.ok(world.log.some((l) => l.startsWith('delete OAuthState')), 'expired states are swept');
+    assert.ok(
+      world.log.some((l) => l.startsWith('delete OAuthState')),
+      'expired states are swept',
+    );
   });
 });
 
@@ -145,10 +179,23 @@ describe('completeSignIn', () => {
     const { state, browserNonce } = await started(world);
     const user = await world.auth.completeSignIn(world.em, { state, code: 'c0de', browserNonce });
     assert.deepEqual(user, { accountId: 'acc-1', email: 'a@example.com' });
-    assert.deepEqual(world.log.filter((l) => !l.startsWith('delete OAuthState')), [
-      'exchange c0de 43', 'userinfo', 'begin', 'upsert Account', 'store acc-1 rt', 'create SyncState ["acc-1"]', 'commit', 'watch register acc-1',
-    ]);
-    await failure(world.auth.completeSignIn(world.em, { state, code: 'c0de', browserNonce }), 'unknown or reused state');
+    assert.deepEqual(
+      world.log.filter((l) => !l.startsWith('delete OAuthState')),
+      [
+        'exchange c0de 43',
+        'userinfo',
+        'begin',
+        'upsert Account',
+        'store acc-1 rt',
+        'create SyncState ["acc-1"]',
+        'commit',
+        'watch register acc-1',
+      ],
+    );
+    await failure(
+      world.auth.completeSignIn(world.em, { state, code: 'c0de', browserNonce }),
+      'unknown or reused state',
+    );
   });
 
   it('the state expires exactly at its TTL (clock injected)', async () => {
@@ -160,31 +207,65 @@ describe('completeSignIn', () => {
     const late = fakeWorld();
     const b = await started(late);
     late.setNow(new Date(T0.getTime() + 600_000));
-    await failure(late.auth.completeSignIn(late.em, { state: b.state, code: 'c', browserNonce: b.browserNonce }), 'expired state');
+    await failure(
+      late.auth.completeSignIn(late.em, { state: b.state, code: 'c', browserNonce: b.browserNonce }),
+      'expired state',
+    );
     assert.ok(!late.log.some((l) => l.startsWith('exchange')));
   });
 
   it('checks in order, consuming the state whatever the outcome', async () => {
-    const cases: [string, Parameters<typeof fakeWorld>[0], (s: { state: string; browserNonce: string }) => Record<string, string | undefined>][] = [
+    const cases: [
+      string,
+      Parameters<typeof fakeWorld>[0],
+      (s: { state: string; browserNonce: string }) => Record<string, string | undefined>,
+    ][] = [
       ['missing state', {}, () => ({ code: 'c' })],
       ['unknown or reused state', {}, (s) => ({ state: `${s.state}x`, code: 'c', browserNonce: s.browserNonce })],
       ['state presented by another browser', {}, (s) => ({ state: s.state, code: 'c', browserNonce: 'other' })],
       ['state presented by another browser', {}, (s) => ({ state: s.state, code: 'c' })],
-      ['provider returned an error', {}, (s) => ({ state: s.state, code: 'c', error: 'access_denied', browserNonce: s.browserNonce })],
+      [
+        'provider returned an error',
+        {},
+        (s) => ({ state: s.state, code: 'c', error: 'access_denied', browserNonce: s.browserNonce }),
+      ],
       ['missing code', {}, (s) => ({ state: s.state, browserNonce: s.browserNonce })],
-      ['code exchange failed', { failExchange: true }, (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce })],
-      ['mail scope not granted', { tokens: { scope: 'openid email' } }, (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce })],
+      [
+        'code exchange failed',
+        { failExchange: true },
+        (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce }),
+      ],
+      [
+        'mail scope not granted',
+        { tokens: { scope: 'openid email' } },
+        (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce }),
+      ],
       ['userinfo failed', { failUserinfo: true }, (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce })],
-      ['no refresh token granted', { tokens: { refreshToken: undefined }, storedRefresh: null }, (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce })],
+      [
+        'no refresh token granted',
+        { tokens: { refreshToken: undefined }, storedRefresh: null },
+        (s) => ({ state: s.state, code: 'c', browserNonce: s.browserNonce }),
+      ],
     ];
     for (const [reason, opts, query] of cases) {
       const world = fakeWorld(opts);
       const s = await started(world);
       await failure(world.auth.completeSignIn(world.em, query(s)), reason);
-      if (reason !== 'missing state' && reason !== 'unknown or reused state') assert.equal(world.states.size, 0, `${reason}: state consumed`);
+      if (reason !== 'missing state' && reason !== 'unknown or reused state')
+        assert.equal(world.states.size, 0, `${reason}: state consumed`);
       const exchanged = world.log.some((l) => l.startsWith('exchange'));
-      assert.equal(exchanged, ['code exchange failed', 'mail scope not granted', 'userinfo failed', 'no refresh token granted'].includes(reason), `${reason}: exchange attempted?`);
-      assert.equal(world.log.includes('userinfo'), ['userinfo failed', 'no refresh token granted'].includes(reason), `${reason}: identity asked?`);
+      assert.equal(
+        exchanged,
+        ['code exchange failed', 'mail scope not granted', 'userinfo failed', 'no refresh token granted'].includes(
+          reason,
+        ),
+        `${reason}: exchange attempted?`,
+      );
+      assert.equal(
+        world.log.includes('userinfo'),
+        ['userinfo failed', 'no refresh token granted'].includes(reason),
+        `${reason}: identity asked?`,
+      );
       assert.ok(!world.log.some((l) => l.startsWith('watch register')), `${reason}: no watch`);
     }
   });
@@ -203,9 +284,14 @@ describe('disconnect and deleteAccount', () => {
     await world.auth.disconnect(world.em, 'acc-1');
     assert.deepEqual(world.log, [
       // The account row first: the one lock order of every transaction writing an account's rows.
-      'watch stop acc-1', 'revoke stored-rt', 'begin', `update Account {"id":"acc-1"} {"sessionsRevokedAt":${JSON.stringify(T0)}}`,
-      'remove credentials acc-1', 'delete Session {"account":"acc-1"}',
-      'clear SyncState watch ["acc-1"]', 'commit',
+      'watch stop acc-1',
+      'revoke stored-rt',
+      'begin',
+      `update Account {"id":"acc-1"} {"sessionsRevokedAt":${JSON.stringify(T0)}}`,
+      'remove credentials acc-1',
+      'delete Session {"account":"acc-1"}',
+      'clear SyncState watch ["acc-1"]',
+      'commit',
     ]);
   });
 
@@ -227,7 +313,13 @@ describe('disconnect and deleteAccount', () => {
   it('deleteAccount: watch stop, revoke, then delete the account row (cascading), even when revocation fails', async () => {
     const ok = fakeWorld();
     await ok.auth.deleteAccount(ok.em, 'acc-1');
-    assert.deepEqual(ok.log, ['watch stop acc-1', 'revoke stored-rt', 'begin', 'delete Account {"id":"acc-1"}', 'commit']);
+    assert.deepEqual(ok.log, [
+      'watch stop acc-1',
+      'revoke stored-rt',
+      'begin',
+      'delete Account {"id":"acc-1"}',
+      'commit',
+    ]);
     const failing = fakeWorld({ failRevoke: true });
     await failing.auth.deleteAccount(failing.em, 'acc-1');
     assert.ok(failing.log.includes('delete Account {"id":"acc-1"}'));

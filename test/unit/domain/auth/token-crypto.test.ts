@@ -24,7 +24,9 @@ function v1(k: Buffer, keyId: string, plaintext: string): string {
   const c = createCipheriv('aes-256-gcm', k, iv);
   c.setAAD(Buffer.from(keyId));
   const ct = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);
-  return ['v1', keyId, iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join('.');
+  return ['v1', keyId, iv.toString('base64url'), c.getAuthTag().toString('base64url'), ct.toString('base64url')].join(
+    '.',
+  );
 }
 
 describe('createTokenCrypto', () => {
@@ -43,7 +45,13 @@ describe('createTokenCrypto', () => {
   it('is AES-256-GCM under the given key with the owner and field as additional data', () => {
     const k = key();
     const crypto = createTokenCrypto([k]);
-    const [version, keyId, iv, tag, ct] = crypto.encrypt('secret', ALICE).split('.') as [string, string, string, string, string];
+    const [version, keyId, iv, tag, ct] = crypto.encrypt('secret', ALICE).split('.') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     assert.equal(version, 'v2');
     assert.equal(keyId, crypto.keyId);
     assert.equal(Buffer.from(iv, 'base64url').length, 12);
@@ -57,7 +65,10 @@ describe('createTokenCrypto', () => {
   it('binds a ciphertext to its account and field: moved to another row or field, it does not decrypt', () => {
     const crypto = createTokenCrypto([key()]);
     const stored = crypto.encrypt('victim-refresh-token', ALICE);
-    assert.throws(() => crypto.decrypt(stored, { accountId: '00000000-0000-4000-8000-000000000000', field: 'refresh' }), /authenticate/);
+    assert.throws(
+      () => crypto.decrypt(stored, { accountId: '00000000-0000-4000-8000-000000000000', field: 'refresh' }),
+      /authenticate/,
+    );
     assert.throws(() => crypto.decrypt(stored, { ...ALICE, field: 'access' }), /authenticate/);
   });
 

@@ -28,7 +28,10 @@ describe('splitting a thread answer into its messages', () => {
   it('puts back exactly the value of any thread-shaped answer, strings with quotes and backslashes included', () => {
     const text = fc.string({ unit: 'binary' });
     const part = fc.letrec((tie) => ({
-      node: fc.record({ mimeType: text, body: fc.record({ data: text }), parts: fc.array(tie('node'), { maxLength: 2 }) }, { requiredKeys: ['mimeType'] }),
+      node: fc.record(
+        { mimeType: text, body: fc.record({ data: text }), parts: fc.array(tie('node'), { maxLength: 2 }) },
+        { requiredKeys: ['mimeType'] },
+      ),
     })).node;
     // Top-level strings as the provider writes them (ids); anything at all further in.
     const plain = fc.stringMatching(/^[0-9a-f]{0,16}$/);
@@ -36,7 +39,9 @@ describe('splitting a thread answer into its messages', () => {
       id: plain,
       historyId: fc.option(plain),
       before: fc.array(fc.jsonValue(), { maxLength: 3 }),
-      messages: fc.array(fc.record({ id: text, snippet: text, payload: part, extra: fc.jsonValue() }), { maxLength: 6 }),
+      messages: fc.array(fc.record({ id: text, snippet: text, payload: part, extra: fc.jsonValue() }), {
+        maxLength: 6,
+      }),
       after: fc.dictionary(text, fc.jsonValue(), { maxKeys: 3 }),
     });
     fc.assert(
@@ -71,7 +76,12 @@ describe('splitting a thread answer into its messages', () => {
   });
 
   it('gives the same messages as the whole parse, and the same refusals', async () => {
-    const message = (id: string) => ({ id, threadId: 't', labelIds: ['INBOX'], payload: { mimeType: 'text/plain', body: { data: Buffer.from(`body ${id} "\\`).toString('base64url') } } });
+    const message = (id: string) => ({
+      id,
+      threadId: 't',
+      labelIds: ['INBOX'],
+      payload: { mimeType: 'text/plain', body: { data: Buffer.from(`body ${id} "\\`).toString('base64url') } },
+    });
     // Behind a byte order mark the answer is not split; the whole parse drops the mark.
     const whole = (text: string) => normaliseThreadAnswer(bytes(`\uFEFF${text}`));
     for (const text of [

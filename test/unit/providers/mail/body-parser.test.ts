@@ -13,39 +13,72 @@ import { UnusableAnswerError } from '../../../../server/providers/mail/thread-an
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
 import { threadMessages } from '../../../helpers/providers.ts';
 
-const leaf = (mimeType: string, content: string) => ({ mimeType, headers: [{ name: 'Content-Type', value: `${mimeType}; charset=utf-8` }], body: { data: Buffer.from(content).toString('base64url') } });
+const leaf = (mimeType: string, content: string) => ({
+  mimeType,
+  headers: [{ name: 'Content-Type', value: `${mimeType}; charset=utf-8` }],
+  body: { data: Buffer.from(content).toString('base64url') },
+});
 const answerOf = (id: string, html: string) =>
-  Buffer.from(JSON.stringify({ id: 't1', messages: [{ id, threadId: 't1', labelIds: ['INBOX'], snippet: '', internalDate: '1790000000000', payload: { ...leaf('text/html', html), headers: [{ name: 'Subject', value: id }] } }] }));
+  Buffer.from(
+    JSON.stringify({
+      id: 't1',
+      messages: [
+        {
+          id,
+          threadId: 't1',
+          labelIds: ['INBOX'],
+          snippet: '',
+          internalDate: '1790000000000',
+          payload: { ...leaf('text/html', html), headers: [{ name: 'Subject', value: id }] },
+        },
+      ],
+    }),
+  );
 async function* chunks(bytes: Uint8Array) {
   yield bytes;
 }
-const auth = { credentials: { access_token: 'tok' }, setCredentials() {}, getAccessToken: async () => ({ token: 'tok' }) } as unknown as OAuth2Client;
+const auth = {
+  credentials: { access_token: 'tok' },
+  setCredentials() {},
+  getAccessToken: async () => ({ token: 'tok' }),
+} as unknown as OAuth2Client;
 
 describe('body worker pool', () => {
   it('a full queue refuses at once with SERVICE_UNAVAILABLE and a Retry-After; the accepted parses finish', async (t) => {
     const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 1 });
     t.after(() => parser.close());
     const html = `<p>${'row '.repeat(1_000)}</p>`;
-    const results = await Promise.allSettled(['a', 'b', 'c', 'd', 'e'].map((id) => parser.parseThread(chunks(answerOf(id, html)))));
+    const results = await Promise.allSettled(
+      ['a', 'b', 'c', 'd', 'e'].map((id) => parser.parseThread(chunks(answerOf(id, html)))),
+    );
     const refused = results.filter((r) => r.status === 'rejected');
     const parsed = results.filter((r) => r.status === 'fulfilled');
     assert.ok(refused.length >= 2, `${refused.length} refused of 5 with one worker and a queue of one`);
-    for (const r of refused) assert.deepEqual([r.reason.code, r.reason.retryAfter], ['SERVICE_UNAVAILABLE', BUSY_RETRY_AFTER_SECONDS]);
+    for (const r of refused)
+      assert.deepEqual([r.reason.code, r.reason.retryAfter], ['SERVICE_UNAVAILABLE', BUSY_RETRY_AFTER_SECONDS]);
     for (const r of parsed) assert.ok(Array.isArray(r.value) && r.value[0]!.bodyHtml.startsWith('<p>row'));
     assert.equal(parser.offloaded, parsed.length, 'a refused answer never reached the pool');
     // The pool drained: the next parse is taken.
     assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('f', html)))));
   });
 
-  it('through the provider client, a full pool is the route\'s SERVICE_UNAVAILABLE, never a parse retried', async (t) => {
+  it("through the provider client, a full pool is the route's SERVICE_UNAVAILABLE, never a parse retried", async (t) => {
     const standIn = await startGmailStandIn();
     const bodies = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 1 });
     t.after(() => Promise.all([standIn.close(), bodies.close()]));
-    const ids = Array.from({ length: 5 }, (_, i) => standIn.addMessage('alice@example.com', { subject: `T${i}`, bodyHtml: `<p>${'cell '.repeat(1_000)}</p>` }).threadId);
+    const ids = Array.from(
+      { length: 5 },
+      (_, i) =>
+        standIn.addMessage('alice@example.com', { subject: `T${i}`, bodyHtml: `<p>${'cell '.repeat(1_000)}</p>` })
+          .threadId,
+    );
     const api = createGmailFactory({ rootUrl: standIn.url, bodies })(auth);
     const results = await Promise.allSettled(ids.map((id) => threadMessages(api, id)));
     const codes = results.map((r) => (r.status === 'rejected' ? r.reason.code : 'ok'));
-    assert.ok(codes.every((c) => c === 'ok' || c === 'SERVICE_UNAVAILABLE'), codes.join());
+    assert.ok(
+      codes.every((c) => c === 'ok' || c === 'SERVICE_UNAVAILABLE'),
+      codes.join(),
+    );
     assert.ok(codes.includes('ok'));
     assert.ok(bodies.offloaded <= 5, 'a refused parse is not tried again without its HTML');
   });
@@ -57,11 +90,18 @@ describe('body worker pool', () => {
     t.after(() => Promise.all([parser.close(), tight.close()]));
     const html = `<table>${'<tr><td>cell <b>x</b></td></tr>'.repeat(3_000)}</table>`;
     const both = await Promise.all(['a', 'b'].map((id) => parser.parseThread(chunks(answerOf(id, html)))));
-    for (const got of both) assert.ok(Array.isArray(got) && got[0]!.bodyHtml.includes('<b>x</b>'), 'neither lost its HTML to the other\'s time');
+    for (const got of both)
+      assert.ok(
+        Array.isArray(got) && got[0]!.bodyHtml.includes('<b>x</b>'),
+        "neither lost its HTML to the other's time",
+      );
 
     const huge = answerOf('big', `<p>${'y'.repeat(24 * 1024 * 1024)}</p>`);
     await assert.rejects(tight.parseThread(chunks(huge)), UnusableAnswerError);
-    assert.ok(Array.isArray(await tight.parseThread(chunks(answerOf('small', html)))), 'the pool goes on after a worker ran out of heap');
+    assert.ok(
+      Array.isArray(await tight.parseThread(chunks(answerOf('small', html)))),
+      'the pool goes on after a worker ran out of heap',
+    );
   });
 
   it('a worker leaves once idle for its idle time, and the next big parse starts another', async (t) => {
@@ -103,7 +143,10 @@ describe('body worker pool', () => {
       }
     }
     const answer = answerOf('b', html);
-    await assert.rejects(parser.parseThread(counted(answer)), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
+    await assert.rejects(parser.parseThread(counted(answer)), {
+      code: 'SERVICE_UNAVAILABLE',
+      retryAfter: BUSY_RETRY_AFTER_SECONDS,
+    });
     assert.ok(read < answer.byteLength && read <= 2048, `read ${read} of ${answer.byteLength} bytes`);
     release();
     assert.ok(Array.isArray(await first));
@@ -111,7 +154,13 @@ describe('body worker pool', () => {
 
   it('holds answers by bytes too, one still being read at the cap: one without room waits for it, its rest unread, and is refused after its wait', async (t) => {
     // Answers of ~59 KB, counted at the cap (64 KiB) while read: room for two being read at once.
-    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxAnswerBytes: 64 * 1024, maxQueueBytes: 128 * 1024, roomWaitMs: 1_000 });
+    const parser = createBodyParser({
+      inlineBytes: 1024,
+      maxThreads: 1,
+      maxAnswerBytes: 64 * 1024,
+      maxQueueBytes: 128 * 1024,
+      roomWaitMs: 1_000,
+    });
     t.after(() => parser.close());
     const html = `<p>${'row '.repeat(11_000)}</p>`;
     const size = answerOf('a', html).byteLength;
@@ -131,9 +180,22 @@ describe('body worker pool', () => {
           at = cut;
         }
       }
-      return { next: stages.next, body: body(), get read() { return stages.read; } };
+      return {
+        next: stages.next,
+        body: body(),
+        get read() {
+          return stages.read;
+        },
+      };
     };
-    const settled = (p: Promise<unknown>) => Promise.race([p.then(() => true, () => true), new Promise((r) => setTimeout(() => r(false), 50))]);
+    const settled = (p: Promise<unknown>) =>
+      Promise.race([
+        p.then(
+          () => true,
+          () => true,
+        ),
+        new Promise((r) => setTimeout(() => r(false), 50)),
+      ]);
     assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('w', html)))), 'a worker started');
 
     const a = staged('a', 2048, size - 100);
@@ -144,7 +206,10 @@ describe('body worker pool', () => {
     assert.equal(parser.heldBytes, 128 * 1024, 'two being read: each counted at the cap');
     const c = staged('c');
     const t0 = performance.now();
-    await assert.rejects(parser.parseThread(c.body), { code: 'SERVICE_UNAVAILABLE', retryAfter: BUSY_RETRY_AFTER_SECONDS });
+    await assert.rejects(parser.parseThread(c.body), {
+      code: 'SERVICE_UNAVAILABLE',
+      retryAfter: BUSY_RETRY_AFTER_SECONDS,
+    });
     assert.ok(performance.now() - t0 >= 990, 'refused once it had waited its time for room');
     assert.equal(c.read, size, 'handed out whole, as a provider sends it');
 

@@ -2,7 +2,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeWords } from 'postal-mime';
 import { cleanMailText, MAIL_LIMITS, snippetText } from '../../../../server/providers/mail/mail-text.ts';
-import { extractBodies, htmlToText, SANITIZER_VERSION, sanitizeMailHtml } from '../../../../server/providers/mail/message-body.ts';
+import {
+  extractBodies,
+  htmlToText,
+  SANITIZER_VERSION,
+  sanitizeMailHtml,
+} from '../../../../server/providers/mail/message-body.ts';
 import { firstMailbox, toMessageMeta } from '../../../../server/providers/mail/message-meta.ts';
 import type { WirePart } from '../../../../server/providers/gmail.ts';
 
@@ -16,26 +21,57 @@ const text = (mimeType: string, content: string, charset = 'UTF-8', enc: BufferE
 
 describe('address and header parsing', () => {
   it('parses the usual From shapes', () => {
-    assert.deepEqual(firstMailbox('Bob Example <bob@example.com>'), { name: 'Bob Example', address: 'bob@example.com' });
-    assert.deepEqual(firstMailbox('"Doe, Jane \\"JD\\"" <jane@example.com>'), { name: 'Doe, Jane "JD"', address: 'jane@example.com' });
+    assert.deepEqual(firstMailbox('Bob Example <bob@example.com>'), {
+      name: 'Bob Example',
+      address: 'bob@example.com',
+    });
+    assert.deepEqual(firstMailbox('"Doe, Jane \\"JD\\"" <jane@example.com>'), {
+      name: 'Doe, Jane "JD"',
+      address: 'jane@example.com',
+    });
     assert.deepEqual(firstMailbox('<noreply@example.com>'), { name: '', address: 'noreply@example.com' });
     assert.deepEqual(firstMailbox('solo@example.com'), { name: '', address: 'solo@example.com' });
-    assert.deepEqual(firstMailbox('solo@example.com (Solo Person)'), { name: 'Solo Person', address: 'solo@example.com' });
-    assert.deepEqual(firstMailbox('=?UTF-8?B?SsO8cmdlbg==?= <j@example.de>'), { name: 'Jürgen', address: 'j@example.de' });
+    assert.deepEqual(firstMailbox('solo@example.com (Solo Person)'), {
+      name: 'Solo Person',
+      address: 'solo@example.com',
+    });
+    assert.deepEqual(firstMailbox('=?UTF-8?B?SsO8cmdlbg==?= <j@example.de>'), {
+      name: 'Jürgen',
+      address: 'j@example.de',
+    });
     assert.deepEqual(firstMailbox(undefined), { name: '', address: '' });
     assert.deepEqual(firstMailbox('a@x.com, b@y.com'), { name: '', address: 'a@x.com' });
-    assert.deepEqual(firstMailbox('Team: Ann <ann@x.com>, b@y.com;'), { name: 'Ann', address: 'ann@x.com' }, 'groups unwrapped');
-    assert.deepEqual(firstMailbox('=?utf-8?B?AA==?=Eve\u0000 <eve@x.com>'), { name: 'Eve', address: 'eve@x.com' }, 'no NUL, decoded or raw');
+    assert.deepEqual(
+      firstMailbox('Team: Ann <ann@x.com>, b@y.com;'),
+      { name: 'Ann', address: 'ann@x.com' },
+      'groups unwrapped',
+    );
+    assert.deepEqual(
+      firstMailbox('=?utf-8?B?AA==?=Eve\u0000 <eve@x.com>'),
+      { name: 'Eve', address: 'eve@x.com' },
+      'no NUL, decoded or raw',
+    );
   });
 
   it('decodes RFC 2047 subjects (B and Q, any charset, adjacent words joined), one line, NUL-free', () => {
-    const subject = (value: string) => toMessageMeta({ id: 'm', threadId: 't', labelIds: [], snippet: '', payload: { headers: [{ name: 'Subject', value }] } }).subject;
+    const subject = (value: string) =>
+      toMessageMeta({
+        id: 'm',
+        threadId: 't',
+        labelIds: [],
+        snippet: '',
+        payload: { headers: [{ name: 'Subject', value }] },
+      }).subject;
     assert.equal(subject('=?UTF-8?B?w6l0w6k=?='), 'été');
     assert.equal(subject('=?ISO-8859-1?Q?Caf=E9_cr=E8me?='), 'Café crème');
     assert.equal(subject('Re: =?UTF-8?Q?a?= =?UTF-8?Q?b?= end'), 'Re: ab end');
     assert.equal(subject('=?ks_c_5601-1987?B?vsiz58fPvLy/5A==?='), '안녕하세요', 'a mail alias of a WHATWG charset');
     assert.equal(subject('plain\r\n  folded\tsubject'), 'plain folded subject');
-    assert.match(subject('=?utf-8?B?AA==?=x=?utf-8?B?7aCA?='), /^x\ufffd+$/, 'NUL removed; surrogate bytes (CESU-8) replaced');
+    assert.match(
+      subject('=?utf-8?B?AA==?=x=?utf-8?B?7aCA?='),
+      /^x\ufffd+$/,
+      'NUL removed; surrogate bytes (CESU-8) replaced',
+    );
     assert.equal(subject('s'.repeat(20_000)).length, MAIL_LIMITS.subject);
     assert.equal(decodeWords('plain subject'), 'plain subject');
   });
@@ -53,7 +89,12 @@ describe('address and header parsing', () => {
       labelIds: ['INBOX', 'UNREAD', 'INBOX'],
       snippet: 'Don&#39;t forget',
       internalDate: '1767225600000',
-      payload: { headers: [{ name: 'subject', value: ' Lunch? ' }, { name: 'FROM', value: 'Ann <ann@example.com>' }] },
+      payload: {
+        headers: [
+          { name: 'subject', value: ' Lunch? ' },
+          { name: 'FROM', value: 'Ann <ann@example.com>' },
+        ],
+      },
     });
     assert.deepEqual(meta, {
       providerMessageId: 'm1',
@@ -67,13 +108,20 @@ describe('address and header parsing', () => {
       bulk: false,
     });
     // Bulk by its headers (RFC 2369 List-Unsubscribe, or Precedence bulk/list/junk), whatever its case.
-    const bulk = (headers: { name: string; value: string }[]) => toMessageMeta({ id: 'b', threadId: 'b', labelIds: [], snippet: '', payload: { headers } }).bulk;
+    const bulk = (headers: { name: string; value: string }[]) =>
+      toMessageMeta({ id: 'b', threadId: 'b', labelIds: [], snippet: '', payload: { headers } }).bulk;
     assert.equal(bulk([{ name: 'list-unsubscribe', value: '<mailto:u@example.com>' }]), true);
     assert.equal(bulk([{ name: 'Precedence', value: ' Bulk ' }]), true);
     assert.equal(bulk([{ name: 'Precedence', value: 'list' }]), true);
     assert.equal(bulk([{ name: 'Precedence', value: 'first-class' }]), false);
     assert.equal(bulk([{ name: 'List-Unsubscribe', value: '  ' }]), false);
-    const dated = toMessageMeta({ id: 'm2', threadId: 't2', labelIds: [], snippet: '', payload: { headers: [{ name: 'Date', value: 'Thu, 01 Jan 2026 10:00:00 +0000' }] } });
+    const dated = toMessageMeta({
+      id: 'm2',
+      threadId: 't2',
+      labelIds: [],
+      snippet: '',
+      payload: { headers: [{ name: 'Date', value: 'Thu, 01 Jan 2026 10:00:00 +0000' }] },
+    });
     assert.equal(dated.sentAt.toISOString(), '2026-01-01T10:00:00.000Z');
   });
 });
@@ -83,14 +131,22 @@ describe('bodies', () => {
     const payload: WirePart = {
       mimeType: 'multipart/mixed',
       parts: [
-        { mimeType: 'multipart/alternative', parts: [text('text/plain', 'Grüße\r\nline two'), text('text/html', '<p>Grüße</p>')] },
+        {
+          mimeType: 'multipart/alternative',
+          parts: [text('text/plain', 'Grüße\r\nline two'), text('text/html', '<p>Grüße</p>')],
+        },
         {
           mimeType: 'application/pdf',
           filename: 'report.pdf',
           headers: [{ name: 'Content-Disposition', value: 'attachment; filename="report.pdf"' }],
           body: { attachmentId: 'ANGj', size: 1234 },
         },
-        { mimeType: 'image/png', filename: '', headers: [{ name: 'Content-Disposition', value: 'attachment' }], body: { attachmentId: 'X', size: 9 } },
+        {
+          mimeType: 'image/png',
+          filename: '',
+          headers: [{ name: 'Content-Disposition', value: 'attachment' }],
+          body: { attachmentId: 'X', size: 9 },
+        },
       ],
     };
     assert.deepEqual(await extractBodies(payload), {
@@ -106,20 +162,35 @@ describe('bodies', () => {
   it('decodes the part charset and derives text from HTML-only messages', async () => {
     const latin = await extractBodies(text('text/plain', 'Café', 'iso-8859-1', 'latin1'));
     assert.equal(latin.bodyText, 'Café');
-    const htmlOnly = await extractBodies(text('text/html', '<div>Hi&nbsp;<b>you</b><br>next</div><script>x()</script><p>Para &lt;3</p>'));
+    const htmlOnly = await extractBodies(
+      text('text/html', '<div>Hi&nbsp;<b>you</b><br>next</div><script>x()</script><p>Para &lt;3</p>'),
+    );
     assert.equal(htmlOnly.bodyText, 'Hi you\nnext\nPara <3');
     assert.deepEqual(await extractBodies(undefined), { bodyText: '', bodyHtml: '', attachments: [] });
-    assert.deepEqual(await extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), { bodyText: '', bodyHtml: '', attachments: [] });
+    assert.deepEqual(await extractBodies({ mimeType: 'text/plain', body: { size: 0 } }), {
+      bodyText: '',
+      bodyHtml: '',
+      attachments: [],
+    });
   });
 
   it('leaves no NUL in any body; unknown charsets fall back; bodies and attachment lists are bounded', async () => {
-    const cyrillic = await extractBodies({ ...text('text/plain', ''), headers: [{ name: 'Content-Type', value: 'text/plain; charset=windows-1251' }], body: { data: Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]).toString('base64url') } });
+    const cyrillic = await extractBodies({
+      ...text('text/plain', ''),
+      headers: [{ name: 'Content-Type', value: 'text/plain; charset=windows-1251' }],
+      body: { data: Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]).toString('base64url') },
+    });
     assert.equal(cyrillic.bodyText, 'Привет');
     const bogus = await extractBodies(text('text/html', '<p>caf\u00e9\u0000</p>', 'x-bogus-8', 'latin1'));
     assert.equal(bogus.bodyHtml, '<p>café</p>');
     const huge = await extractBodies(text('text/plain', 'x'.repeat(MAIL_LIMITS.part + 10)));
     assert.equal(huge.bodyText.length, MAIL_LIMITS.body);
-    const parts = (n: number) => Array.from({ length: n }, (_, i) => ({ mimeType: 'image/png', filename: `=?utf-8?Q?a${i}?=\u0000.png`, body: { size: i } }));
+    const parts = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        mimeType: 'image/png',
+        filename: `=?utf-8?Q?a${i}?=\u0000.png`,
+        body: { size: i },
+      }));
     const many = await extractBodies({ mimeType: 'multipart/mixed', parts: parts(MAIL_LIMITS.attachments + 50) });
     assert.equal(many.attachments.length, MAIL_LIMITS.attachments);
     assert.equal(many.attachments[7]!.filename, 'a7.png');
@@ -131,13 +202,25 @@ describe('bodies', () => {
   });
 
   it('decodes at most MAIL_LIMITS.leaves text leaves, and their bytes up to MAIL_LIMITS.part together', async () => {
-    const leaves = await extractBodies({ mimeType: 'multipart/mixed', parts: Array.from({ length: 100 }, (_, i) => text('text/plain', `L${i}`)) });
-    assert.deepEqual(leaves.bodyText.split('\n'), Array.from({ length: MAIL_LIMITS.leaves }, (_, i) => `L${i}`));
+    const leaves = await extractBodies({
+      mimeType: 'multipart/mixed',
+      parts: Array.from({ length: 100 }, (_, i) => text('text/plain', `L${i}`)),
+    });
+    assert.deepEqual(
+      leaves.bodyText.split('\n'),
+      Array.from({ length: MAIL_LIMITS.leaves }, (_, i) => `L${i}`),
+    );
     // A first leaf of the whole byte budget (half as many characters, all sanitised away) leaves nothing for the next one.
     const spent = `<script>${'é'.repeat(MAIL_LIMITS.part / 2)}</script>`;
-    const html = await extractBodies({ mimeType: 'multipart/mixed', parts: [text('text/html', spent), text('text/html', '<p>never decoded</p>')] });
+    const html = await extractBodies({
+      mimeType: 'multipart/mixed',
+      parts: [text('text/html', spent), text('text/html', '<p>never decoded</p>')],
+    });
     assert.equal(html.bodyHtml, '');
-    const within = await extractBodies({ mimeType: 'multipart/mixed', parts: [text('text/html', '<script>é</script>'), text('text/html', '<p>decoded</p>')] });
+    const within = await extractBodies({
+      mimeType: 'multipart/mixed',
+      parts: [text('text/html', '<script>é</script>'), text('text/html', '<p>decoded</p>')],
+    });
     assert.equal(within.bodyHtml, '<p>decoded</p>');
   });
 
@@ -162,20 +245,54 @@ describe('bodies', () => {
         '<img data-remote-srcset="https://ok.example/1.png 1x, /rel.png 2x"><img srcset="https://ok.example/s.png 2x, data:x 1x">' +
         '<img data-remote-srcset="https://ok.example/1.png 1x, https://ok.example/2.png 2x"><img src="rel.png" data-remote-src="https://ok.example/shadow.png">',
     );
-    for (const bad of ['pixel.gif', '/abs/path', 'track.example', 'evil', 'ftp:', 'javascript', 'relative.png', '/rel.png', 'data:x', 'shadow.png']) {
+    for (const bad of [
+      'pixel.gif',
+      '/abs/path',
+      'track.example',
+      'evil',
+      'ftp:',
+      'javascript',
+      'relative.png',
+      '/rel.png',
+      'data:x',
+      'shadow.png',
+    ]) {
       assert.ok(!out.includes(bad), `${bad} in ${out}`);
     }
     assert.match(out, /<img alt="rel" \/>/, 'the image stays, without a source');
-    assert.match(out, /<img data-remote-src="https:\/\/ok.example\/a%20b.png" \/>/, 'a sender-written one that is a URL is kept, normalised');
+    assert.match(
+      out,
+      /<img data-remote-src="https:\/\/ok.example\/a%20b.png" \/>/,
+      'a sender-written one that is a URL is kept, normalised',
+    );
     assert.match(out, /<img data-remote-srcset="https:\/\/ok.example\/1.png 1x, https:\/\/ok.example\/2.png 2x" \/>/);
     assert.equal(sanitizeMailHtml(out), out, 'sanitising the output again changes nothing');
   });
 
   it('keeps an href only on absolute http(s) and mailto links: relative, fragment, protocol-relative and other schemes are inert', () => {
-    const inert = ['/auth/logout', '../api/mail/sync', '#top', '?connected=1', '//evil.example/x', 'tel:+15550100', 'ftp://e.com/f', 'https:no-slashes', 'data:text/html,x', '&#x2f;auth&#x2f;logout'];
-    const out = sanitizeMailHtml(inert.map((href, i) => `<a href="${href}" rel="opener" target="_self">link${i}</a>`).join(''));
-    assert.equal(out, inert.map((_, i) => `<a>link${i}</a>`).join(''), 'each link keeps its text and loses its href, rel and target');
-    const kept = sanitizeMailHtml('<a href=" https://e.com/a?b=1#c ">h</a><a href="HTTP://e.com/">u</a><a href="mailto:bob@e.com?subject=hi">m</a><a href="MAILTO:x@e.com">M</a>');
+    const inert = [
+      '/auth/logout',
+      '../api/mail/sync',
+      '#top',
+      '?connected=1',
+      '//evil.example/x',
+      'tel:+15550100',
+      'ftp://e.com/f',
+      'https:no-slashes',
+      'data:text/html,x',
+      '&#x2f;auth&#x2f;logout',
+    ];
+    const out = sanitizeMailHtml(
+      inert.map((href, i) => `<a href="${href}" rel="opener" target="_self">link${i}</a>`).join(''),
+    );
+    assert.equal(
+      out,
+      inert.map((_, i) => `<a>link${i}</a>`).join(''),
+      'each link keeps its text and loses its href, rel and target',
+    );
+    const kept = sanitizeMailHtml(
+      '<a href=" https://e.com/a?b=1#c ">h</a><a href="HTTP://e.com/">u</a><a href="mailto:bob@e.com?subject=hi">m</a><a href="MAILTO:x@e.com">M</a>',
+    );
     assert.equal(
       kept,
       '<a href="https://e.com/a?b=1#c" rel="noopener noreferrer nofollow" target="_blank">h</a><a href="HTTP://e.com/" rel="noopener noreferrer nofollow" target="_blank">u</a>' +
@@ -190,12 +307,16 @@ describe('bodies', () => {
       '<p onclick="x()" style="color:red">ok</p><script>bad()</script><a href="javascript:bad()">a</a><a href=" JaVaScRiPt:bad()">b</a>' +
         '<img src="data:image/png;base64,AAAA" onload="bad()"><img src="https://e.com/i.png"><a href="https://e.com">c</a><svg><script>bad()</script></svg>',
     );
-    for (const bad of ['<script', 'bad()', 'onclick', 'onload', 'javascript:', 'style=', '<svg', ' src="https:']) assert.equal(out.toLowerCase().includes(bad.toLowerCase()), false, `${bad} in ${out}`);
+    for (const bad of ['<script', 'bad()', 'onclick', 'onload', 'javascript:', 'style=', '<svg', ' src="https:'])
+      assert.equal(out.toLowerCase().includes(bad.toLowerCase()), false, `${bad} in ${out}`);
     assert.match(out, /<p>ok<\/p>/);
     assert.match(out, /<img src="data:image\/png;base64,AAAA" \/>/, 'data: images may stay');
     assert.match(out, /<img data-remote-src="https:\/\/e.com\/i.png" \/>/, 'a remote image is kept, not loadable');
     assert.match(out, /<a href="https:\/\/e.com" rel="noopener noreferrer nofollow" target="_blank">c<\/a>/);
     assert.equal(htmlToText('<style>p{}</style><ul><li>one</li><li>two</li></ul>'), 'one\ntwo');
-    assert.equal(htmlToText('<p>Hello&nbsp;<b>Bob</b> &amp; co</p><script>alert(1)</script><div>Line 2<br>Line 3</div>'), 'Hello Bob & co\nLine 2\nLine 3');
+    assert.equal(
+      htmlToText('<p>Hello&nbsp;<b>Bob</b> &amp; co</p><script>alert(1)</script><div>Line 2<br>Line 3</div>'),
+      'Hello Bob & co\nLine 2\nLine 3',
+    );
   });
 });

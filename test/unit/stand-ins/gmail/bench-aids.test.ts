@@ -17,12 +17,24 @@ describe('gmail stand-in: what benchmarks read and keep', () => {
   });
   after(() => gmail.close());
 
-  const get = (path: string) => fetch(`${gmail.url}gmail/v1/users/me/${path}`, { headers: { Authorization: 'Bearer tok' } }).then((r) => r.arrayBuffer());
+  const get = (path: string) =>
+    fetch(`${gmail.url}gmail/v1/users/me/${path}`, { headers: { Authorization: 'Bearer tok' } }).then((r) =>
+      r.arrayBuffer(),
+    );
 
   it('counts the most held at once, by user and by endpoint, and starts again from what is held on reset', async () => {
-    await Promise.all([get(`threads/${threadId}`), get(`threads/${threadId}`), get(`threads/${threadId}`), get('profile')]);
+    await Promise.all([
+      get(`threads/${threadId}`),
+      get(`threads/${threadId}`),
+      get(`threads/${threadId}`),
+      get('profile'),
+    ]);
     assert.equal(gmail.inFlightPeak(DEFAULT_MAILBOX, 'threads.get'), 3);
-    assert.equal(gmail.inFlightPeak(DEFAULT_MAILBOX.toUpperCase()), 4, 'every endpoint of the user, its address in any case');
+    assert.equal(
+      gmail.inFlightPeak(DEFAULT_MAILBOX.toUpperCase()),
+      4,
+      'every endpoint of the user, its address in any case',
+    );
     assert.equal(gmail.inFlightPeak('bob@example.com'), 0);
 
     gmail.resetCounters();
@@ -40,7 +52,9 @@ describe('gmail stand-in: what benchmarks read and keep', () => {
 
   it('keeps threads.get answers when asked: the same bytes as made anew, made again once the mailbox moved, none kept when off', async () => {
     const answer = async (format = 'full') => {
-      const res = await fetch(`${gmail.url}gmail/v1/users/me/threads/${threadId}?format=${format}`, { headers: { Authorization: 'Bearer tok' } });
+      const res = await fetch(`${gmail.url}gmail/v1/users/me/threads/${threadId}?format=${format}`, {
+        headers: { Authorization: 'Bearer tok' },
+      });
       return { status: res.status, length: res.headers.get('content-length'), text: await res.text() };
     };
     const made = await answer();

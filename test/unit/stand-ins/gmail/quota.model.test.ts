@@ -12,11 +12,25 @@ const ALICE = DEFAULT_MAILBOX;
 
 describe('gmail stand-in quota: the ledger', () => {
   it('has the 2026 and legacy cost tables of the contract', () => {
-    assert.deepEqual({ ...QUOTA_COSTS_2026 }, {
-      'messages.get': 20, 'attachments.get': 20, 'threads.get': 40, 'threads.list': 10, 'messages.list': 5,
-      'history.list': 2, 'labels.get': 1, profile: 1, watch: 100, stop: 50,
-    });
-    assert.deepEqual({ ...QUOTA_COSTS_LEGACY }, { ...QUOTA_COSTS_2026, 'messages.get': 5, 'attachments.get': 5, 'threads.get': 10 });
+    assert.deepEqual(
+      { ...QUOTA_COSTS_2026 },
+      {
+        'messages.get': 20,
+        'attachments.get': 20,
+        'threads.get': 40,
+        'threads.list': 10,
+        'messages.list': 5,
+        'history.list': 2,
+        'labels.get': 1,
+        profile: 1,
+        watch: 100,
+        stop: 50,
+      },
+    );
+    assert.deepEqual(
+      { ...QUOTA_COSTS_LEGACY },
+      { ...QUOTA_COSTS_2026, 'messages.get': 5, 'attachments.get': 5, 'threads.get': 10 },
+    );
   });
 
   it('refuses what would pass the window, says when enough of it frees, and charges again once it has', () => {
@@ -32,7 +46,11 @@ describe('gmail stand-in quota: the ledger', () => {
     assert.deepEqual(q.charge('a', 10, 10_000), { charged: true });
     assert.equal(q.peak('a'), 50);
     assert.deepEqual(q.charge('b', 50, 10_000), { charged: true }, 'another user has a window of its own');
-    assert.deepEqual(q.charge('a', 60, 100_000), { charged: false, retryAfterSeconds: 10 }, 'more than a whole window never fits');
+    assert.deepEqual(
+      q.charge('a', 60, 100_000),
+      { charged: false, retryAfterSeconds: 10 },
+      'more than a whole window never fits',
+    );
   });
 
   it('observes the peak of any window without refusing at Infinity, and forgets observations but not the window on reset', () => {
@@ -92,19 +110,34 @@ describe('gmail stand-in quota: over the wire', () => {
     });
   const get = async (path: string, token?: string) => {
     const res = await call(path, token);
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error?: { message: string; errors: { reason: string; domain: string }[] } } };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as { error?: { message: string; errors: { reason: string; domain: string }[] } },
+    };
   };
 
   it('charges each endpoint its 2026 cost, per endpoint and in total', async () => {
     s.setQuota({ unitsPerWindow: 10_000 });
-    const paths = ['profile', 'labels/INBOX', 'messages', `messages/${ids.message}`, `messages/${ids.message}/attachments/${ids.attachment}`, `threads/${ids.thread}`, `history?startHistoryId=${s.historyId(ALICE)}`];
+    const paths = [
+      'profile',
+      'labels/INBOX',
+      'messages',
+      `messages/${ids.message}`,
+      `messages/${ids.message}/attachments/${ids.attachment}`,
+      `threads/${ids.thread}`,
+      `history?startHistoryId=${s.historyId(ALICE)}`,
+    ];
     for (const p of paths) assert.equal((await call(p)).status, 200, p);
     assert.equal((await call('watch', 'alice-1', 'POST')).status, 200);
     assert.equal((await call('stop', 'alice-1', 'POST')).status, 204);
     const byEndpoint = s.quotaUnitsByEndpoint();
     const { 'threads.list': _unserved, ...served } = QUOTA_COSTS_2026;
     assert.deepEqual(byEndpoint, served);
-    assert.equal(s.quotaSpent(ALICE), Object.values(served).reduce((a, b) => a + b, 0));
+    assert.equal(
+      s.quotaSpent(ALICE),
+      Object.values(served).reduce((a, b) => a + b, 0),
+    );
   });
 
   it("refuses past the window with Google's rateLimitExceeded and a Retry-After, uncharged, then serves once the window frees", async () => {
@@ -115,7 +148,10 @@ describe('gmail stand-in quota: over the wire', () => {
     assert.equal(refused.status, 429);
     assert.equal(refused.retryAfter, '60');
     assert.equal(refused.body.error?.message, 'User-rate limit exceeded.');
-    assert.deepEqual(refused.body.error?.errors.map((e) => [e.reason, e.domain]), [['rateLimitExceeded', 'usageLimits']]);
+    assert.deepEqual(
+      refused.body.error?.errors.map((e) => [e.reason, e.domain]),
+      [['rateLimitExceeded', 'usageLimits']],
+    );
     assert.equal((await get('messages')).status, 200, 'a cheaper call still fits: 40 + 5');
     assert.deepEqual([s.calls['quota-refused'], s.quotaSpent(ALICE), s.quotaPeak(ALICE)], [1, 45, 45]);
 
@@ -137,7 +173,11 @@ describe('gmail stand-in quota: over the wire', () => {
     s.setQuota({ unitsPerWindow: 40 });
     assert.equal((await get(`messages/${ids.message}`, 'alice-1')).status, 200);
     assert.equal((await get(`messages/${ids.message}`, 'alice-2')).status, 200);
-    assert.equal((await get(`messages/${ids.message}`, 'alice-2')).status, 429, 'alice-2 finds the window alice-1 filled');
+    assert.equal(
+      (await get(`messages/${ids.message}`, 'alice-2')).status,
+      429,
+      'alice-2 finds the window alice-1 filled',
+    );
     assert.equal((await get('messages', 'bob-1')).status, 200);
     assert.equal((await get('messages', 'stranger')).status, 401);
     assert.deepEqual([s.quotaSpent(ALICE), s.quotaSpent('bob@example.com'), s.quotaSpent('stranger')], [40, 5, 5]);

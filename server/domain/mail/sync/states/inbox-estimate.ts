@@ -11,7 +11,10 @@ import type { GmailApi } from '../../../../providers/gmail.ts';
 export const ESTIMATE_WAIT_MS = 2_000;
 
 /** The provider's inbox count, or null when it fails, is missing or takes longer than `waitMs`. Never throws. */
-export async function readInboxEstimate(api: Pick<GmailApi, 'inboxCount'>, waitMs = ESTIMATE_WAIT_MS): Promise<number | null> {
+export async function readInboxEstimate(
+  api: Pick<GmailApi, 'inboxCount'>,
+  waitMs = ESTIMATE_WAIT_MS,
+): Promise<number | null> {
   let estimate: number | null = null;
   let timer: NodeJS.Timeout | undefined;
   try {

@@ -42,8 +42,21 @@ export interface Checkpoint {
  * does: a deletion in flight is waited for, and its account is then not found, instead of
  * the row's insert failing on its foreign key.
  */
-export async function acquireLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<LeasedState | null> {
-  const rows = await select<{ history_id: string | null; full_sync_page_token: string | null; full_sync_active: boolean; last_synced_at: Date | null; db_now: Date; set_aside_due: boolean; behind: boolean }>(
+export async function acquireLease(
+  em: Sql,
+  accountId: string,
+  owner: string,
+  seconds = LEASE_SECONDS,
+): Promise<LeasedState | null> {
+  const rows = await select<{
+    history_id: string | null;
+    full_sync_page_token: string | null;
+    full_sync_active: boolean;
+    last_synced_at: Date | null;
+    db_now: Date;
+    set_aside_due: boolean;
+    behind: boolean;
+  }>(
     em,
     `with a as (select id from accounts where id = ? for key share)
      insert into sync_states as s (account_id, lease_owner, lease_until) select a.id, ?, now() + make_interval(secs => ?) from a
@@ -75,7 +88,13 @@ export async function acquireLease(em: Sql, accountId: string, owner: string, se
  * share, which only a deletion waits for): the one lock order of every transaction writing an
  * account's rows, so a deletion's cascade and a sync's commit queue up instead of deadlocking.
  */
-export async function commitCheckpoint(em: Sql, accountId: string, owner: string, c: Checkpoint, leasedAt?: string): Promise<{ notifiedSinceLease: boolean } | null> {
+export async function commitCheckpoint(
+  em: Sql,
+  accountId: string,
+  owner: string,
+  c: Checkpoint,
+  leasedAt?: string,
+): Promise<{ notifiedSinceLease: boolean } | null> {
   const rows = await select<{ notified: boolean }>(
     em,
     `with a as (select id from accounts where id = ? for key share)
@@ -83,13 +102,29 @@ export async function commitCheckpoint(em: Sql, accountId: string, owner: string
        mailbox_address = coalesce(?, s.mailbox_address), inbox_estimate = case when ?::boolean then ?::int else s.inbox_estimate end,
        lease_owner = null, lease_until = null, updated_at = now()
      from a where s.account_id = a.id and s.lease_owner = ? returning coalesce(s.last_notification_at >= ?::timestamptz, false) as notified`,
-    [accountId, c.historyId, c.cursor, c.fullSyncActive, c.lastSyncedAt.toISOString(), c.mailboxAddress ?? null, c.inboxEstimate !== undefined, c.inboxEstimate ?? null, owner, leasedAt ?? null],
+    [
+      accountId,
+      c.historyId,
+      c.cursor,
+      c.fullSyncActive,
+      c.lastSyncedAt.toISOString(),
+      c.mailboxAddress ?? null,
+      c.inboxEstimate !== undefined,
+      c.inboxEstimate ?? null,
+      owner,
+      leasedAt ?? null,
+    ],
   );
   return rows.length === 1 ? { notifiedSinceLease: rows[0]!.notified } : null;
 }
 
 /** Extends the lease while its owner holds it; false when it was lost (the commit will refuse). */
-export async function extendLease(em: Sql, accountId: string, owner: string, seconds = LEASE_SECONDS): Promise<boolean> {
+export async function extendLease(
+  em: Sql,
+  accountId: string,
+  owner: string,
+  seconds = LEASE_SECONDS,
+): Promise<boolean> {
   const rows = await select<{ account_id: string }>(
     em,
     'update sync_states set lease_until = now() + make_interval(secs => ?) where account_id = ? and lease_owner = ? returning account_id',
@@ -99,11 +134,18 @@ export async function extendLease(em: Sql, accountId: string, owner: string, sec
 }
 
 export async function releaseLease(em: Sql, accountId: string, owner: string): Promise<void> {
-  await em.execute('update sync_states set lease_owner = null, lease_until = null where account_id = ? and lease_owner = ?', [accountId, owner], 'run');
+  await em.execute(
+    'update sync_states set lease_owner = null, lease_until = null where account_id = ? and lease_owner = ?',
+    [accountId, owner],
+    'run',
+  );
 }
 
 /** The account's last sync and, while its bulk work waits for the deployment's daily quota budget, until when. */
-export async function readSyncState(em: Sql, accountId: string): Promise<{ lastSyncedAt: string | null; quotaWaitUntil?: string }> {
+export async function readSyncState(
+  em: Sql,
+  accountId: string,
+): Promise<{ lastSyncedAt: string | null; quotaWaitUntil?: string }> {
   const rows = await select<{ last_synced_at: Date | null; wait: Date | null }>(
     em,
     'select last_synced_at, case when quota_wait_until > now() then quota_wait_until end as wait from sync_states where account_id = ?',

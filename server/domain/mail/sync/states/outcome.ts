@@ -1,7 +1,8 @@
 /** The background sync's outcome on the account's row, and the cluster gauges GET /metrics reads. */
 import { select, type Sql } from './sql.ts';
 
-const CLEAR_FAILURE = 'update sync_states set last_error_code = null, failing_since = null, dead_lettered_at = null where account_id = ? and last_error_code is not null';
+const CLEAR_FAILURE =
+  'update sync_states set last_error_code = null, failing_since = null, dead_lettered_at = null where account_id = ? and last_error_code is not null';
 
 /** A background sync made progress: the failure it recorded is over. */
 export async function recordSyncSuccess(em: Sql, accountId: string): Promise<void> {
@@ -27,18 +28,26 @@ export async function recordCaughtUp(em: Sql, accountId: string): Promise<{ noti
 
 /** The account's bulk work waits `waitMs` for the deployment's daily quota budget (the sync state says until when). */
 export async function recordQuotaWait(em: Sql, accountId: string, waitMs: number): Promise<void> {
-  await em.execute(`update sync_states set quota_wait_until = now() + make_interval(secs => ?::float8 / 1000) where account_id = ?`, [waitMs, accountId], 'run');
+  await em.execute(
+    `update sync_states set quota_wait_until = now() + make_interval(secs => ?::float8 / 1000) where account_id = ?`,
+    [waitMs, accountId],
+    'run',
+  );
 }
 
 /** A background sync failed with `code`; `deadLettered`: its job ran out of retries. */
-export async function recordSyncFailure(em: Sql, accountId: string, code: string, deadLettered: boolean): Promise<void> {
+export async function recordSyncFailure(
+  em: Sql,
+  accountId: string,
+  code: string,
+  deadLettered: boolean,
+): Promise<void> {
   await em.execute(
     `update sync_states set last_error_code = ?, failing_since = coalesce(failing_since, now())${deadLettered ? ', dead_lettered_at = now()' : ''} where account_id = ?`,
     [code, accountId],
     'run',
   );
 }
-
 
 export interface SyncGauges {
   maxLagSeconds: number;
@@ -56,7 +65,14 @@ export interface SyncGauges {
  * and the set-aside messages with the age of the oldest.
  */
 export async function readSyncGauges(em: Sql): Promise<SyncGauges> {
-  const [row] = await select<{ lag: number; backlog: number; dead_lettered: number; watches_expiring: number; set_aside: number; set_aside_oldest: number }>(
+  const [row] = await select<{
+    lag: number;
+    backlog: number;
+    dead_lettered: number;
+    watches_expiring: number;
+    set_aside: number;
+    set_aside_oldest: number;
+  }>(
     em,
     `select coalesce(extract(epoch from max(now() - coalesce(s.last_synced_at, a.created_at))), 0)::float8 as lag,
             count(*) filter (where s.last_notification_at > coalesce(s.last_synced_at, '-infinity'))::int as backlog,

@@ -46,7 +46,21 @@ export async function takeStaleAccounts(em: Sql, t: SweepTiming, limit: number):
          else least(greatest(extract(epoch from ?::timestamptz - s.failing_since), ?::float8), ?::float8) end)
        from due where s.account_id = due.account_id
      returning s.account_id`,
-    [t.now, t.now, t.now, t.staleSeconds, t.now, t.listingLeftSeconds, t.now, limit, t.now, t.periodSeconds, t.now, t.periodSeconds, SWEEP_BACKOFF_MAX_SECONDS],
+    [
+      t.now,
+      t.now,
+      t.now,
+      t.staleSeconds,
+      t.now,
+      t.listingLeftSeconds,
+      t.now,
+      limit,
+      t.now,
+      t.periodSeconds,
+      t.now,
+      t.periodSeconds,
+      SWEEP_BACKOFF_MAX_SECONDS,
+    ],
   );
   return rows.map((r) => r.account_id);
 }

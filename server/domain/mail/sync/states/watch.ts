@@ -27,7 +27,11 @@ const pgArray = (items: readonly string[]) => `{${items.map((x) => `"${x}"`).joi
  * Records registered watches, each only while its account is still connected; returns the
  * accounts recorded (a watch of one that no longer is must be stopped again by the caller).
  */
-export async function recordWatches(em: Sql, made: readonly { accountId: string; expiresAt: Date }[], renewedAt: Date): Promise<Set<string>> {
+export async function recordWatches(
+  em: Sql,
+  made: readonly { accountId: string; expiresAt: Date }[],
+  renewedAt: Date,
+): Promise<Set<string>> {
   if (!made.length) return new Set();
   const kept = await select<{ account_id: string }>(
     em,
@@ -46,7 +50,12 @@ export async function recordWatches(em: Sql, made: readonly { accountId: string;
  * failure in a row up to WATCH_RETRY_MAX_SECONDS. Those in `noMailbox` (the provider has no
  * mailbox for them) leave renewal and the sweep, their watch fields cleared, until they sign in again.
  */
-export async function recordWatchFailures(em: Sql, accountIds: readonly string[], noMailbox: readonly string[], now: Date): Promise<void> {
+export async function recordWatchFailures(
+  em: Sql,
+  accountIds: readonly string[],
+  noMailbox: readonly string[],
+  now: Date,
+): Promise<void> {
   if (!accountIds.length) return;
   await em.execute(
     `update sync_states set watch_failures = watch_failures + 1,
@@ -55,20 +64,37 @@ export async function recordWatchFailures(em: Sql, accountIds: readonly string[]
        watch_expires_at = case when account_id = any(?::uuid[]) then null else watch_expires_at end,
        watch_renewed_at = case when account_id = any(?::uuid[]) then null else watch_renewed_at end
      where account_id = any(?::uuid[])`,
-    [now, WATCH_RETRY_FIRST_SECONDS, WATCH_RETRY_MAX_SECONDS, pgArray(noMailbox), now, pgArray(noMailbox), pgArray(noMailbox), pgArray(accountIds)],
+    [
+      now,
+      WATCH_RETRY_FIRST_SECONDS,
+      WATCH_RETRY_MAX_SECONDS,
+      pgArray(noMailbox),
+      now,
+      pgArray(noMailbox),
+      pgArray(noMailbox),
+      pgArray(accountIds),
+    ],
     'run',
   );
 }
 
 export async function readWatchExpiry(em: Sql, accountId: string): Promise<Date | null> {
-  const rows = await select<{ watch_expires_at: Date | null }>(em, 'select watch_expires_at from sync_states where account_id = ?', [accountId]);
+  const rows = await select<{ watch_expires_at: Date | null }>(
+    em,
+    'select watch_expires_at from sync_states where account_id = ?',
+    [accountId],
+  );
   const v = rows[0]?.watch_expires_at;
   return v ? new Date(v) : null;
 }
 
 /** The watch is gone (stopped, or the grant with it): nothing to renew and nothing lapsed. */
 export async function clearWatch(em: Sql, accountId: string): Promise<void> {
-  await em.execute('update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = ?', [accountId], 'run');
+  await em.execute(
+    'update sync_states set watch_expires_at = null, watch_renewed_at = null where account_id = ?',
+    [accountId],
+    'run',
+  );
 }
 
 /** Accounts that must reconnect keep no watch fields: the provider dropped their watch with the grant. */
@@ -93,7 +119,13 @@ export interface DueWatch {
  * never) or lapses before `expiresBefore`, and whose next try is due; by next-try time
  * (a failed renewal's retry time, else its last renewal; never renewed first).
  */
-export async function watchesDue(em: Sql, now: Date, renewedBefore: Date, expiresBefore: Date, limit: number): Promise<DueWatch[]> {
+export async function watchesDue(
+  em: Sql,
+  now: Date,
+  renewedBefore: Date,
+  expiresBefore: Date,
+  limit: number,
+): Promise<DueWatch[]> {
   const rows = await select<{ account_id: string; lapsed: boolean }>(
     em,
     `select s.account_id, (s.watch_expires_at is null or s.watch_expires_at < ?) as lapsed

@@ -18,28 +18,63 @@ function fakeEm(stored: Record<string, string[]>, threads: string[] = []): Entit
   } as unknown as EntityManager;
 }
 
-function fakeApi(opts: { history?: HistoryRecord[] | 'expired'; historyId?: string; inbox?: string[]; pageSize?: number; profileHistoryId?: string } = {}) {
+function fakeApi(
+  opts: {
+    history?: HistoryRecord[] | 'expired';
+    historyId?: string;
+    inbox?: string[];
+    pageSize?: number;
+    profileHistoryId?: string;
+  } = {},
+) {
   const fetched: string[][] = [];
   const api: Partial<GmailApi> = {
     profile: async () => ({ emailAddress: 'a@example.com', historyId: opts.profileHistoryId ?? '77' }),
-    listHistory: async () => (opts.history === 'expired' ? 'expired' : { records: opts.history ?? [], historyId: opts.historyId ?? '999', complete: true }),
+    listHistory: async () =>
+      opts.history === 'expired'
+        ? 'expired'
+        : { records: opts.history ?? [], historyId: opts.historyId ?? '999', complete: true },
     getMetadata: async (ids) => {
       fetched.push(ids);
-      return { messages: ids.map((id): MessageMeta => ({ providerMessageId: id, providerThreadId: `t-${id}`, labelIds: ['INBOX'], fromName: '', fromAddress: '', subject: '', snippet: '', sentAt: new Date(1767225600000) })), failed: [] };
+      return {
+        messages: ids.map(
+          (id): MessageMeta => ({
+            providerMessageId: id,
+            providerThreadId: `t-${id}`,
+            labelIds: ['INBOX'],
+            fromName: '',
+            fromAddress: '',
+            subject: '',
+            snippet: '',
+            sentAt: new Date(1767225600000),
+          }),
+        ),
+        failed: [],
+      };
     },
     listInbox: async ({ pageToken, maxResults }) => {
       const start = pageToken ? Number(pageToken) : 0;
       const all = opts.inbox ?? [];
       const page = all.slice(start, start + maxResults).map((id) => ({ id, threadId: `t-${id}` }));
-      return start + maxResults < all.length ? { messages: page, nextPageToken: String(start + maxResults) } : { messages: page };
+      return start + maxResults < all.length
+        ? { messages: page, nextPageToken: String(start + maxResults) }
+        : { messages: page };
     },
   };
   return { api: api as GmailApi, fetched };
 }
 
 const ref = (id: string, labelIds?: string[]) => ({ id, threadId: `t-${id}`, ...(labelIds ? { labelIds } : {}) });
-const rec = (id: number, parts: Partial<HistoryRecord>): HistoryRecord => ({ id: String(id), messagesAdded: [], messagesDeleted: [], labelsAdded: [], labelsRemoved: [], ...parts });
-const added = (id: number, msg: string, labels: string[] = ['INBOX', 'UNREAD']) => rec(id, { messagesAdded: [{ message: ref(msg, labels) }] });
+const rec = (id: number, parts: Partial<HistoryRecord>): HistoryRecord => ({
+  id: String(id),
+  messagesAdded: [],
+  messagesDeleted: [],
+  labelsAdded: [],
+  labelsRemoved: [],
+  ...parts,
+});
+const added = (id: number, msg: string, labels: string[] = ['INBOX', 'UNREAD']) =>
+  rec(id, { messagesAdded: [{ message: ref(msg, labels) }] });
 
 describe('planHistory', () => {
   it('stops at a record boundary when the fetch budget is used, checkpointing the last record it covered', async () => {
@@ -52,8 +87,18 @@ describe('planHistory', () => {
     assert.equal(plan.changes.upserts.length, 50);
     assert.equal(plan.next.historyId, '150');
     assert.equal(plan.hasMore, true);
-    const rest = await planHistory({ api: fakeApi({ history: history.slice(50), historyId: '500' }).api, em: fakeEm({}), accountId: 'a', budget: 50 }, '150');
-    assert.ok(rest !== 'expired' && rest.next.historyId === '500' && !rest.hasMore && rest.changes.upserts.length === 10);
+    const rest = await planHistory(
+      {
+        api: fakeApi({ history: history.slice(50), historyId: '500' }).api,
+        em: fakeEm({}),
+        accountId: 'a',
+        budget: 50,
+      },
+      '150',
+    );
+    assert.ok(
+      rest !== 'expired' && rest.next.historyId === '500' && !rest.hasMore && rest.changes.upserts.length === 10,
+    );
   });
 
   it('folds changes per message: added-then-deleted costs nothing; label deltas apply to stored labels', async () => {
@@ -87,18 +132,35 @@ describe('planHistory', () => {
   });
 
   it('reports an expired checkpoint', async () => {
-    const plan = await planHistory({ api: fakeApi({ history: 'expired' }).api, em: fakeEm({}), accountId: 'a', budget: 50 }, '10');
+    const plan = await planHistory(
+      { api: fakeApi({ history: 'expired' }).api, em: fakeEm({}), accountId: 'a', budget: 50 },
+      '10',
+    );
     assert.equal(plan, 'expired');
   });
 });
 
 describe('listing cursor', () => {
   it('round-trips, and an unreadable or older-form cursor reads as none (a new listing starts)', () => {
-    const c = { startedAt: '2026-01-01T00:00:00.000Z', live: '77', phase: 'inbox' as const, pageToken: 'p2', count: 500 };
+    const c = {
+      startedAt: '2026-01-01T00:00:00.000Z',
+      live: '77',
+      phase: 'inbox' as const,
+      pageToken: 'p2',
+      count: 500,
+    };
     assert.deepEqual(decodeCursor(encodeCursor(c)), c);
-    assert.deepEqual(decodeCursor(encodeCursor({ ...c, phase: 'gone', listed: true })), { ...c, phase: 'gone', listed: true });
+    assert.deepEqual(decodeCursor(encodeCursor({ ...c, phase: 'gone', listed: true })), {
+      ...c,
+      phase: 'gone',
+      listed: true,
+    });
     assert.equal(decodeCursor('not json'), null);
-    assert.equal(decodeCursor(JSON.stringify({ startedAt: '2026-01-01T00:00:00.000Z', pageToken: '3' })), null, 'the cursor of the listing before two cursors');
+    assert.equal(
+      decodeCursor(JSON.stringify({ startedAt: '2026-01-01T00:00:00.000Z', pageToken: '3' })),
+      null,
+      'the cursor of the listing before two cursors',
+    );
     assert.equal(decodeCursor(JSON.stringify({ ...c, live: 'x' })), null);
     assert.equal(decodeCursor(JSON.stringify({ ...c, phase: 'other' })), null);
     assert.equal(decodeCursor(JSON.stringify({ ...c, count: -1 }))?.count, 0);

@@ -12,8 +12,14 @@ describe('body cache', () => {
     assert.equal(bodies.jsonHtml.toString('utf8'), JSON.stringify(bodies.html));
     const raw = bodies.raw();
     assert.equal(bodies.raw(), raw, 'made once');
-    assert.equal(JSON.stringify({ bodyText: raw.text, bodyHtml: raw.html }), JSON.stringify({ bodyText: bodies.text, bodyHtml: bodies.html }));
-    assert.equal(chars, bodies.text.length + bodies.html.length + 2 * (bodies.jsonText.length + bodies.jsonHtml.length));
+    assert.equal(
+      JSON.stringify({ bodyText: raw.text, bodyHtml: raw.html }),
+      JSON.stringify({ bodyText: bodies.text, bodyHtml: bodies.html }),
+    );
+    assert.equal(
+      chars,
+      bodies.text.length + bodies.html.length + 2 * (bodies.jsonText.length + bodies.jsonHtml.length),
+    );
   });
 
   it('answers only for the version it holds', () => {
@@ -46,7 +52,7 @@ describe('body cache', () => {
 });
 
 describe('open gate', () => {
-  it("runs one answer per account at a time, first come first served; other accounts do not wait", async () => {
+  it('runs one answer per account at a time, first come first served; other accounts do not wait', async () => {
     const gate = createOpenGate({ perAccount: 1, maxWaiting: 2 });
     const order: string[] = [];
     let release!: () => void;
@@ -55,7 +61,10 @@ describe('open gate', () => {
     const third = gate.run('a', async () => order.push('a3'));
     await gate.run('b', async () => order.push('b1'));
     assert.deepEqual(gate.load('a'), { running: 1, waiting: 2 });
-    await assert.rejects(gate.run('a', async () => order.push('a4')), (err: unknown) => err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE' && err.retryAfter === 1);
+    await assert.rejects(
+      gate.run('a', async () => order.push('a4')),
+      (err: unknown) => err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE' && err.retryAfter === 1,
+    );
     release();
     await Promise.all([first, second, third]);
     assert.deepEqual(order, ['b1', 'a1', 'a2', 'a3']);
@@ -93,15 +102,30 @@ describe('open gate', () => {
   it('an answer that failed or served nothing costs nothing', async () => {
     let clock = 0;
     let waited = 0;
-    const gate = createOpenGate({ bytesPerSecond: 1_000, burstBytes: 10, now: () => clock, sleep: async (ms) => (waited += ms) });
-    await assert.rejects(gate.run('a', async () => { throw new Error('not found'); }), /not found/);
+    const gate = createOpenGate({
+      bytesPerSecond: 1_000,
+      burstBytes: 10,
+      now: () => clock,
+      sleep: async (ms) => (waited += ms),
+    });
+    await assert.rejects(
+      gate.run('a', async () => {
+        throw new Error('not found');
+      }),
+      /not found/,
+    );
     for (let i = 0; i < 3; i++) await gate.run('a', async (served) => served(0));
     assert.equal(waited, 0);
   });
 
   it('frees the place when the answer fails', async () => {
     const gate = createOpenGate();
-    await assert.rejects(gate.run('a', async () => { throw new Error('boom'); }), /boom/);
+    await assert.rejects(
+      gate.run('a', async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
     assert.equal(await gate.run('a', async () => 'next'), 'next');
     assert.deepEqual(gate.load('a'), { running: 0, waiting: 0 });
   });

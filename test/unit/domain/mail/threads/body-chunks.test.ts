@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { bodyRuns } from '../../../../../server/domain/mail/threads/body-chunks.ts';
 
 type Row = { id: string; bodyText?: string; bodyHtml?: string };
-const row = (id: string, text: number, html = 0): Row => ({ id, bodyText: 'x'.repeat(text), ...(html ? { bodyHtml: 'y'.repeat(html) } : {}) });
+const row = (id: string, text: number, html = 0): Row => ({
+  id,
+  bodyText: 'x'.repeat(text),
+  ...(html ? { bodyHtml: 'y'.repeat(html) } : {}),
+});
 
 /** The runs `rows` are stored in, by their ids; `fail` makes the store of that run (by its place) fail. */
 async function runsOf(rows: Row[], max: number, fail?: number): Promise<{ runs: string[]; error?: unknown }> {
@@ -29,7 +33,9 @@ describe('bodyRuns', () => {
   });
 
   it('never splits a message: one over the bound ends its run (a run exceeds the bound by one message at most)', async () => {
-    assert.deepEqual(await runsOf([row('a', 500), row('b', 1), row('c', 300, 300), row('d', 1)], 100), { runs: ['a', 'bc', 'd'] });
+    assert.deepEqual(await runsOf([row('a', 500), row('b', 1), row('c', 300, 300), row('d', 1)], 100), {
+      runs: ['a', 'bc', 'd'],
+    });
   });
 
   it('stores one run for an ordinary thread, none for no rows; rows without bodies count nothing', async () => {
