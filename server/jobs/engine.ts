@@ -61,10 +61,11 @@ export interface JobEngine {
   /** Starts now the key's deferred job whose payload's `reason` is the one given; false when none waits so. */
   bringForward(name: QueueName, singletonKey: string, reason: string): Promise<boolean>;
   /**
-   * The account's sync retry that waits (its job failed while this one was being made) starts
-   * now: the asker, a job that would otherwise run beside it, completes instead. False: none waits.
+   * The account's sync retry waits (its job failed while the asker was being made): the asker,
+   * which would otherwise run beside it, completes instead; the retry runs when its backoff
+   * ends, or sooner when a notification brings it forward (enqueueSync).
    */
-  mergeIntoRetry(singletonKey: string): Promise<boolean>;
+  retryWaits(singletonKey: string): Promise<boolean>;
   /**
    * Registers a handler on `localConcurrency` workers (default 1); with `perJobResults` it
    * answers each job's outcome (pg-boss settles them one by one). On a queue that notifies, a
@@ -210,15 +211,7 @@ export async function startJobEngine(deps: {
       );
       return (rows[0] as { waiting?: boolean } | undefined)?.waiting === true;
     },
-    async mergeIntoRetry(singletonKey) {
-      const { rows } = await boss
-        .getDb()
-        .executeSql(
-          `update ${SCHEMA}.job set start_after = ${SCHEMA}.job_now() where name = $1 and singleton_key = $2 and state = 'retry' returning id`,
-          [QUEUES.mailSync, singletonKey],
-        );
-      return rows.length > 0;
-    },
+    retryWaits: (singletonKey) => retryWaiting(singletonKey),
     async bringForward(name, singletonKey, reason) {
       // pg-boss's update cannot tell a job by its payload: one statement on its job table, here beside the engine's others.
       const { rows } = await boss.getDb().executeSql(

@@ -139,8 +139,8 @@ export function createMailSyncWorker(deps: {
   async function run(job: JobWithMetadata<SyncRequest>): Promise<string> {
     const { accountId } = job.data;
     if (!(await connected(accountId))) return 'disconnected';
-    // Made while the account's last job ran, which then failed: its retry covers this one; run as that retry, not beside it.
-    if (job.retryCount === 0 && (await deps.engine.mergeIntoRetry(accountId))) return 'merged';
+    // Made while the account's last job ran, which then failed: its retry covers this one, which must not run beside it.
+    if (job.retryCount === 0 && (await deps.engine.retryWaits(accountId))) return 'merged';
     const started = Date.now();
     for (let i = 0; ; i++) {
       if (i > 0 && i % calls === 0 && (Date.now() - started > MAX_JOB_MS || (await othersWaiting(accountId)))) break;
