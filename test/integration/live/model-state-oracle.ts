@@ -103,7 +103,11 @@ export function watchStream(app: TestApp, accountId: string): StreamWatch {
       // teardown (a batch of places freed while the accounts are deleted, row locks taken in two orders: a deadlock).
       const sql = sqlOf(app);
       const deadline = Date.now() + 10_000;
-      while ((await sql<{ n: number }>('select count(*)::int as n from event_streams where session_key = ?', [sessionKey]))[0]!.n > 0) {
+      while (
+        (
+          await sql<{ n: number }>('select count(*)::int as n from event_streams where session_key = ?', [sessionKey])
+        )[0]!.n > 0
+      ) {
         if (Date.now() > deadline) throw new Error(`the stream of ${accountId} did not free its place`);
         await sleep(5);
       }
