@@ -73,11 +73,24 @@ export async function refreshSlots(em: Sql, instance: string, ids: string[], ttl
 }
 
 /** The streams ended: their places are free on every instance. */
-export async function releaseSlots(em: Sql, ids: string[]): Promise<void> {
-  await em.execute(
-    'delete from event_streams where id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x)',
-    [JSON.stringify(ids)],
-  );
+export async function releaseSlots(
+  em: Sql & { transactional<T>(fn: (tx: Sql) => Promise<T>): Promise<T> },
+  ids: string[],
+): Promise<void> {
+  const json = JSON.stringify(ids);
+  // The accounts first (key share, in id order), as every writer an account's deletion can meet: the
+  // deletion's cascade and a batch of places of one account then queue instead of deadlocking.
+  await em.transactional(async (tx) => {
+    await tx.execute(
+      `select 1 from accounts where id in (select s.account_id from event_streams s where s.id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x))
+       order by id for key share`,
+      [json],
+    );
+    await tx.execute(
+      'delete from event_streams where id in (select x::uuid from jsonb_array_elements_text(?::jsonb) x)',
+      [json],
+    );
+  });
 }
 
 /** The instance stops: every place it held is free. */
