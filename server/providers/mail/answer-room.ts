@@ -8,12 +8,10 @@
  * meanwhile) for at most `waitMs`, then is refused: ordinary answers are read and parsed in
  * milliseconds, so one waits briefly, and only a process full of big answers refuses.
  *
- * Counted by number alone (8 answers of up to 32 MiB), 4 accounts opening 10 threads of 27 MB
- * each at once held eight such answers behind a worker's parse of seconds: 643-663 MiB (bench
- * item 13's heavy opens, bench/results/HISTORY.md). Counted by the bytes read so far instead, answers
- * taken at the same moment grew together past the budget and were refused half read (24 in two
- * windows, up to 22 MB each), and those refused at once were tried again at once: 821 refusals, the
- * normal user's p99 ~10× idle.
+ * Counted by number alone, a few accounts opening big threads together held several full-size
+ * answers behind one worker's parse; counted by the bytes read so far, answers taken at the same
+ * moment grew together past the budget and were refused half read, and tried again at once
+ * (bench item 13's heavy opens; the figures are in bench/results/HISTORY.md).
  */
 
 export interface AnswerRoom {

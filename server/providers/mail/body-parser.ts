@@ -1,10 +1,11 @@
 /**
- * Where a message's bodies are parsed. Sanitising HTML costs about 0.4 ms per KB of dense
- * markup and more for deep nesting (a 250 KB `<div>` ladder: 0.4 s), and decoding and parsing
- * a provider answer of megabytes (a thread's bodies come base64 encoded in one JSON answer)
- * over 100 ms, so small ones are parsed on the event loop and larger ones on a worker thread
- * (a piscina pool, started on first need, its thread leaving after `idleMs` idle): no request
- * or job holds the event loop long for one message, whatever its size or shape. A parse
+ * Where a message's bodies are parsed. Sanitising HTML costs time in proportion to its markup
+ * and more for deep nesting, and decoding and parsing a provider answer of megabytes (a
+ * thread's bodies come base64 encoded in one JSON answer) far longer than a turn of the event
+ * loop may take (bench/results/HISTORY.md), so small ones are parsed on the event loop and
+ * larger ones on a worker thread (a piscina pool, started on first need, its thread leaving
+ * after `idleMs` idle): no request or job holds the event loop long for one message, whatever
+ * its size or shape. A parse
  * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
  * messages: their plain text leaves and attachment lists, the small messages whole. The worker
  * posts each message as soon as it is made (body-worker.ts), and `parseThreadInto` hands it on at
@@ -17,16 +18,21 @@
  * answer is read, rather than a wait behind everyone else's. And by bytes: the answers it holds
  * (read past the inline size, waiting, or being parsed) stay within `maxQueueBytes`, an answer
  * still being read counted at the cap (answer-room.ts); one without room waits for it up to
- * `roomWaitMs`, the rest of it unread, then is refused the same way. A worker's heap is capped
+ * `roomWaitMs`, the rest of it unread, then is refused the same way; their shared memory is used
+ * again (answer-buffers.ts). A worker's heap is capped
  * (`maxOldGenerationSizeMb`: a parse that needs more ends that worker, not the process), and
- * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn.
+ * `timeoutMs` counts from when a worker takes the task up, never the time it waited its turn; a
+ * worker runs below the event loop's priority (`workerNice`), so a parse takes what the event
+ * loop and PostgreSQL leave of a core, not a core from them.
  * The waiting parses are counted here: piscina's own `maxQueue` does not count tasks that carry
  * an abort signal (they wait in its skip queue, unbounded), and each of ours carries one.
  */
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError } from '../../domain/errors.ts';
+import { createAnswerBuffers } from './answer-buffers.ts';
 import { createAnswerRoom } from './answer-room.ts';
 import type { WorkerPost } from './body-worker.ts';
 import {
@@ -58,6 +64,8 @@ export interface BodyParser {
   readonly workers: number;
   /** Bytes of the answers held now, read past the inline size, waiting or being parsed (for tests and measurements). */
   readonly heldBytes: number;
+  /** Buffers kept for the next big answers (answer-buffers.ts; for tests and measurements). */
+  readonly keptBuffers: number;
   close(): Promise<void>;
 }
 
@@ -89,12 +97,20 @@ export interface BodyParserOptions {
    */
   maxYoungGenerationSizeMb?: number;
   /**
+   * The worker threads' nice value (default WORKER_NICE): a big parse takes a core for seconds,
+   * and the event loop, which answers every other user, and PostgreSQL come first for it.
+   */
+  workerNice?: number;
+  /**
    * A worker leaves after this long without a task (default 5 s): it keeps the heap its last
    * parse grew (tens of MiB after a 25 MB answer) for as long as it lives, and big parses are
    * rare (an opened thread's bodies are stored).
    */
   idleMs?: number;
 }
+
+/** The body worker threads' nice value: below the event loop's (0), so a parse runs on what the rest leaves of a core. */
+export const WORKER_NICE = 10;
 
 /** Seconds a client is told to wait when every worker is busy and the queue full. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
@@ -121,6 +137,8 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     waitMs: opts.roomWaitMs ?? BUSY_RETRY_AFTER_SECONDS * 1000,
     refused: (held) => busy(`${held} bytes of answers held: no room for one more`),
   });
+  /** The shared memory the answers past the inline size are read into, used again while the parser is busy. */
+  const buffers = createAnswerBuffers({ maxBytes: maxAnswerBytes, idleMs: opts.idleMs ?? 5_000 });
   /** The queue is full (waiting parses and answers being read for one): SERVICE_UNAVAILABLE at once. */
   const refuseIfFull = () => {
     if (waiting + reserved >= maxQueue)
@@ -128,6 +146,10 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   };
   const workers = () => pool ?? startPool();
   const startPool = () => {
+    // `npm start`'s --max-semi-space-size=16 is a V8 flag of the whole process, and V8 lets it win over a worker's
+    // resourceLimits: the worker's young generation was 2 x 16 MiB, not the 16 MB asked for (~20 MiB more RSS while it
+    // parses). Set back to 0 ("unset"), it reaches only isolates made from now on: the event loop's heap keeps its size.
+    setFlagsFromString('--max-semi-space-size=0');
     pool = new Piscina({
       filename: new URL('./body-worker.ts', import.meta.url).href,
       minThreads: 0,
@@ -166,7 +188,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     ended.catch(() => {}); // awaited only once the worker's run succeeded
     try {
       await workers().run(
-        { ...task, started, port: port2 },
+        { ...task, started, port: port2, nice: opts.workerNice ?? WORKER_NICE },
         { name: 'parseThread', signal: abort.signal, transferList: [port2] },
       );
       return await ended;
@@ -189,6 +211,9 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
     get heldBytes() {
       return room.held;
     },
+    get keptBuffers() {
+      return buffers.kept;
+    },
     async parseThread(body) {
       const sink = collectMessages();
       return sink.answer(await this.parseThreadInto(body, sink.each));
@@ -199,12 +224,15 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       let holds = false;
       /** The room this answer holds: the cap while it is read, then its size. */
       let bytes = 0;
+      /** The buffer it is read into, given back once its parse has ended, unless a worker may still read it. */
+      let buffer: SharedArrayBuffer | undefined;
       const reserve = async () => {
         refuseIfFull();
         reserved++;
         holds = true;
         await room.take();
         bytes = maxAnswerBytes;
+        return (buffer = buffers.take());
       };
       try {
         let answer: Uint8Array;
@@ -223,6 +251,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
           return await run({ answer }, each);
         } catch (err) {
           if (err instanceof AppError) throw err; // the pool is full: trying again now would only add to it
+          buffer = undefined; // a worker ended by the timeout may still be reading it as it stops
           // A message whose text leaves (base64, so on the answer's own scale) exceed the inline size loses its HTML.
           return await run({ answer, htmlUpTo: inlineBytes }, each).catch((again: unknown) =>
             Promise.reject(
@@ -234,6 +263,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
         }
       } finally {
         room.release(bytes); // its parse has ended (or it was refused)
+        if (buffer) buffers.give(buffer);
       }
     },
     async close() {

@@ -60,21 +60,34 @@ export class AnswerTooLargeError extends UnusableAnswerError {
 /**
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
  * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
+ * Past `big.bytes`, `reserve` may hand over the buffer to go on in (answer-buffers.ts: one used
+ * again), the bytes so far copied into it.
  */
 export async function readAnswer(
   body: AsyncIterable<Uint8Array>,
   max = MAX_ANSWER_BYTES,
-  big?: { bytes: number; reserve(): void | Promise<void> },
+  big?: { bytes: number; reserve(): void | SharedArrayBuffer | Promise<void | SharedArrayBuffer> },
 ): Promise<Uint8Array> {
-  const shared = new SharedArrayBuffer(0, { maxByteLength: max });
+  let shared = new SharedArrayBuffer(0, { maxByteLength: max });
   let length = 0;
+  const growTo = (end: number) => {
+    if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
+  };
   for await (const chunk of body) {
     const end = length + chunk.byteLength;
     if (end > max) throw new AnswerTooLargeError(max);
     // Past `big.bytes` the answer will need a worker: `reserve` takes its place (the rest is not read while it waits for
     // one) or throws, which stops the read (the stream is destroyed).
-    if (big && length <= big.bytes && end > big.bytes) await big.reserve();
-    if (end > shared.byteLength) shared.grow(Math.min(max, Math.max(end, 2 * shared.byteLength, 64 * 1024)));
+    if (big && length <= big.bytes && end > big.bytes) {
+      const into = await big.reserve();
+      if (into) {
+        const read = new Uint8Array(shared, 0, length);
+        shared = into;
+        growTo(length);
+        new Uint8Array(shared, 0, length).set(read);
+      }
+    }
+    growTo(end);
     new Uint8Array(shared, length, chunk.byteLength).set(chunk);
     length = end;
   }

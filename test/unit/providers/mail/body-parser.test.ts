@@ -8,7 +8,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OAuth2Client } from 'google-auth-library';
 import { createGmailFactory } from '../../../../server/providers/gmail.ts';
-import { BUSY_RETRY_AFTER_SECONDS, createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import {
+  BUSY_RETRY_AFTER_SECONDS,
+  createBodyParser,
+  WORKER_NICE,
+} from '../../../../server/providers/mail/body-parser.ts';
 import { UnusableAnswerError } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
 import { threadMessages } from '../../../helpers/providers.ts';
@@ -226,5 +231,57 @@ describe('body worker pool', () => {
     b.next();
     assert.ok(Array.isArray(await second), 'one taken is never refused as it is read');
     assert.equal(parser.heldBytes, 0, 'each answer gives its room back once parsed or refused');
+  });
+});
+
+describe('the big answers’ shared memory', () => {
+  it('is used again: an answer read into a longer one’s buffer is parsed as itself, and answers read together each have one', async (t) => {
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1 });
+    t.after(() => parser.close());
+    const long = answerOf('long', `<p>${'long row '.repeat(4_000)}</p>`);
+    const short = answerOf('short', `<p>${'short '.repeat(500)}</p>`);
+    const first = await parser.parseThread(chunks(long));
+    assert.ok(Array.isArray(first) && first[0]!.subject === 'long');
+    assert.equal(parser.keptBuffers, 1, 'its buffer kept for the next');
+    const again = await parser.parseThread(chunks(short));
+    assert.ok(Array.isArray(again));
+    assert.deepEqual(again, await parser.parseThread(chunks(Buffer.from(short))), 'the same answer, parsed the same');
+    assert.equal(again[0]!.subject, 'short');
+    assert.ok(!again[0]!.bodyHtml.includes('long'), 'nothing of the longer answer before it');
+    assert.equal(parser.keptBuffers, 1, 'the one buffer, used again');
+    const together = await Promise.all([long, short].map((a) => parser.parseThread(chunks(a))));
+    assert.deepEqual(
+      together.map((r) => Array.isArray(r) && r[0]!.subject),
+      ['long', 'short'],
+    );
+    assert.equal(parser.keptBuffers, 2, 'two read at once: two buffers, each kept');
+  });
+
+  it('is let go once the parser has been idle for its idle time', async (t) => {
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, idleMs: 5_000 });
+    t.after(() => parser.close());
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const answer = answerOf('a', `<p>${'row '.repeat(1_000)}</p>`);
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answer))));
+    t.mock.timers.tick(4_000);
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answer))), 'a second parse within the idle time');
+    t.mock.timers.tick(4_999);
+    assert.equal(parser.keptBuffers, 1, 'kept while the parser is busy now and then');
+    t.mock.timers.tick(1);
+    assert.equal(parser.keptBuffers, 0, 'let go after its idle time');
+  });
+});
+
+describe('the body worker', () => {
+  it('runs at a lower priority than the event loop (its own nice value)', async (t) => {
+    const nice = (task: string) =>
+      Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const loop = nice(String(process.pid));
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1 });
+    t.after(() => parser.close());
+    assert.ok(Array.isArray(await parser.parseThread(chunks(answerOf('a', `<p>${'row '.repeat(1_000)}</p>`)))));
+    const niceness = readdirSync('/proc/self/task').map(nice);
+    assert.ok(niceness.includes(WORKER_NICE), `threads' nice values: ${niceness.join(' ')}`);
+    assert.equal(nice(String(process.pid)), loop, 'the event loop keeps its own');
   });
 });
