@@ -13,7 +13,14 @@
 import type { GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
 import { sampleRss, type NodeProcess, type SignedIn } from '../infra.ts';
 import type { HeavyOpensJob, HeavyOpensOutput } from '../load/heavy-opens-clients.ts';
-import { benchChild, rankQuantile, startCanary, type HeavyWindow } from './heavy-thread.scenario.ts';
+import {
+  benchChild,
+  normalLatency,
+  rankQuantile,
+  round1,
+  startCanary,
+  type HeavyWindow,
+} from './heavy-thread.scenario.ts';
 
 export interface HeavyOpensWindow extends Omit<HeavyWindow, 'heavy'> {
   heavy?: {
@@ -46,7 +53,6 @@ export interface HeavyOpensResult {
   normalP99Ratio: number | null;
 }
 
-const round1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -100,7 +106,6 @@ export async function heavyOpensWindow(opts: {
   const loop = await opts.readLag();
   const idleProcessLoop = await canary.stop();
   const mem = rss.stop();
-  const ms = timings.map((n) => n.ms);
   const count = (keys: (string | number)[]) =>
     keys.reduce<Record<string, number>>((o, k) => ((o[k] = (o[k] ?? 0) + 1), o), {});
   const served = heavy?.opens.filter((o) => o.outcome === 'served').map((o) => o.ms) ?? [];
@@ -110,13 +115,7 @@ export async function heavyOpensWindow(opts: {
     loop,
     idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
-    normal: {
-      requests: timings.length,
-      p50Ms: round1(rankQuantile(ms, 0.5)),
-      p99Ms: round1(rankQuantile(ms, 0.99)),
-      maxMs: round1(rankQuantile(ms, 1)),
-      non200: timings.filter((n) => n.status !== 200).length,
-    },
+    normal: normalLatency(timings),
     ...(heavy
       ? {
           heavy: {

@@ -96,6 +96,21 @@ export const rankQuantile = (xs: number[], q: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! : null;
 };
 
+/** A figure to one decimal (null stays null). */
+export const round1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
+
+/** The normal user's requests of a window: how many, their latency quantiles, the answers other than 200. */
+export function normalLatency(timings: { ms: number; status: number }[]): HeavyWindow['normal'] {
+  const ms = timings.map((n) => n.ms);
+  return {
+    requests: timings.length,
+    p50Ms: round1(rankQuantile(ms, 0.5)),
+    p99Ms: round1(rankQuantile(ms, 0.99)),
+    maxMs: round1(rankQuantile(ms, 1)),
+    non200: timings.filter((n) => n.status !== 200).length,
+  };
+}
+
 /** How a client sends a request to the server: the path, and the headers and signal to send with it. */
 export type Send = (path: string, init: RequestInit) => Promise<Response>;
 
@@ -165,23 +180,15 @@ export async function heavyWindow(opts: {
   const loop = await opts.readLag();
   const idleProcessLoop = await canary.stop();
   const mem = rss.stop();
-  const ms = normal.map((n) => n.ms);
   const byStatus: Record<string, number> = {};
   for (const h of heavy) byStatus[h.status] = (byStatus[h.status] ?? 0) + 1;
-  const round1 = (x: number | null) => (x === null ? null : Math.round(x * 10) / 10);
   return {
     kind: opts.kind,
     seconds,
     loop,
     idleProcessLoop,
     rssPeakMiB: mem.peak === null ? null : Math.round(mem.peak),
-    normal: {
-      requests: normal.length,
-      p50Ms: round1(rankQuantile(ms, 0.5)),
-      p99Ms: round1(rankQuantile(ms, 0.99)),
-      maxMs: round1(rankQuantile(ms, 1)),
-      non200: normal.filter((n) => n.status !== 200).length,
-    },
+    normal: normalLatency(normal),
     ...(opts.kind === 'heavy'
       ? {
           heavy: {
