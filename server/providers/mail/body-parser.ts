@@ -5,9 +5,8 @@
  * loop may take (bench/results/HISTORY.md), so small ones are parsed on the event loop and
  * larger ones on a worker thread (a piscina pool, started on first need, its thread leaving
  * after `idleMs` idle): no request or job holds the event loop long for one message, whatever
- * its size or shape. A parse
- * that fails or outlasts `timeoutMs` is run once more without the HTML of the thread's big
- * messages: their plain text leaves and attachment lists, the small messages whole. The worker
+ * its size or shape. A parse that fails or outlasts `timeoutMs` is run once more without the
+ * HTML of the thread's big messages: their plain text leaves and attachment lists, the small messages whole. The worker
  * posts each message as soon as it is made (body-worker.ts), and `parseThreadInto` hands it on at
  * once: a caller that stores each as it comes (thread-bodies.service.ts) never holds the
  * thread's messages, on either thread.
@@ -147,8 +146,8 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
   const workers = () => pool ?? startPool();
   const startPool = () => {
     // `npm start`'s --max-semi-space-size=16 is a V8 flag of the whole process, and V8 lets it win over a worker's
-    // resourceLimits: the worker's young generation was 2 x 16 MiB, not the 16 MB asked for (~20 MiB more RSS while it
-    // parses). Set back to 0 ("unset"), it reaches only isolates made from now on: the event loop's heap keeps its size.
+    // resourceLimits: the worker's young generation was 2 x 16 MiB, not the 16 MB asked for (more RSS while it parses,
+    // for nothing: bench/results/HISTORY.md). Set back to 0 ("unset"), it reaches only isolates made from now on: the event loop's heap keeps its size.
     setFlagsFromString('--max-semi-space-size=0');
     pool = new Piscina({
       filename: new URL('./body-worker.ts', import.meta.url).href,
