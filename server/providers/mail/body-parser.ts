@@ -6,8 +6,8 @@
  * larger ones on a worker thread (a piscina pool, started on first need, its thread leaving
  * after `idleMs` idle): no request or job holds the event loop long for one message, whatever
  * its size or shape. A parse that fails or outlasts `timeoutMs` is run once more without the
- * HTML of the thread's big messages: their plain text leaves and attachment lists, the small messages whole. The worker
- * posts each message as soon as it is made (body-worker.ts), and `parseThreadInto` hands it on at
+ * HTML of the thread's big messages: their plain text leaves and attachment lists, the small
+ * messages whole. The worker posts each message as soon as it is made (body-worker.ts), and `parseThreadInto` hands it on at
  * once: a caller that stores each as it comes (thread-bodies.service.ts) never holds the
  * thread's messages, on either thread.
  *
