@@ -189,12 +189,18 @@ describe('sync jobs: settlement and backoff', () => {
     await w.idle();
     const { engine } = w.app.container.liveInbox;
     // The first attempt's history read hangs, then fails; meanwhile its job is handed on.
+    const historyReads = w.gmail.calls['history.list'] ?? 0;
     w.gmail.injectFault({ endpoint: 'history.list', status: 500, delayMs: 4_000, times: 1 });
     const mail = w.gmail.addMessage(ALICE, { subject: 'Stored by the job handed on' });
     await engine.enqueueSync({ accountId: w.accountId, reason: 'notification' });
     const active = await waitFor(
       async () => (await engine.boss.findJobs(QUEUES.mailSync, { key: w.accountId })).find((j) => j.state === 'active'),
       'the first attempt running',
+    );
+    // Its history read has arrived and hangs: the fault is its own, not the attempt on the other worker's.
+    await waitFor(
+      () => (w.gmail.calls['history.list'] ?? 0) > historyReads,
+      "the first attempt's history read arriving",
     );
     // As the supervisor does with a stalled worker's job (its heartbeat lapsed): failed, to be retried; its lease lapses too.
     await engine.boss.fail(QUEUES.mailSync, active!.id, { message: 'heartbeat lapsed' });
