@@ -1,7 +1,7 @@
 /**
  * The shared memory big thread answers are read into (thread-answer.ts `readAnswer`), kept and
  * used again. A SharedArrayBuffer is counted by neither `arrayBuffers` nor `external`, so its
- * 27 MB do not hasten a garbage collection: one let go after its parse stays in RSS until both
+ * megabytes do not hasten a garbage collection: one let go after its parse stays in RSS until both
  * the event loop's heap and the body worker's collect their handles to it, which under a run of
  * big opens is many answers later. Used again, the answers' memory is what the room holds at
  * once (answer-room.ts), never more; buffers unused for `idleMs` are let go, so an idle process

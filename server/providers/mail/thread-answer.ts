@@ -60,13 +60,13 @@ export class AnswerTooLargeError extends UnusableAnswerError {
 /**
  * The answer's bytes as they arrive, in a growable SharedArrayBuffer (growing it copies
  * nothing): the event loop copies only the chunks that came in, and a worker reads it without a copy.
- * Past `big.bytes`, `reserve` may hand over the buffer to go on in (answer-buffers.ts: one used
+ * Past `big.bytes`, `reserve` hands over the buffer to go on in (answer-buffers.ts: one used
  * again), the bytes so far copied into it.
  */
 export async function readAnswer(
   body: AsyncIterable<Uint8Array>,
   max = MAX_ANSWER_BYTES,
-  big?: { bytes: number; reserve(): void | SharedArrayBuffer | Promise<void | SharedArrayBuffer> },
+  big?: { bytes: number; reserve(): SharedArrayBuffer | Promise<SharedArrayBuffer> },
 ): Promise<Uint8Array> {
   let shared = new SharedArrayBuffer(0, { maxByteLength: max });
   let length = 0;
@@ -79,13 +79,10 @@ export async function readAnswer(
     // Past `big.bytes` the answer will need a worker: `reserve` takes its place (the rest is not read while it waits for
     // one) or throws, which stops the read (the stream is destroyed).
     if (big && length <= big.bytes && end > big.bytes) {
-      const into = await big.reserve();
-      if (into) {
-        const read = new Uint8Array(shared, 0, length);
-        shared = into;
-        growTo(length);
-        new Uint8Array(shared, 0, length).set(read);
-      }
+      const read = new Uint8Array(shared, 0, length);
+      shared = await big.reserve();
+      growTo(length);
+      new Uint8Array(shared, 0, length).set(read);
     }
     growTo(end);
     new Uint8Array(shared, length, chunk.byteLength).set(chunk);
