@@ -30,7 +30,7 @@ import {
 } from './gmail-wire.ts';
 import { createBodyParser, type BodyParser } from './mail/body-parser.ts';
 import { META_HEADERS, toMessageMeta, type MessageMeta } from './mail/message-meta.ts';
-import type { ThreadMessage as MailMessage } from './mail/thread-answer.ts';
+import type { PackedMessage, ThreadMessage as MailMessage } from './mail/thread-answer.ts';
 
 export const GMAIL_TIMEOUT_MS = 10_000;
 /**
@@ -47,8 +47,11 @@ const HISTORY_MAX_PAGES = 10;
 export type { GmailMessage, HistoryRecord, WirePart } from './gmail-wire.ts';
 export { classifyGmailError } from './gmail-errors.ts';
 export type { MessageBodies } from './mail/message-body.ts';
-/** MailMessage: a message of an opened thread, normalised: metadata and bodies. */
-export type { MessageMeta, MailMessage };
+/**
+ * MailMessage: a message of an opened thread, normalised: metadata and bodies. PackedMessage: the same as
+ * getThreadFull hands it on, its bodies as the store's bytes (mail/packed-bodies.ts).
+ */
+export type { MessageMeta, MailMessage, PackedMessage };
 export interface MessageRef {
   id: string;
   threadId: string;
@@ -91,12 +94,12 @@ export interface GmailApi {
   /** Every history record after the checkpoint; 'expired' when the provider no longer honours it (404). */
   listHistory(startHistoryId: string): Promise<HistoryPage | 'expired'>;
   /**
-   * format=full: each message of the thread, normalised with its bodies, handed to `each` as soon as
+   * format=full: each message of the thread, normalised with its bodies (packed), handed to `each` as soon as
    * it is parsed (a place can come again, the later standing: BodyParser.parseThreadInto); the count,
    * null when the thread is gone or empty. The answer is streamed to `bodies` (mail/body-parser.ts:
    * a big one parsed on a worker thread), never decoded or parsed whole on the event loop.
    */
-  getThreadFull(threadId: string, each: (message: MailMessage, index: number) => void): Promise<number | null>;
+  getThreadFull(threadId: string, each: (message: PackedMessage, index: number) => void): Promise<number | null>;
   profile(): Promise<{ emailAddress: string; historyId: string }>;
   /**
    * How many messages the inbox holds, by the provider's own count (`labels/INBOX`,

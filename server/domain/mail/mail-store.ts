@@ -6,7 +6,8 @@
  * Thread aggregates are recomputed from the stored messages of the threads a batch touched.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MessageBodies, MessageMeta } from '../../providers/gmail.ts';
+import type { MessageBodies, MessageMeta, PackedMessage } from '../../providers/gmail.ts';
+import type { PackedBodies } from '../../providers/mail/packed-bodies.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
 import { recordListing, type ListingWrites } from './sync/listing-store.ts';
@@ -179,32 +180,35 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  * inbox), never an inbox message (the sync brings it, with its current state). Nothing is
  * deleted: a message missing from the copy is the sync's to remove. False: the account is gone.
  * A big thread comes in runs of about a megabyte of bodies, each in a transaction of its own
- * (body-chunks.ts): one statement's parameter holds one run.
+ * (body-chunks.ts): one statement holds one run, each message's bodies a parameter of their own,
+ * the bytes the parser packed (packed-bodies.ts), never decoded or copied here.
  */
 export async function storeThread(
   em: EntityManager,
   accountId: string,
   threadId: string,
-  rows: MessageRow[],
+  rows: PackedMessage[],
 ): Promise<boolean> {
   if (!(await lockAccount(em, accountId))) return false;
-  const payload = rows.map((r) => ({
-    pmid: r.providerMessageId,
-    body_text: r.bodyText ?? '',
-    body_html: r.bodyHtml ?? '',
-    attachments: r.attachments ?? [],
-  }));
-  await executeBound(
-    em,
-    `update mail_messages m set body_text = x.body_text, body_html = x.body_html, attachments = x.attachments, body_fetched_at = now(),
-       body_sanitizer = ${SANITIZER_VERSION}
-     from jsonb_to_recordset(?::jsonb) as x(pmid text, body_text text, body_html text, attachments jsonb)
-     where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
-    [JSON.stringify(payload), accountId, threadId],
-  );
-  const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX'));
+  // Added first without their bodies: the statement below fills them with the rest.
+  const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX')).map(({ bodies: _, ...meta }) => meta);
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
+  if (rows.length)
+    await executeBound(
+      em,
+      `update mail_messages m set body_text = x.b->>'bodyText', body_html = x.b->>'bodyHtml', attachments = x.b->'attachments',
+         body_fetched_at = now(), body_sanitizer = ${SANITIZER_VERSION}
+       from (values ${rows.map(() => '(?, ?::text::jsonb)').join(', ')}) as x(pmid, b)
+       where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
+      [...rows.flatMap((r) => [r.providerMessageId, bodiesParameter(r.bodies)]), accountId, threadId],
+    );
   // Bodies are in no aggregate: only messages added here change the thread's.
   if (touched.length) await refreshThreads(em, [threadId, ...touched]);
   return true;
 }
+
+/**
+ * One message's bodies as their own parameter, the parser's bytes as they are (no copy, no string): a Buffer parameter
+ * goes to PostgreSQL in binary format, which for text is the UTF-8 bytes themselves (hence `?::text::jsonb`).
+ */
+const bodiesParameter = ({ json }: PackedBodies) => Buffer.from(json.buffer, json.byteOffset, json.byteLength);

@@ -1,14 +1,16 @@
 /**
  * The worker side of body-parser.ts: a thread answer parsed off the event loop, each message
  * posted to the parser's port as soon as it is made (then let go here), the count or 'malformed'
- * last, so that neither side ever holds the thread's messages twice.
+ * last, so that neither side ever holds the thread's messages twice. A message's bodies go as the
+ * bytes the store takes (packed-bodies.ts), their memory handed over: the event loop never decodes them.
  */
 import { setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
-import { forEachThreadMessage, type ThreadAnswerOptions, type ThreadMessage } from './thread-answer.ts';
+import { transferable } from './packed-bodies.ts';
+import { forEachThreadMessage, type PackedMessage, type ThreadAnswerOptions } from './thread-answer.ts';
 
-/** What the port carries: a message and its place, then the end. */
-export type WorkerPost = { message: ThreadMessage; index: number } | { end: number | 'malformed' };
+/** What the port carries: a message and its place (its bodies' bytes transferred, not copied), then the end. */
+export type WorkerPost = { message: PackedMessage; index: number } | { end: number | 'malformed' };
 
 /** The nice value this worker thread was given (body-parser.ts `workerNice`). */
 let niceness: number | undefined;
@@ -28,7 +30,7 @@ export async function parseThread(
   if (task.started && Atomics.compareExchange(task.started, 0, 0, 1) === 0) Atomics.notify(task.started, 0);
   try {
     const end = await forEachThreadMessage(task.answer, task, (message, index) =>
-      task.port.postMessage({ message, index } satisfies WorkerPost),
+      task.port.postMessage({ message, index } satisfies WorkerPost, transferable(message.bodies)),
     );
     task.port.postMessage({ end } satisfies WorkerPost);
   } finally {

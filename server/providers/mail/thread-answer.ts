@@ -13,8 +13,12 @@ import { messageSchema, threadSchema, type GmailMessage, type WirePart } from '.
 import { splitThreadAnswer } from './answer-split.ts';
 import { extractBodies, type MessageBodies } from './message-body.ts';
 import { toMessageMeta, type MessageMeta } from './message-meta.ts';
+import { packBodies, unpackBodies, type PackedBodies } from './packed-bodies.ts';
 
 export type ThreadMessage = MessageMeta & MessageBodies;
+
+/** A message as a sink is given it: its bodies as the store takes them (packed-bodies.ts), never as strings. */
+export type PackedMessage = MessageMeta & { bodies: PackedBodies };
 
 /** The thread's messages (none when the answer has none), or 'malformed' when the answer is not a thread. */
 export type ThreadAnswer = ThreadMessage[] | 'malformed';
@@ -126,7 +130,12 @@ function parseJson(json: Uint8Array | string): unknown {
 }
 
 /** Each normalised message with its place in the thread; a place can be given again (see forEachThreadMessage). */
-export type MessageSink = (message: ThreadMessage, index: number) => void;
+export type MessageSink = (message: PackedMessage, index: number) => void;
+
+const packed = ({ bodyText, bodyHtml, attachments, ...meta }: ThreadMessage): PackedMessage => ({
+  ...meta,
+  bodies: packBodies({ bodyText, bodyHtml, attachments }),
+});
 
 /** Message by message (answer-split.ts); undefined when the answer is not split that way and the whole parse decides. */
 async function messageByMessage(
@@ -144,7 +153,7 @@ async function messageByMessage(
     if (raw === undefined) return undefined;
     const m = messageSchema.safeParse(raw);
     if (!m.success) return 'malformed';
-    each(await normaliseMessage(m.data, opts), index);
+    each(packed(await normaliseMessage(m.data, opts)), index);
   }
   return split.messages.length;
 }
@@ -169,15 +178,15 @@ export async function forEachThreadMessage(
   if (data === undefined) return 'malformed';
   const thread = threadSchema.safeParse(data);
   if (!thread.success) return 'malformed';
-  for (const [index, m] of thread.data.messages.entries()) each(await normaliseMessage(m, opts), index);
+  for (const [index, m] of thread.data.messages.entries()) each(packed(await normaliseMessage(m, opts)), index);
   return thread.data.messages.length;
 }
 
-/** A collecting sink: the messages by place, once the count is known. */
+/** A collecting sink: the messages by place, their bodies unpacked, once the count is known. */
 export function collectMessages(): { each: MessageSink; answer(count: number | 'malformed'): ThreadAnswer } {
   const messages: ThreadMessage[] = [];
   return {
-    each: (m, index) => void (messages[index] = m),
+    each: ({ bodies, ...meta }, index) => void (messages[index] = { ...meta, ...unpackBodies(bodies) }),
     answer: (count) => (count === 'malformed' ? count : messages.slice(0, count)),
   };
 }

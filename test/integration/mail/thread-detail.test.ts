@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BODY_CHARS_PER_STATEMENT } from '../../../server/domain/mail/threads/body-chunks.ts';
+import { BODY_BYTES_PER_STATEMENT } from '../../../server/domain/mail/threads/body-chunks.ts';
 import { SANITIZER_VERSION } from '../../../server/providers/mail/message-body.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
@@ -181,7 +181,7 @@ describe('thread detail', () => {
     });
     for (const b of bodies.slice(1))
       mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: b.text, bodyHtml: b.html });
-    assert.ok(bodies.reduce((n, b) => n + b.text.length + b.html.length, 0) > 2 * BODY_CHARS_PER_STATEMENT);
+    assert.ok(bodies.reduce((n, b) => n + b.text.length + b.html.length, 0) > 2 * BODY_BYTES_PER_STATEMENT);
     await mail.drain();
     const [thread] = await allThreads(mail);
     assert.equal((await mail.browser.fetch(`/api/mail/threads/${thread.id}`)).status, 200);

@@ -6,20 +6,20 @@
  * event loop, which let a run go once it is stored (a 25 MB answer's messages held whole were
  * ~40 MiB of the event loop's heap while the thread was parsed).
  */
-import type { MessageBodies } from '../../../providers/gmail.ts';
 
-/** Body characters one statement carries, about (a message's bodies are never split). */
-export const BODY_CHARS_PER_STATEMENT = 1 << 20;
+/** Bytes of bodies one statement carries, about (a message's bodies are never split). */
+export const BODY_BYTES_PER_STATEMENT = 1 << 20;
 
 /**
  * Rows stored in runs as they come: `add` queues a row, and a run is stored once its bodies reach
- * `max` characters (so it exceeds `max` by one message at most), while the next one fills; `end`
+ * `max` by `size` (so it exceeds `max` by one message at most), while the next one fills; `end`
  * stores the rest and waits for every store. Runs are stored one after another, in order; once
  * one fails, the rows after it are dropped and `end` fails with its error.
  */
-export function bodyRuns<T extends Partial<MessageBodies>>(
+export function bodyRuns<T>(
   store: (rows: T[]) => Promise<void>,
-  max = BODY_CHARS_PER_STATEMENT,
+  size: (row: T) => number,
+  max = BODY_BYTES_PER_STATEMENT,
 ) {
   let run: T[] = [];
   let chars = 0;
@@ -35,7 +35,7 @@ export function bodyRuns<T extends Partial<MessageBodies>>(
   return {
     add(row: T): void {
       run.push(row);
-      chars += (row.bodyText?.length ?? 0) + (row.bodyHtml?.length ?? 0);
+      chars += size(row);
       if (chars >= max) flush();
     },
     end(): Promise<void> {

@@ -16,7 +16,7 @@
  * detail, a message body, the AI routes), a few more wait, the rest are refused at once.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GmailFactory, MailMessage } from '../../../providers/gmail.ts';
+import type { GmailFactory, PackedMessage } from '../../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../../providers/mail/message-body.ts';
 import { UnusableAnswerError } from '../../../providers/mail/thread-answer.ts';
 import type { CredentialsService } from '../../auth/credentials.service.ts';
@@ -94,10 +94,13 @@ export function createThreadBodies(
     purpose: BodyPurpose,
   ): Promise<void> {
     // Stored as the parser makes them, about a megabyte of bodies at a time: neither thread holds the whole thread's bodies.
-    const runs = bodyRuns<MailMessage>(async (rows) => {
-      if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows))))
-        throw new AppError('NOT_FOUND');
-    });
+    const runs = bodyRuns<PackedMessage>(
+      async (rows) => {
+        if (!(await em.transactional((tx) => storeThread(tx, accountId, threadId, rows))))
+          throw new AppError('NOT_FOUND');
+      },
+      (row) => row.bodies.json.byteLength,
+    );
     let count;
     try {
       const api = deps.gmail(await deps.credentials.client(em, accountId), { accountId, purpose });

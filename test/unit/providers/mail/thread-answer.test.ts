@@ -12,12 +12,13 @@ import type { OAuth2Client } from 'google-auth-library';
 import { createGmailFactory, type GmailMessage, type WirePart } from '../../../../server/providers/gmail.ts';
 import { createBodyParser } from '../../../../server/providers/mail/body-parser.ts';
 import { MAIL_LIMITS } from '../../../../server/providers/mail/mail-text.ts';
+import { packBodies } from '../../../../server/providers/mail/packed-bodies.ts';
 import {
   AnswerTooLargeError,
   collectMessages,
   normaliseThreadAnswer,
   readAnswer,
-  type ThreadMessage,
+  type PackedMessage,
 } from '../../../../server/providers/mail/thread-answer.ts';
 import { startGmailStandIn } from '../../../../stand-ins/gmail.stand-in.ts';
 import { threadMessages } from '../../../helpers/providers.ts';
@@ -127,7 +128,8 @@ describe('thread answers', () => {
 
   it('keeps each message by its place: one given again (the whole parse after a split) replaces the first', () => {
     const sink = collectMessages();
-    const m = (id: string) => ({ providerMessageId: id }) as ThreadMessage;
+    const m = (id: string) =>
+      ({ providerMessageId: id, bodies: packBodies({ bodyText: id, bodyHtml: '', attachments: [] }) }) as PackedMessage;
     sink.each(m('a'), 0);
     sink.each(m('b'), 1);
     sink.each(m('a2'), 0);
@@ -186,13 +188,19 @@ describe('thread answers', () => {
       longest = Math.max(longest, String(json).length);
       return parse(json, reviver);
     }) as typeof JSON.parse;
-    let messages;
+    const sink = collectMessages();
+    const packed: PackedMessage[] = [];
+    let count;
     try {
-      messages = await threadMessages(api, threadId);
+      // As the thread's open stores them (thread-bodies.service.ts): packed, never decoded on the event loop.
+      count = await api.getThreadFull(threadId, (m, i) => (packed[i] = m));
     } finally {
       JSON.parse = parse;
     }
     assert.ok(longest <= 16 * 1024, `the event loop parsed ${longest} characters of JSON`);
+    packed.forEach(sink.each);
+    const messages = sink.answer(count ?? 'malformed');
+    assert.ok(Array.isArray(messages));
     assert.equal(bodies.offloaded, 1, 'parsed on the worker thread');
     assert.equal(messages?.length, 1);
     assert.equal(messages[0]!.subject, 'big text');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { bodyRuns } from '../../../../../server/domain/mail/threads/body-chunks.ts';
 
 type Row = { id: string; bodyText?: string; bodyHtml?: string };
+const size = (r: Row) => (r.bodyText?.length ?? 0) + (r.bodyHtml?.length ?? 0);
 const row = (id: string, text: number, html = 0): Row => ({
   id,
   bodyText: 'x'.repeat(text),
@@ -12,11 +13,15 @@ const row = (id: string, text: number, html = 0): Row => ({
 /** The runs `rows` are stored in, by their ids; `fail` makes the store of that run (by its place) fail. */
 async function runsOf(rows: Row[], max: number, fail?: number): Promise<{ runs: string[]; error?: unknown }> {
   const runs: string[] = [];
-  const runner = bodyRuns<Row>(async (run) => {
-    await new Promise((r) => setImmediate(r)); // a store takes time: the next run fills meanwhile
-    if (runs.length === fail) throw new Error(`store ${fail} failed`);
-    runs.push(run.map((r) => r.id).join(''));
-  }, max);
+  const runner = bodyRuns<Row>(
+    async (run) => {
+      await new Promise((r) => setImmediate(r)); // a store takes time: the next run fills meanwhile
+      if (runs.length === fail) throw new Error(`store ${fail} failed`);
+      runs.push(run.map((r) => r.id).join(''));
+    },
+    size,
+    max,
+  );
   for (const r of rows) runner.add(r);
   try {
     await runner.end();
@@ -47,10 +52,14 @@ describe('bodyRuns', () => {
     const started: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const runner = bodyRuns<Row>(async (run) => {
-      started.push(run.map((r) => r.id).join(''));
-      await gate;
-    }, 10);
+    const runner = bodyRuns<Row>(
+      async (run) => {
+        started.push(run.map((r) => r.id).join(''));
+        await gate;
+      },
+      size,
+      10,
+    );
     runner.add(row('a', 10));
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(started, ['a'], 'the first run is stored as soon as it is full');
