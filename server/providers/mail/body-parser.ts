@@ -225,6 +225,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       let bytes = 0;
       /** The buffer it is read into, given back once its parse has ended, unless a worker may still read it. */
       let buffer: SharedArrayBuffer | undefined;
+      let parsedOnWorker = false;
       const reserve = async () => {
         refuseIfFull();
         reserved++;
@@ -246,6 +247,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
         }
         if (answer.byteLength <= inlineBytes) return await forEachThreadMessage(answer, {}, each);
         offloaded++;
+        parsedOnWorker = true;
         try {
           return await run({ answer }, each);
         } catch (err) {
@@ -263,6 +265,7 @@ export function createBodyParser(opts: BodyParserOptions = {}): BodyParser {
       } finally {
         room.release(bytes); // its parse has ended (or it was refused)
         if (buffer) buffers.give(buffer);
+        if (parsedOnWorker) buffers.parsed();
       }
     },
     async close() {
