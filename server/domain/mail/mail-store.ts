@@ -7,7 +7,6 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { MessageBodies, MessageMeta, PackedMessage } from '../../providers/gmail.ts';
-import type { PackedBodies } from '../../providers/mail/packed-bodies.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
 import { recordListing, type ListingWrites } from './sync/listing-store.ts';
@@ -180,8 +179,8 @@ export async function applyChanges(em: EntityManager, accountId: string, c: Stor
  * inbox), never an inbox message (the sync brings it, with its current state). Nothing is
  * deleted: a message missing from the copy is the sync's to remove. False: the account is gone.
  * A big thread comes in runs of about a megabyte of bodies, each in a transaction of its own
- * (body-chunks.ts): one statement holds one run, each message's bodies a parameter of their own,
- * the bytes the parser packed (packed-bodies.ts), never decoded or copied here.
+ * (body-chunks.ts): one statement's parameter holds one run, made of the bodies' bytes as the
+ * parser packed them (packed-bodies.ts), never decoded here.
  */
 export async function storeThread(
   em: EntityManager,
@@ -193,22 +192,31 @@ export async function storeThread(
   // Added first without their bodies: the statement below fills them with the rest.
   const outsideInbox = rows.filter((r) => !r.labelIds.includes('INBOX')).map(({ bodies: _, ...meta }) => meta);
   const touched = outsideInbox.length ? await upsertMessages(em, accountId, outsideInbox, true) : [];
-  if (rows.length)
-    await executeBound(
-      em,
-      `update mail_messages m set body_text = x.b->>'bodyText', body_html = x.b->>'bodyHtml', attachments = x.b->'attachments',
-         body_fetched_at = now(), body_sanitizer = ${SANITIZER_VERSION}
-       from (values ${rows.map(() => '(?, ?::text::jsonb)').join(', ')}) as x(pmid, b)
-       where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
-      [...rows.flatMap((r) => [r.providerMessageId, bodiesParameter(r.bodies)]), accountId, threadId],
-    );
+  await executeBound(
+    em,
+    `update mail_messages m set body_text = x.b->>'bodyText', body_html = x.b->>'bodyHtml', attachments = x.b->'attachments',
+       body_fetched_at = now(), body_sanitizer = ${SANITIZER_VERSION}
+     from jsonb_to_recordset(?::text::jsonb) as x(pmid text, b jsonb)
+     where m.account_id = ? and m.thread_id = ? and m.provider_message_id = x.pmid`,
+    [bodiesParameter(rows), accountId, threadId],
+  );
   // Bodies are in no aggregate: only messages added here change the thread's.
   if (touched.length) await refreshThreads(em, [threadId, ...touched]);
   return true;
 }
 
+const utf8 = (text: string) => Buffer.from(text, 'utf8');
+
 /**
- * One message's bodies as their own parameter, the parser's bytes as they are (no copy, no string): a Buffer parameter
- * goes to PostgreSQL in binary format, which for text is the UTF-8 bytes themselves (hence `?::text::jsonb`).
+ * `[{"pmid": …, "b": <the bodies' JSON>}, …]` as UTF-8 bytes, the bodies copied in as they are: a Buffer parameter
+ * goes to PostgreSQL in binary format, which for text is the UTF-8 bytes themselves (hence `?::text::jsonb`). One
+ * parameter per message instead (a VALUES list) saved this copy but made a window of big opens take 60-105 s
+ * instead of 41-47 (bench/results/HISTORY.md).
  */
-const bodiesParameter = ({ json }: PackedBodies) => Buffer.from(json.buffer, json.byteOffset, json.byteLength);
+function bodiesParameter(rows: PackedMessage[]): Buffer {
+  const parts: Uint8Array[] = [];
+  for (const [i, r] of rows.entries())
+    parts.push(utf8(`${i ? ',' : '['}{"pmid":${JSON.stringify(r.providerMessageId)},"b":`), r.bodies.json, utf8('}'));
+  parts.push(utf8(rows.length ? ']' : '[]'));
+  return Buffer.concat(parts);
+}
