@@ -4,6 +4,7 @@
  * server and the bare handler as their own processes, and the list statement the floor runs.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { startGmailStandIn, type GmailStandIn } from '../../stand-ins/gmail.stand-in.ts';
@@ -139,7 +140,12 @@ export async function startWorld(work: string, cleanups: (() => Promise<unknown>
   };
   step('starting the server and the bare handler');
   const serverRoot = path.resolve(args['server-root'] ?? ROOT);
-  const threadService = (await import(path.join(serverRoot, 'server/domain/mail/threads/thread.service.ts'))) as {
+  // Where the list's statement lives: the feature folders' place, else a checkout's from before them (d85a9c3).
+  const threadServicePath = ['server/domain/mail/threads/thread.service.ts', 'server/domain/mail/thread.service.ts']
+    .map((p) => path.join(serverRoot, p))
+    .find((p) => existsSync(p));
+  if (!threadServicePath) throw new Error(`no thread service in ${serverRoot}`);
+  const threadService = (await import(threadServicePath)) as {
     LIST_THREADS?: { text: string };
     /** Checkouts before the list became a prepared statement: the SQL with `?` placeholders. */
     LIST_THREADS_SQL?: string;

@@ -6,17 +6,13 @@
 import { signIn, type SignedIn } from '../infra.ts';
 import type { BenchReport } from '../report.ts';
 import { heavyOpensWindow, readLag, seedHeavyThread, type HeavyOpensResult } from '../scenarios.ts';
-import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
+import { settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
+import { heavyShape, normalP99Ratio, signInNormalUser } from './heavy.world.ts';
 
 export async function measureHeavyOpens(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  const thread = {
-    messages: settings.heavyMessages,
-    htmlKiB: settings.heavyHtmlKiB,
-    textKiB: settings.heavyTextKiB,
-    attachments: settings.heavyAttachments,
-  };
+  const thread = heavyShape();
   const {
     heavyOpensAccounts: accounts,
     heavyOpensPerAccount: per,
@@ -30,19 +26,12 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
   gmail.setLatency(0);
   const emails = Array.from({ length: accounts }, (_, a) => `heavy-opens-${a + 1}@bench.example`);
   const providerIds = emails.map((email) => Array.from({ length: each }, () => seedHeavyThread(gmail, email, thread)));
-  gmail.seed('normal-opens@bench.example', 20, { sentReplies: false });
   const heavy: SignedIn[] = [];
   for (const [a, email] of emails.entries())
     heavy.push(
       await signIn(server.url, WEB_ORIGIN, identity, { sub: `bench-heavy-opens-${a + 1}`, email }, db.pool, 300_000),
     );
-  const normal = await signIn(
-    server.url,
-    WEB_ORIGIN,
-    identity,
-    { sub: 'bench-normal-opens', email: 'normal-opens@bench.example' },
-    db.pool,
-  );
+  const normal = await signInNormalUser(world, { sub: 'bench-normal-opens', email: 'normal-opens@bench.example' });
   // Each account's threads as stored by its sign-in's backfill, in the order they were seeded.
   const ids: string[][] = [];
   for (const [a, account] of heavy.entries()) {
@@ -56,12 +45,6 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
       throw new Error(`${missing.length} heavy threads of ${account.email} were not stored by the sign-in backfill`);
     ids.push(providerIds[a]!.map((pid) => byProvider.get(pid)!));
   }
-  const normalThreads = (
-    await db.pool.query<{ id: string }>(
-      '/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10',
-      [normal.accountId],
-    )
-  ).rows.map((r) => r.id);
   const result: HeavyOpensResult = {
     accounts,
     opensPerAccount: per,
@@ -101,7 +84,7 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
         server,
         gmail,
         readLag: lag,
-        normal: { account: normal, threadIds: normalThreads },
+        normal,
         heavy: {
           accounts: heavy.map((account, a) => ({ account, sets: setsOf(a) })),
           timeoutMs: settings.heavyOpensTimeoutMs,
@@ -115,8 +98,6 @@ export async function measureHeavyOpens(world: BenchWorld, report: BenchReport):
       );
     }
   }
-  const p99 = (k: 'idle' | 'heavy') =>
-    median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
-  result.normalP99Ratio = p99('heavy') / p99('idle');
+  result.normalP99Ratio = normalP99Ratio(result.windows);
   report.heavyOpens = result;
 }

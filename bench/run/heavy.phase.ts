@@ -6,35 +6,23 @@
 import { signIn } from '../infra.ts';
 import type { BenchReport } from '../report.ts';
 import { heavyWindow, readLag, seedHeavyThread, type HeavyThreadResult } from '../scenarios.ts';
-import { median, settings, step, WEB_ORIGIN } from './bench.settings.ts';
+import { settings, step, WEB_ORIGIN } from './bench.settings.ts';
 import { BENCH_ADMIN_TOKEN, type BenchWorld } from './bench.world.ts';
+import { heavyShape, normalP99Ratio, signInNormalUser } from './heavy.world.ts';
 
 export async function measureHeavyThread(world: BenchWorld, report: BenchReport): Promise<void> {
   const { db, gmail, identity, server } = world;
-  const shape = {
-    messages: settings.heavyMessages,
-    htmlKiB: settings.heavyHtmlKiB,
-    textKiB: settings.heavyTextKiB,
-    attachments: settings.heavyAttachments,
-  };
+  const shape = heavyShape();
   step(
     `heavy thread: ${shape.messages} messages of ${shape.textKiB} KiB text, ${shape.htmlKiB} KiB nested HTML and ${shape.attachments} attachments each`,
   );
   gmail.setLatency(0);
   const providerThreadId = seedHeavyThread(gmail, 'heavy@bench.example', shape);
-  gmail.seed('normal@bench.example', 20, { sentReplies: false });
   const heavyAccount = await signIn(
     server.url,
     WEB_ORIGIN,
     identity,
     { sub: 'bench-heavy', email: 'heavy@bench.example' },
-    db.pool,
-  );
-  const normalAccount = await signIn(
-    server.url,
-    WEB_ORIGIN,
-    identity,
-    { sub: 'bench-normal', email: 'normal@bench.example' },
     db.pool,
   );
   const threadId = (
@@ -44,12 +32,7 @@ export async function measureHeavyThread(world: BenchWorld, report: BenchReport)
     )
   ).rows[0]?.id;
   if (!threadId) throw new Error('the heavy thread was not stored by the sign-in backfill');
-  const normalThreads = (
-    await db.pool.query<{ id: string }>(
-      '/*bench*/ select id from mail_threads where account_id = $1 and in_inbox order by last_message_at desc limit 10',
-      [normalAccount.accountId],
-    )
-  ).rows.map((r) => r.id);
+  const normal = await signInNormalUser(world, { sub: 'bench-normal', email: 'normal@bench.example' });
   const result: HeavyThreadResult = { ...shape, clients: settings.heavyClients, windows: [], normalP99Ratio: null };
   const lag = () => readLag(server.url, BENCH_ADMIN_TOKEN);
   for (let round = 0; round < settings.heavyRounds; round++) {
@@ -59,7 +42,7 @@ export async function measureHeavyThread(world: BenchWorld, report: BenchReport)
         seconds: settings.heavySeconds,
         server,
         readLag: lag,
-        normal: { account: normalAccount, threadIds: normalThreads },
+        normal,
         heavy: { account: heavyAccount, threadId, clients: settings.heavyClients },
       });
       result.windows.push(w);
@@ -68,8 +51,6 @@ export async function measureHeavyThread(world: BenchWorld, report: BenchReport)
       );
     }
   }
-  const p99 = (k: 'idle' | 'heavy') =>
-    median(result.windows.filter((w) => w.kind === k && w.normal.p99Ms !== null).map((w) => w.normal.p99Ms!));
-  result.normalP99Ratio = p99('heavy') / p99('idle');
+  result.normalP99Ratio = normalP99Ratio(result.windows);
   report.heavyThread = result;
 }
