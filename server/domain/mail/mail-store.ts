@@ -6,7 +6,7 @@
  * Thread aggregates are recomputed from the stored messages of the threads a batch touched.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { MessageBodies, MessageMeta, PackedMessage } from '../../providers/gmail.ts';
+import type { MessageMeta, PackedMessage } from '../../providers/gmail.ts';
 import { SANITIZER_VERSION } from '../../providers/mail/message-body.ts';
 import { executeBound } from '../bound-sql.ts';
 import { recordListing, type ListingWrites } from './sync/listing-store.ts';
@@ -14,11 +14,9 @@ import { recordSetAside, type SetAside } from './sync/set-aside.ts';
 
 export type { SetAside };
 
-export type MessageRow = MessageMeta & Partial<MessageBodies>;
-
 /** A sync call's writes, its listing's included (listing-store.ts). */
 export interface StoreChanges extends ListingWrites {
-  upserts: MessageRow[];
+  upserts: MessageMeta[];
   /** Messages set aside by this sync (their record's attempts count up, its retry time moves on). */
   setAside?: SetAside[];
   /** Set-aside messages the provider no longer has: their records go. */
@@ -47,13 +45,13 @@ export async function lockAccount(em: EntityManager, accountId: string): Promise
 const threadIdsOf = (rows: { thread_id: string }[]) => rows.map((r) => r.thread_id);
 
 /**
- * Upserts threads and messages in one statement; bodies are written only when a row carries
- * them. `insertOnly`: rows already stored are left exactly as they are.
+ * Upserts threads and messages in one statement, their metadata only: bodies are storeThread's, and
+ * a stored message keeps its own. `insertOnly`: rows already stored are left exactly as they are.
  */
 async function upsertMessages(
   em: EntityManager,
   accountId: string,
-  rows: MessageRow[],
+  rows: MessageMeta[],
   insertOnly = false,
 ): Promise<string[]> {
   const byId = new Map(rows.map((r) => [r.providerMessageId, r]));
@@ -67,16 +65,12 @@ async function upsertMessages(
     sent_at: r.sentAt.toISOString(),
     labels: r.labelIds,
     bulk: r.bulk ?? false,
-    fetched: r.bodyText !== undefined,
-    body_text: r.bodyText ?? null,
-    body_html: r.bodyHtml ?? null,
-    attachments: r.attachments ?? null,
   }));
   const result = await executeBound<{ thread_id: string }>(
     em,
     `with r as (
        select * from jsonb_to_recordset(?::jsonb) as x(pmid text, ptid text, from_name text, from_address text, subject text,
-         snippet text, sent_at timestamptz, labels text[], bulk boolean, fetched boolean, body_text text, body_html text, attachments jsonb)
+         snippet text, sent_at timestamptz, labels text[], bulk boolean)
      ), t as (
        insert into mail_threads (account_id, provider_thread_id)
        select distinct ?::uuid, ptid from r
@@ -84,10 +78,9 @@ async function upsertMessages(
        returning id, provider_thread_id
      )
      insert into mail_messages as m (account_id, thread_id, provider_message_id, from_name, from_address, subject, snippet, sent_at,
-       is_unread, in_inbox, label_ids, is_bulk, body_text, body_html, attachments, body_fetched_at, body_sanitizer)
+       is_unread, in_inbox, label_ids, is_bulk)
      select ?::uuid, t.id, r.pmid, r.from_name, r.from_address, r.subject, r.snippet, r.sent_at,
-       'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.bulk, r.body_text, r.body_html, r.attachments,
-       case when r.fetched then now() end, case when r.fetched then ${SANITIZER_VERSION} end
+       'UNREAD' = any(r.labels), 'INBOX' = any(r.labels), r.labels, r.bulk
      from r join t on t.provider_thread_id = r.ptid
      on conflict (account_id, provider_message_id) do ${
        insertOnly
@@ -95,13 +88,7 @@ async function upsertMessages(
          : `update set
        from_name = excluded.from_name, from_address = excluded.from_address, subject = excluded.subject,
        snippet = excluded.snippet, sent_at = excluded.sent_at, is_unread = excluded.is_unread, in_inbox = excluded.in_inbox,
-       label_ids = excluded.label_ids, is_bulk = excluded.is_bulk,
-       body_text = case when excluded.body_fetched_at is null then m.body_text else excluded.body_text end,
-       body_html = case when excluded.body_fetched_at is null then m.body_html else excluded.body_html end,
-       attachments = case when excluded.body_fetched_at is null then m.attachments else excluded.attachments end,
-       body_fetched_at = coalesce(excluded.body_fetched_at, m.body_fetched_at),
-       body_sanitizer = case when excluded.body_fetched_at is null then m.body_sanitizer else excluded.body_sanitizer end,
-       updated_at = now()`
+       label_ids = excluded.label_ids, is_bulk = excluded.is_bulk, updated_at = now()`
      }
      returning m.thread_id`,
     [JSON.stringify(payload), accountId, accountId],

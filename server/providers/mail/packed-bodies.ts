@@ -3,8 +3,9 @@
  * were parsed (on the body worker for a big answer) and handed over as they are (a transferred
  * ArrayBuffer). The event loop passes them to PostgreSQL inside one bound parameter's bytes
  * (mail-store.ts `storeThread`) and never holds them as strings: posted as strings, an opened
- * thread's bodies, and then their statement's JSON, waited in the event loop's heap for a major
- * collection, the largest part of what big opens cost in memory (bench/results/HISTORY.md).
+ * thread's bodies, and then their statement's JSON, were made and held in the event loop's heap
+ * (JSON.stringify of megabytes on the event loop), waiting there for a major collection. What
+ * that saves in memory is smaller than it looked: the figures are in bench/results/HISTORY.md.
  */
 import type { MessageBodies } from './message-body.ts';
 

@@ -22,21 +22,21 @@ export function bodyRuns<T>(
   max = BODY_BYTES_PER_STATEMENT,
 ) {
   let run: T[] = [];
-  let chars = 0;
+  let filled = 0;
   let stored: Promise<void> = Promise.resolve();
   const flush = () => {
     if (!run.length) return;
     const rows = run;
     run = [];
-    chars = 0;
+    filled = 0;
     stored = stored.then(() => store(rows));
     stored.catch(() => {}); // heard by `end`
   };
   return {
     add(row: T): void {
       run.push(row);
-      chars += size(row);
-      if (chars >= max) flush();
+      filled += size(row);
+      if (filled >= max) flush();
     },
     end(): Promise<void> {
       flush();
