@@ -24,6 +24,7 @@ import { createContextInner } from '../../server/trpc/context.ts';
 import { createCallerFactory } from '../../server/trpc/init.ts';
 import { appRouter } from '../../server/trpc/routers/index.ts';
 import type { SessionUser } from '../../server/domain/auth/session-user.ts';
+import { countAccounts, findAccount, type AccountIdentity } from '../../server/domain/auth/account-rows.ts';
 
 export const WEB_ORIGIN = 'http://web.test:5173';
 export const ADMIN_TOKEN = 'test-status-admin-token-0123456789';
@@ -39,6 +40,10 @@ export interface TestApp {
   logs: Record<string, unknown>[];
   databaseUrl: string;
   browser(origin?: string): Browser;
+  /** An account as stored, read through its owning module (account-rows.ts); null when there is none. */
+  account(by: { id: string } | { sub: string } | { email: string }): Promise<AccountIdentity | null>;
+  /** How many accounts are stored. */
+  accountCount(): Promise<number>;
   /** The check of its answers against /openapi.json (unset when the test turned it off). */
   answers?: AnswerRecorder;
   /** Stops the service (server, workers, pools) and keeps its database, for a test to read what was left. */
@@ -157,6 +162,8 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
     logs,
     databaseUrl,
     browser: (origin = WEB_ORIGIN) => new Browser(url, origin),
+    account: (by) => findAccount(container.orm.em.fork(), by),
+    accountCount: () => countAccounts(container.orm.em.fork()),
     answers: recorder,
     stop: service.stop,
     close,

@@ -3,7 +3,8 @@
  * the reconnect flag a dead grant sets, the moment disconnect ended every session, and the
  * deletion (every table references accounts with ON DELETE CASCADE). The settings columns
  * (signature, response style, analysis on arrival) are the settings service's own
- * (domain/settings/settings.service.ts), written through the entity under a row lock.
+ * (domain/settings/settings.service.ts), written through the entity under a row lock. Reads of
+ * an account's identity and grant state (`findAccount`) are here too, for operators' tools and tests.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../../db/entities/index.ts';
@@ -35,4 +36,26 @@ export async function revokeSessions(em: EntityManager, accountId: string, at: D
 /** Deletes the account and, by cascade, every row that belongs to it: one statement, one transaction. */
 export async function deleteAccountRow(em: EntityManager, accountId: string): Promise<void> {
   await em.transactional((tx) => tx.nativeDelete(Account, { id: accountId }));
+}
+
+/** An account's identity and whether its grant must be renewed. */
+export interface AccountIdentity {
+  id: string;
+  sub: string;
+  email: string;
+  needsReconnect: boolean;
+}
+
+/** The account with this id, provider subject or email (as signed in); null when there is none. */
+export async function findAccount(
+  em: EntityManager,
+  by: { id: string } | { sub: string } | { email: string },
+): Promise<AccountIdentity | null> {
+  const a = await em.findOne(Account, by, { disableIdentityMap: true });
+  return a && { id: a.id, sub: a.sub, email: a.email, needsReconnect: a.needsReconnect };
+}
+
+/** How many accounts there are. */
+export async function countAccounts(em: EntityManager): Promise<number> {
+  return em.count(Account);
 }

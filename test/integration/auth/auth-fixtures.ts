@@ -113,11 +113,7 @@ export async function sessionOf(
 }
 
 export async function accountBySub(world: AuthWorld, sub: string) {
-  const rows = await world.sql<{ id: string; email: string; needs_reconnect: boolean }>(
-    'select id, email, needs_reconnect from accounts where sub = $1',
-    [sub],
-  );
-  return rows[0];
+  return (await world.app.account({ sub }))!;
 }
 
 /** Asserts a REST error envelope with `code` and `status`; returns the body. */

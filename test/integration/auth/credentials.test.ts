@@ -166,7 +166,7 @@ describe('a revoked or expired grant upstream', () => {
   it('invalid_grant on refresh (stored token expired) yields TOKEN_EXPIRED 401 and marks the account needs_reconnect', async (t) => {
     const { world, account } = await signedInAlice(t);
     const { identity } = world.providers;
-    assert.equal(account.needs_reconnect, false);
+    assert.equal(account.needsReconnect, false);
     identity.revokeUser('user-alice');
     identity.expireAccessTokens();
     await world.sql(
@@ -180,7 +180,7 @@ describe('a revoked or expired grant upstream', () => {
       1,
       'one refresh attempt',
     );
-    assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, true);
+    assert.equal((await accountBySub(world, 'user-alice')).needsReconnect, true);
     assert.ok(world.app.logs.some((l) => l.accountId === account.id && /reconnect/i.test(String(l.msg))));
   });
 
@@ -192,7 +192,7 @@ describe('a revoked or expired grant upstream', () => {
     const client = await clientFor(world, account.id);
     await expectTokenExpired(asRoute(world, account.id, () => client.request({ url: identity.userinfoUrl })));
     assert.equal(identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length, 1);
-    assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, true);
+    assert.equal((await accountBySub(world, 'user-alice')).needsReconnect, true);
   });
 
   it('signing in again clears needs_reconnect and stores working credentials', async (t) => {
@@ -205,12 +205,12 @@ describe('a revoked or expired grant upstream', () => {
     );
     const client = await clientFor(world, account.id);
     await expectTokenExpired(asRoute(world, account.id, () => client.getAccessToken()));
-    assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, true);
+    assert.equal((await accountBySub(world, 'user-alice')).needsReconnect, true);
 
     await signIn(world.app.browser());
     const after = await accountBySub(world, 'user-alice');
     assert.equal(after.id, account.id);
-    assert.equal(after.needs_reconnect, false);
+    assert.equal(after.needsReconnect, false);
     const fresh = await clientFor(world, account.id);
     const { token } = await fresh.getAccessToken();
     assert.equal(identity.accessTokenOwner(token!)?.sub, 'user-alice');
@@ -233,7 +233,7 @@ describe('a revoked or expired grant upstream', () => {
       },
     );
     assert.equal(identity.calls.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length, 1, 'one attempt');
-    assert.equal((await accountBySub(world, 'user-alice')).needs_reconnect, false);
+    assert.equal((await accountBySub(world, 'user-alice')).needsReconnect, false);
   });
 
   it('no stored credentials (after disconnect) is TOKEN_EXPIRED', async (t) => {

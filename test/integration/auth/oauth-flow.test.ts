@@ -190,7 +190,7 @@ describe('GET /auth/provider/callback: success', () => {
     const account = await accountBySub(world, 'user-alice');
     assert.ok(account, 'account keyed by sub');
     assert.equal(account.email, 'alice@example.com');
-    assert.equal(account.needs_reconnect, false);
+    assert.equal(account.needsReconnect, false);
     assert.equal((await world.sql('select 1 from credentials where account_id = $1', [account.id])).length, 1);
     assert.equal((await world.sql('select 1 from sync_states where account_id = $1', [account.id])).length, 1);
     assert.equal((await world.sql('select 1 from oauth_states')).length, 0, 'the state is consumed');

@@ -24,7 +24,7 @@ async function recordInboxEstimate(
 }
 
 async function accountApi(mail: MailApp) {
-  const [account] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+  const account = await mail.app.account({ email: ALICE });
   const em = mail.app.container.orm.em.fork();
   const api = createGmailFactory({ rootUrl: mail.providers.env.GMAIL_API_URL! })(
     await mail.app.container.credentials.client(em, account!.id),

@@ -233,7 +233,7 @@ describe('live mail events', () => {
     await a.drain();
     const s = await open(b, cookie(a), t);
     assert.equal((await s.next()).json.state, 'current');
-    const [account] = await a.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const account = await a.app.account({ email: ALICE });
     const before = await a.sql<{ n: number }>('select count(*)::int as n from mail_events');
     await noteNotification(a.app.container.orm.em.fork(), account!.id);
     await noteNotification(a.app.container.orm.em.fork(), account!.id);

@@ -128,7 +128,7 @@ describe('deletion and disconnect in the middle of a backfill', () => {
   it('a sync that begins while the account is deleted answers AUTH_REQUIRED, never a foreign-key error', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 5, { sentReplies: false });
-    const [{ id }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id } = (await mail.app.account({ email: ALICE }))!;
     const sync = mail.app.container.services.sync;
     // The deletion holds the account row, uncommitted, while the sync asks for its lease; then commits.
     const client = new pg.Client({ connectionString: mail.app.databaseUrl });

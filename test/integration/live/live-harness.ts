@@ -130,8 +130,7 @@ export async function startLiveWorld(
   });
   const sql = async <T>(query: string, params: unknown[] = []) =>
     (await app.container.orm.em.fork().execute(query, params)) as T[];
-  const accountOf = async (email: string) =>
-    (await sql<{ id: string }>('select id from accounts where email = ?', [email]))[0]!.id;
+  const accountOf = async (email: string) => (await app.account({ email }))!.id;
 
   const world: LiveWorld = {
     app,

@@ -154,7 +154,7 @@ describe('mail watch and safety sweep', () => {
     });
     assert.equal(res.status, 204);
     assert.deepEqual(watchCalls(w), ['watch', 'stop']);
-    assert.deepEqual(await w.sql('select 1 from accounts where id = ?', [w.accountId]), []);
+    assert.equal(await w.app.account({ id: w.accountId }), null);
   });
 
   it('an expired watch: the sweep syncs from the checkpoint (history, no listing), once, and the watch is renewed', async (t) => {

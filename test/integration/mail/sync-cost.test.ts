@@ -28,7 +28,7 @@ describe('cost of one sync', () => {
   it('a 50-message sync makes 52 provider requests and a fixed handful of database statements', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 230);
-    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
     const counting = countingOrm(mail.app.databaseUrl);
     const orm = await counting.orm;
     t.after(() => orm.close(true));

@@ -138,11 +138,7 @@ describe('sync error mapping', () => {
     mail.gmail.seed(ALICE, 5);
     mail.providers.identity.revokeUser(mail.providers.identity.currentUser.sub);
     await expectError(mail, 'TOKEN_EXPIRED', 401);
-    const [{ needs_reconnect }] = await mail.sql<{ needs_reconnect: boolean }>(
-      'select needs_reconnect from accounts where email = ?',
-      [ALICE],
-    );
-    assert.equal(needs_reconnect, true);
+    assert.equal((await mail.app.account({ email: ALICE }))!.needsReconnect, true);
     assert.deepEqual((await dataSnapshot(mail)).messages, []);
   });
 
@@ -163,7 +159,7 @@ describe('sync error mapping', () => {
   it('every provider call has a timeout', async (t) => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 5);
-    const [{ id }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id } = (await mail.app.account({ email: ALICE }))!;
     const service = createSyncService({
       orm: mail.app.container.orm,
       gmail: createGmailFactory({ rootUrl: mail.gmail.url, timeoutMs: 300 }),

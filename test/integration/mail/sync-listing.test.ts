@@ -21,7 +21,7 @@ function units(calls: Record<string, number>): number {
 }
 
 async function accountOf(mail: MailApp): Promise<string> {
-  return (await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]))[0]!.id;
+  return (await mail.app.account({ email: ALICE }))!.id;
 }
 
 async function listingActive(mail: MailApp): Promise<boolean> {

@@ -208,7 +208,7 @@ describe('sync recovery', () => {
     const mail = await startMailApp(t);
     mail.gmail.seed(ALICE, 6, { sentReplies: false });
     await mail.drain();
-    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts');
+    const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
     // The history goes with mail the store does not know: a listing begins, its unknown ids kept to fetch later.
     for (let i = 0; i < 6; i++) mail.gmail.addMessage(ALICE, { subject: `unseen ${i}` });
     mail.gmail.expireHistory(ALICE);

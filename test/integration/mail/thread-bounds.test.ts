@@ -84,7 +84,7 @@ describe('thread bounds', () => {
     mail.gmail.addMessage(ALICE, { threadId: first.threadId, bodyText: 'twice' });
     await mail.drain();
     const [thread] = await allThreads(mail);
-    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
     const { threadBodies, orm } = mail.app.container;
     const open = () => threadBodies.ensure(orm.em.fork(), accountId, thread.id);
 

@@ -82,7 +82,7 @@ describe('thread cache', () => {
     );
     assert.ok(together.every((r) => r.body.messages[0].bodyText === 'stored again'));
 
-    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
     const inProcess = await mail.app.container.services.threads.detail(
       mail.app.container.orm.em.fork(),
       accountId,

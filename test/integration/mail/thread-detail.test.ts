@@ -154,7 +154,7 @@ describe('thread detail', () => {
     mail.gmail.addMessage(ALICE, { subject: 'For the model', bodyText: 'Please review' });
     await mail.drain();
     const [thread] = await allThreads(mail);
-    const [{ id: accountId }] = await mail.sql<{ id: string }>('select id from accounts where email = ?', [ALICE]);
+    const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
     const em = mail.app.container.orm.em.fork();
     await mail.app.container.threadBodies.ensure(em, accountId, thread.id);
     const [{ body_text }] = await mail.sql<{ body_text: string }>('select body_text from mail_messages');

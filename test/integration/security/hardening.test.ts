@@ -22,7 +22,7 @@ describe('sign-in with an unverified address', () => {
     const { callback: cb } = await consent(browser);
     const res = await callback(browser, cb);
     assert.equal(res.headers.get('location'), OAUTH_FAILED_URL);
-    assert.deepEqual(await world.sql('select id from accounts'), []);
+    assert.equal(await world.app.accountCount(), 0);
     assert.ok(world.app.logs.some((l) => l.msg === 'oauth callback failed'));
   });
 });

@@ -82,7 +82,7 @@ export async function startReviewWorld(t: { after(fn: () => unknown): void }): P
     const sync = await browser.fetch('/api/mail/sync', { method: 'POST', headers: { 'X-CSRF-Token': csrfToken } });
     assert.equal(sync.status, 200, await sync.clone().text());
     const list = await (await browser.fetch('/api/mail/threads')).json();
-    const [{ id: accountId }] = await sql<{ id: string }>('select id from accounts where sub = $1', [sub]);
+    const { id: accountId } = (await app.account({ sub }))!;
     return {
       sub,
       email,
