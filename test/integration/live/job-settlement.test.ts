@@ -226,12 +226,9 @@ describe('sync jobs: settlement and backoff', () => {
         ),
       'the stale failure said as such',
     );
-    const [row] = await w.sql<{ code: string | null; since: Date | null }>(
-      'select last_error_code as code, failing_since as since from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const row = await w.syncState();
     assert.deepEqual(
-      row,
+      { code: row!.last_error_code, since: row!.failing_since },
       { code: null, since: null },
       'the account does not say its sync is failing: its job succeeded elsewhere',
     );

@@ -15,6 +15,7 @@ import type { ContainerOverrides } from '../../../server/container.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';
+import { readSyncStateRow, type SyncStateRow } from '../../../server/domain/mail/sync/states/index.ts';
 
 export const ALICE = 'alice@example.com';
 export const TOPIC = 'mail';
@@ -48,6 +49,8 @@ export interface LiveWorld {
   /** The provider's inbox in the same form as `stored().inbox`. */
   providerInbox(email?: string): string[];
   checkpoint(accountId?: string): Promise<bigint | null>;
+  /** The account's sync_states row, read through its repository (states/watch.ts). */
+  syncState(accountId?: string): Promise<SyncStateRow | null>;
   /** Sync log lines ('mail sync') of an account so far. */
   syncLogs(accountId?: string): Record<string, unknown>[];
   /** Waits (bounded) until the subscription holds nothing (every message acknowledged) and the jobs it made are done. */
@@ -202,12 +205,10 @@ export async function startLiveWorld(
         .sort();
     },
     async checkpoint(accountId = world.accountId) {
-      const [row] = await sql<{ h: string | null }>(
-        'select history_id::text as h from sync_states where account_id = ?',
-        [accountId],
-      );
-      return row?.h ? BigInt(row.h) : null;
+      const h = (await world.syncState(accountId))?.history_id;
+      return h ? BigInt(h) : null;
     },
+    syncState: (accountId = world.accountId) => readSyncStateRow(app.container.orm.em.fork(), accountId),
     syncLogs(accountId = world.accountId) {
       return app.logs.filter((l) => l.msg === 'mail sync' && l.accountId === accountId);
     },

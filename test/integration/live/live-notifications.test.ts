@@ -135,10 +135,7 @@ describe('live inbox over Pub/Sub', () => {
     assert.deepEqual(batches, [[5, 1]], 'one batch of five notifications for one account');
     assert.equal((await w.stored()).rows, 5);
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 5);
-    const [state] = await w.sql<{ last_notification_at: string | null }>(
-      'select last_notification_at from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const state = await w.syncState();
     assert.ok(
       state!.last_notification_at && Date.now() - new Date(state!.last_notification_at).getTime() < 60_000,
       'the last notification time is stored',
@@ -151,12 +148,7 @@ describe('live inbox over Pub/Sub', () => {
     w.gmail.addMessage(ALICE, { subject: 'during the route sync' });
     w.gmail.setLatency(1_000);
     const route = w.browser.fetch('/api/mail/sync', { method: 'POST', headers: csrfHeaders(w.csrfToken, WEB_ORIGIN) });
-    await waitFor(
-      async () =>
-        (await w.sql('select 1 from sync_states where account_id = ? and lease_owner is not null', [w.accountId]))
-          .length > 0,
-      'the route sync to hold the lease',
-    );
+    await waitFor(async () => (await w.syncState())?.lease_owner != null, 'the route sync to hold the lease');
     const added = w.gmail.addMessage(ALICE, { subject: 'while the route syncs' });
     w.publish();
     await waitFor(() => jobLines(w, 'busy').length > 0, 'the job to find the account busy');
@@ -206,10 +198,7 @@ describe('live inbox over Pub/Sub', () => {
       'the failed job',
     );
     assert.equal(w.pubsub.stats(SUBSCRIPTION).acked, 1, 'the notification did its work: the job is stored');
-    const [failing] = await w.sql<{ last_error_code: string; failing_since: Date | null }>(
-      'select last_error_code, failing_since from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const failing = await w.syncState();
     assert.equal(failing!.last_error_code, 'INTERNAL_ERROR');
     assert.ok(failing!.failing_since);
     assert.equal((await w.stored()).rows, 0);
@@ -220,10 +209,7 @@ describe('live inbox over Pub/Sub', () => {
       15_000,
     );
     await w.idle();
-    const [healed] = await w.sql<{ last_error_code: string | null }>(
-      'select last_error_code from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const healed = await w.syncState();
     assert.equal(healed!.last_error_code, null, 'cleared by the sync that succeeded');
     assert.equal((await w.stored()).rows, 1);
   });
@@ -242,10 +228,7 @@ describe('live inbox over Pub/Sub', () => {
       'the job to be dead-lettered',
       30_000,
     );
-    const [state] = await w.sql<{ last_error_code: string; dead_lettered_at: Date | null }>(
-      'select last_error_code, dead_lettered_at from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const state = await w.syncState();
     assert.equal(state!.last_error_code, 'INTERNAL_ERROR');
     assert.ok(state!.dead_lettered_at, "the account's state says so");
     await waitFor(
@@ -277,10 +260,7 @@ describe('live inbox over Pub/Sub', () => {
       'the sweep job to store the message',
     );
     await w.idle();
-    const [healed] = await w.sql<{ dead_lettered_at: Date | null }>(
-      'select dead_lettered_at from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const healed = await w.syncState();
     assert.equal(healed!.dead_lettered_at, null);
   });
 

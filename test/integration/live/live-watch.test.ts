@@ -16,11 +16,8 @@ import { ALICE, startLiveWorld, TOPIC_NAME, type LiveWorld } from './live-harnes
 const DAY_MS = 24 * 3600_000;
 
 async function watchState(w: LiveWorld, accountId = w.accountId) {
-  const [row] = await w.sql<{ watch_expires_at: string | null; watch_renewed_at: string | null }>(
-    'select watch_expires_at, watch_renewed_at from sync_states where account_id = ?',
-    [accountId],
-  );
-  const date = (v: string | null) => (v === null ? null : new Date(v));
+  const row = await w.syncState(accountId);
+  const date = (v: Date | null) => (v === null ? null : new Date(v));
   return { watch_expires_at: date(row!.watch_expires_at), watch_renewed_at: date(row!.watch_renewed_at) };
 }
 
@@ -221,10 +218,7 @@ describe('mail watch and safety sweep', () => {
     });
     assert.equal(res.status, 200);
     assert.equal((await res.json()).hasMore, true);
-    const [cursor] = await w.sql<{ full_sync_active: boolean; full_sync_page_token: string | null }>(
-      'select full_sync_active, full_sync_page_token from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const cursor = await w.syncState();
     assert.equal(cursor!.full_sync_active, true);
     w.gmail.resetCounters(); // before any worker runs: its first listing call is the one checked
     const other = await w.instance({ intake: false }); // workers on: the sweep's job (or the sign-in's, still queued) resumes the listing
@@ -271,10 +265,7 @@ describe('mail watch and safety sweep', () => {
     await assertConverged(w);
     const pages = w.gmail.requests.filter((r) => r.endpoint === 'messages.list');
     assert.ok(pages.length >= 1 && typeof pages[0]!.query.pageToken === 'string', 'resumed from the stored page token');
-    const [cursor] = await w.sql<{ full_sync_active: boolean }>(
-      'select full_sync_active from sync_states where account_id = ?',
-      [w.accountId],
-    );
+    const cursor = await w.syncState();
     assert.equal(cursor!.full_sync_active, false, 'the listing finished');
   });
 
@@ -309,11 +300,12 @@ describe('mail watch and safety sweep', () => {
     round = await w.maintenance();
     assert.equal(round.renewed, 1, 'retried and renewed');
     assert.deepEqual(round.failed, []);
-    const [healed] = await w.sql<{ failures: number; retry: Date | null }>(
-      'select watch_failures as failures, watch_retry_at as retry from sync_states where account_id = ?',
-      [w.accountId],
+    const healed = await w.syncState();
+    assert.deepEqual(
+      { failures: healed!.watch_failures, retry: healed!.watch_retry_at },
+      { failures: 0, retry: null },
+      'a renewal that succeeds clears the delay',
     );
-    assert.deepEqual(healed, { failures: 0, retry: null }, 'a renewal that succeeds clears the delay');
   });
 
   it('no notification for longer than the threshold: the sweep resyncs that account, not the others', async (t) => {

@@ -78,6 +78,39 @@ export async function recordWatchFailures(
   );
 }
 
+/** The account's row as stored, column by column (history ids as text); null when there is none. */
+export interface SyncStateRow {
+  account_id: string;
+  history_id: string | null;
+  full_sync_page_token: string | null;
+  full_sync_active: boolean;
+  last_synced_at: Date | null;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  watch_expires_at: Date | null;
+  watch_renewed_at: Date | null;
+  watch_failures: number;
+  watch_retry_at: Date | null;
+  next_sweep_at: Date | null;
+  no_mailbox_at: Date | null;
+  last_notification_at: Date | null;
+  notified_history_id: string | null;
+  inbox_estimate: number | null;
+  last_error_code: string | null;
+  failing_since: Date | null;
+  dead_lettered_at: Date | null;
+}
+
+/** The whole row, for operators' tools and tests (the sync reads only what each step needs). */
+export async function readSyncStateRow(em: Sql, accountId: string): Promise<SyncStateRow | null> {
+  const rows = await select<SyncStateRow>(
+    em,
+    'select *, history_id::text as history_id, notified_history_id::text as notified_history_id from sync_states where account_id = ?',
+    [accountId],
+  );
+  return rows[0] ?? null;
+}
+
 export async function readWatchExpiry(em: Sql, accountId: string): Promise<Date | null> {
   const rows = await select<{ watch_expires_at: Date | null }>(
     em,
