@@ -3,8 +3,8 @@
  * the reconnect flag a dead grant sets, the moment disconnect ended every session, and the
  * deletion (every table references accounts with ON DELETE CASCADE). The settings columns
  * (signature, response style, analysis on arrival) are the settings service's own
- * (domain/settings/settings.service.ts), written through the entity under a row lock. Reads of
- * an account's identity and grant state (`findAccount`) are here too, for operators' tools and tests.
+ * (domain/settings/settings.service.ts), written through the entity under a row lock. The reads of
+ * an account's identity and grant state (`findAccount`, `countAccounts`) are the tests' way in.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account } from '../../../db/entities/index.ts';

@@ -78,7 +78,7 @@ export async function recordWatchFailures(
   );
 }
 
-/** The account's row as stored, column by column (history ids as text); null when there is none. */
+/** The account's row as stored, column by column (history ids as text). */
 export interface SyncStateRow {
   account_id: string;
   history_id: string | null;
@@ -101,7 +101,7 @@ export interface SyncStateRow {
   dead_lettered_at: Date | null;
 }
 
-/** The whole row, for operators' tools and tests (the sync reads only what each step needs). */
+/** The whole row, null when there is none: what tests read (the sync reads only what each step needs). */
 export async function readSyncStateRow(em: Sql, accountId: string): Promise<SyncStateRow | null> {
   const rows = await select<SyncStateRow>(
     em,
