@@ -17,7 +17,7 @@ const DAY_MS = 24 * 3600_000;
 
 async function watchState(w: LiveWorld, accountId = w.accountId) {
   const row = await w.syncState(accountId);
-  const date = (v: Date | null) => (v === null ? null : new Date(v));
+  const date = (v: string | null) => (v === null ? null : new Date(v));
   return { watch_expires_at: date(row!.watch_expires_at), watch_renewed_at: date(row!.watch_renewed_at) };
 }
 

@@ -78,36 +78,32 @@ export async function recordWatchFailures(
   );
 }
 
-/** The account's row as stored, column by column (history ids as text). */
+/** The account's row as the driver gives it: times and history ids (bigint) as PostgreSQL's text. */
 export interface SyncStateRow {
   account_id: string;
   history_id: string | null;
   full_sync_page_token: string | null;
   full_sync_active: boolean;
-  last_synced_at: Date | null;
+  last_synced_at: string | null;
   lease_owner: string | null;
-  lease_until: Date | null;
-  watch_expires_at: Date | null;
-  watch_renewed_at: Date | null;
+  lease_until: string | null;
+  watch_expires_at: string | null;
+  watch_renewed_at: string | null;
   watch_failures: number;
-  watch_retry_at: Date | null;
-  next_sweep_at: Date | null;
-  no_mailbox_at: Date | null;
-  last_notification_at: Date | null;
+  watch_retry_at: string | null;
+  next_sweep_at: string | null;
+  no_mailbox_at: string | null;
+  last_notification_at: string | null;
   notified_history_id: string | null;
   inbox_estimate: number | null;
   last_error_code: string | null;
-  failing_since: Date | null;
-  dead_lettered_at: Date | null;
+  failing_since: string | null;
+  dead_lettered_at: string | null;
 }
 
 /** The whole row, null when there is none: what tests read (the sync reads only what each step needs). */
 export async function readSyncStateRow(em: Sql, accountId: string): Promise<SyncStateRow | null> {
-  const rows = await select<SyncStateRow>(
-    em,
-    'select *, history_id::text as history_id, notified_history_id::text as notified_history_id from sync_states where account_id = ?',
-    [accountId],
-  );
+  const rows = await select<SyncStateRow>(em, 'select * from sync_states where account_id = ?', [accountId]);
   return rows[0] ?? null;
 }
 
