@@ -312,10 +312,14 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
     hook.fn = null;
     gmail.clearFaults();
     for (const q of queue.messages) q.visibleAt = Math.min(q.visibleAt, queue.now);
+    // Time passes, as hours would pass it: set-aside messages come due for their retry.
+    const setAsideDue = () =>
+      sql('update mail_set_aside set retry_after = now() where account_id = any(array[?]::uuid[])', [allIds()]);
     const settle = async (what: string) => {
       for (let round = 0; round < 300; round++) {
-        const ran = loop.syncsRun;
-        await sql('update mail_set_aside set retry_after = now() where account_id = any(array[?]::uuid[])', [allIds()]);
+        // Syncs that end, not that start: one running as the round begins may set messages aside after the move.
+        const ended = loop.syncsEnded;
+        await setAsideDue();
         if (queue.pending().length) await time.advance(15_000); // every ack deadline runs out
         const taken = await intake.runOnce();
         const recovered = await loop.recoverCrashes();
@@ -323,7 +327,7 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
         await idleAll(loops, allIds(), what);
         const moved = await untilDue(loops, time, allIds());
         await idleAll(loops, allIds(), what);
-        if (!taken && !recovered && !moved && loop.syncsRun === ran && !queue.pending().length) return;
+        if (!taken && !recovered && !moved && loop.syncsEnded === ended && !queue.pending().length) return;
       }
       assert.fail(`${what}: the jobs did not settle`);
     };
@@ -333,6 +337,8 @@ async function runSchedule(s: Schedule): Promise<boolean[]> {
        updated_at = now() - interval '7 hours', next_sweep_at = null where account_id = any(array[?]::uuid[])`,
       [allIds()],
     );
+    // Nothing runs now: the sweep's syncs, which it queues, find every set-aside message due.
+    await setAsideDue();
     const swept = await app.container.liveInbox.scheduled['quiet-sweep']();
     for (const m of accounts)
       if (m.state === 'connected') assert.ok(swept.stale.includes(m.id), `the sweep finds ${m.email}`);

@@ -53,6 +53,8 @@ export interface ModelLoop {
   readonly inFlight: number;
   /** Sync calls started so far (a settled world makes none). */
   readonly syncsRun: number;
+  /** Sync calls ended so far, committed or failed (one that began before a moment may end after it). */
+  readonly syncsEnded: number;
   wake(): void;
   /** The worker shuts down as at a deploy: jobs in flight commit their call and queue the rest (no waiting here). */
   stopping(): void;
@@ -226,6 +228,9 @@ export function createModelLoop(deps: ModelLoopDeps): ModelLoop {
     },
     get syncsRun() {
       return syncsRun;
+    },
+    get syncsEnded() {
+      return [...ended.values()].reduce((a, b) => a + b, 0);
     },
     wake,
     routeSync: (accountId, opts = {}) => run(accountId, opts).catch(() => undefined),
