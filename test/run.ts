@@ -15,7 +15,7 @@
  * changes. The test apps' logs (test-artifacts/logs, one file per process) are the run's own: the
  * previous run's are removed first. TEST_SHARDS sets the number of shards (default 4). Each line a shard prints is
  * prefixed with its number; the conformance tally of the whole run is printed once, at the
- * end; the exit code is the first failing shard's, else 0.
+ * end, and so are a failing shard's failures again; the exit code is the first failing shard's, else 0.
  */
 import { spawn } from 'node:child_process';
 import { globSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,8 +53,44 @@ export function planShards(
   return shards;
 }
 
+/**
+ * A shard's account of its failures, kept to print again once every shard has ended (a shard
+ * that fails early has its failures far up in a long log, where a reader of its end never sees
+ * them): the spec reporter's closing "failing tests" part, bounded, else the shard's last lines.
+ */
+export class FailureTail {
+  private summary: string[] | null = null;
+  private readonly last: string[] = [];
+  private readonly maxLines: number;
+  private readonly lastLines: number;
+  constructor(maxLines = 120, lastLines = 40) {
+    this.maxLines = maxLines;
+    this.lastLines = lastLines;
+  }
+
+  add(line: string): void {
+    if (this.summary) {
+      if (this.summary.length < this.maxLines) this.summary.push(line);
+      return;
+    }
+    if (/^✖ failing tests:/.test(line)) this.summary = [line];
+    this.last.push(line);
+    if (this.last.length > this.lastLines) this.last.shift();
+  }
+
+  lines(): string[] {
+    return this.summary ?? this.last;
+  }
+}
+
 /** Shard `index` of `count`: its files in one `node --test` process, its lines prefixed; its exit code. */
-function runShard(index: number, count: number, shardFiles: string[], options: string[]): Promise<number> {
+function runShard(
+  index: number,
+  count: number,
+  shardFiles: string[],
+  options: string[],
+  tail: FailureTail,
+): Promise<number> {
   const argv = [
     '--import',
     './server/require-node.mjs',
@@ -79,7 +115,10 @@ function runShard(index: number, count: number, shardFiles: string[], options: s
     [child.stdout, process.stdout],
     [child.stderr, process.stderr],
   ] as const) {
-    createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${prefix}${line}\n`));
+    createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      to.write(`${prefix}${line}\n`);
+      tail.add(line);
+    });
   }
   return new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
 }
@@ -98,15 +137,23 @@ if (import.meta.main) {
   const plan = planShards(files, readTimes(TIMES), count);
   const started = performance.now();
   const ended: number[] = [];
+  const tails = plan.map(() => new FailureTail());
   const codes = await Promise.all(
     plan.map((s, i) =>
-      runShard(i + 1, count, s.files, options).then((code) => ((ended[i] = performance.now() - started), code)),
+      runShard(i + 1, count, s.files, options, tails[i]!).then(
+        (code) => ((ended[i] = performance.now() - started), code),
+      ),
     ),
   );
   const measured = Object.assign({}, ...plan.map((_, i) => readTimes(path.join(OUT, `${i + 1}.json`))));
   writeFileSync(`${OUT}.json`, `${JSON.stringify(measured, Object.keys(measured).sort(), 2)}\n`);
   const conformance = summariseTally(readTally());
   if (conformance) console.log(conformance);
+  codes.forEach((code, i) => {
+    if (code === 0) return;
+    console.log(`shard ${i + 1}/${count} failed (exit ${code}); its failures again:`);
+    for (const l of tails[i]!.lines()) console.log(`[${i + 1}/${count}] ${l}`);
+  });
   const line = (s: { files: string[]; seconds: number }, i: number) =>
     `${i + 1}/${count} ${codes[i] === 0 ? 'passed' : `failed (exit ${codes[i]})`}: ${s.files.length} files, planned ${Math.round(s.seconds)} s, took ${Math.round(ended[i]! / 1000)} s`;
   console.log(`shards: ${plan.map(line).join('; ')}`);

@@ -1,11 +1,21 @@
 /** test/run.ts's plan of shards (every file once, longest first to the least loaded shard), the machine reference, and where test clusters live. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { planShards } from '../run.ts';
+import { FailureTail, planShards } from '../run.ts';
 import { describeSuite, referenceWork } from '../helpers/machine-speed.ts';
 import { pickClusterRoot, SHM_MIN_FREE } from '../helpers/clusters.ts';
 
 describe('the test runner’s shards', () => {
+  it('keeps a shard’s failing tests to print again at the end: the reporter’s summary, bounded, else its last lines', () => {
+    const summarised = new FailureTail(4, 2);
+    for (const l of ['✔ a', '✖ b', '✖ failing tests:', '', 'test at x.test.ts:1:1', '✖ b', 'AssertionError', 'more'])
+      summarised.add(l);
+    assert.deepEqual(summarised.lines(), ['✖ failing tests:', '', 'test at x.test.ts:1:1', '✖ b']);
+    const crashed = new FailureTail(4, 2);
+    for (const l of ['✔ a', 'FATAL ERROR: heap out of memory', 'Aborted']) crashed.add(l);
+    assert.deepEqual(crashed.lines(), ['FATAL ERROR: heap out of memory', 'Aborted']);
+  });
+
   it('deals every file once, the longest first, each to the shard with the least time so far', () => {
     const times = { 'a.test.ts': 100, 'b.test.ts': 60, 'c.test.ts': 50, 'd.test.ts': 30, 'e.test.ts': 20 };
     const plan = planShards(Object.keys(times), times, 2);
