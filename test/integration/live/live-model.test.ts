@@ -419,18 +419,18 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
     );
     for (const m of queue.messages) m.visibleAt = Math.min(m.visibleAt, queue.now);
     pollingInstance = 0;
-    const syncsRun = () => loops.reduce((n, l) => n + l.syncsRun, 0);
+    const syncsEnded = () => loops.reduce((n, l) => n + l.syncsEnded, 0);
     const settle = async (what: string) => {
       // Time passes: set-aside messages come due for their retry, as hours would make them.
       await sql('update mail_set_aside set retry_after = now() where account_id = ?', [accountId]);
       for (let round = 0; round < 300; round++) {
-        const ran = syncsRun();
+        const ended = syncsEnded();
         if (queue.pending().length) await time.advance(15_000); // every ack deadline runs out
         const taken = await intakes[0]!.runOnce();
         await idle(what);
         const moved = await untilDue(loops, time, ids);
         await idle(what);
-        if (taken === 0 && moved === 0 && syncsRun() === ran && queue.pending().length === 0) return;
+        if (taken === 0 && moved === 0 && syncsEnded() === ended && queue.pending().length === 0) return;
       }
       assert.fail(`${what}: the jobs did not settle`);
     };
