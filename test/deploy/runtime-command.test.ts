@@ -41,12 +41,33 @@ function runStage(stage: Stage, overrides: Record<string, string>, preload: stri
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...stageEnv(stage), ...overrides };
   const child = spawn(cmd[0], [...preload, ...cmd.slice(1)], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  const seen = new Set<() => void>();
+  const add = (d: Buffer) => {
+    output += d;
+    for (const check of seen) check();
+  };
+  child.stdout.on('data', add);
+  child.stderr.on('data', add);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
     output: () => output,
+    /** Resolves once the output matches `pattern`; fails when the command exits first or `ms` pass. */
+    printed: (pattern: RegExp, ms: number) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => done(new Error(`not printed within ${ms} ms: ${pattern}\n${output}`)), ms);
+        const done = (err?: Error) => {
+          clearTimeout(timer);
+          seen.delete(check);
+          child.off('exit', onExit);
+          err ? reject(err) : resolve();
+        };
+        const check = () => pattern.test(output) && done();
+        const onExit = () => done(new Error(`exited before printing ${pattern}:\n${output}`));
+        seen.add(check);
+        child.once('exit', onExit);
+        check();
+      }),
     /** Exit code, or 'timeout'. */
     exit: (ms: number) => Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(r, ms, 'timeout').unref())]),
     kill: () => {
@@ -224,6 +245,8 @@ describe("the runtime image's command, outside Docker", () => {
 
     const health = await waitForHealth(apiPort, run, 'the demo CMD');
     assert.equal(health.service, 'mail-inbox-assistant');
+    // The API answers before the web client listens: the demo is up once it prints where both are.
+    await run.printed(/web client\s+http:\/\/\S+:\d+/, 60_000);
     const web = await fetch(`http://127.0.0.1:${webPort}/`);
     assert.equal(web.status, 200);
     assert.match(await web.text(), /<html/i);
