@@ -3,6 +3,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { ALICE, startMailApp } from './mail-app.ts';
 
+/** Until a sync of the account holds its lease (polled: the lease is a row, not an event). */
+async function leaseHeld(mail: Awaited<ReturnType<typeof startMailApp>>): Promise<void> {
+  const held = async () =>
+    (await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held;
+  for (let i = 0; i < 500 && !(await held()); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(await held(), 'the first sync took its lease');
+}
+
 describe('one sync per account', () => {
   it('a second overlapping sync gets RATE_LIMITED 429 with Retry-After at once; the first completes', async (t) => {
     const mail = await startMailApp(t);
@@ -15,14 +23,7 @@ describe('one sync per account', () => {
       return res;
     });
     // The second asks once the first holds the lease (an event, not a guess at how long that takes).
-    for (
-      let i = 0;
-      i < 200 &&
-      !(await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held;
-      i++
-    ) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await leaseHeld(mail);
     const second = await mail.sync();
     assert.equal(second.status, 429);
     assert.equal((await second.json()).error.code, 'RATE_LIMITED');
@@ -44,7 +45,7 @@ describe('one sync per account', () => {
     const two = await startMailApp(t, { env, databaseUrl: one.app.databaseUrl, providers: one.providers });
     one.gmail.seed(ALICE, 40, { sentReplies: false });
     one.gmail.setLatency(60);
-    const results = await Promise.all([one.sync(), new Promise((r) => setTimeout(r, 40)).then(() => two.sync())]);
+    const results = await Promise.all([one.sync(), leaseHeld(one).then(() => two.sync())]);
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 429]);
     one.gmail.setLatency(0);
     assert.equal((await one.stored()).size, 40, 'stored once, not twice');
