@@ -116,8 +116,13 @@ describe('mail watch and safety sweep', () => {
       w.accountId,
     ]);
     w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 800 });
-    const renewal = w.maintenance(); // its watch call answers after the disconnect is done
-    await new Promise((r) => setTimeout(r, 200));
+    const asked = w.gmail.requests.length;
+    let renewed = false;
+    const renewal = w.maintenance().finally(() => (renewed = true)); // its watch call answers after the disconnect is done
+    // The disconnect comes once the provider has the renewal's watch call, not after a guess at how long that takes.
+    while (!renewed && !w.gmail.requests.slice(asked).some((r) => r.endpoint === 'watch'))
+      await new Promise((r) => setTimeout(r, 5));
+    assert.equal(renewed, false, 'the renewal waits for its late watch answer');
     const res = await w.browser.fetch('/auth/provider/disconnect', {
       method: 'POST',
       headers: csrfHeaders(w.csrfToken, WEB_ORIGIN),
