@@ -93,7 +93,7 @@ export interface ContainerOverrides {
     gate?: OpenGateOptions;
   };
   /** The mail quota's timing: a shorter provider window, a faster flush, the clock of its UTC day (tests). */
-  mailQuota?: Pick<QuotaOptions, 'windowMs' | 'flushMs' | 'now'>;
+  mailQuota?: Pick<QuotaOptions, 'windowMs' | 'skewMs' | 'flushMs' | 'now'>;
   /** Analysis on arrival's workers and threads per job (tests). */
   autoTriage?: { workers?: number; perPass?: number; pollSeconds?: number; retryFirstMs?: number };
   /** The clock of the anonymous analytics budget's minute (tests move it instead of waiting a minute). */

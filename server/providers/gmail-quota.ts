@@ -129,6 +129,12 @@ export interface QuotaOptions {
   dailyBudget: number;
   /** The provider's window (60 s; tests shorten it). */
   windowMs?: number;
+  /**
+   * The time a request may take from its grant to the provider beside the credit's lifetime
+   * (default: 500 ms for a 60 s window, at least 250). Tests that shorten the window on a loaded
+   * machine widen it: there a stalled loop is a larger share of the window.
+   */
+  skewMs?: number;
   /** How often spent units are flushed to the day ledger. */
   flushMs?: number;
   /** The clock that decides the UTC day (tests move it). */
@@ -158,7 +164,7 @@ export function createQuotaPacer(ledger: QuotaLedger, opts: QuotaOptions): Quota
   const windowMs = opts.windowMs ?? 60_000;
   const creditMs = creditMsOf(windowMs);
   /** The window the ledger counts: a grant's units may arrive at the provider up to creditMs + skew after it was taken. */
-  const ledgerWindowMs = windowMs + creditMs + skewMsOf(windowMs);
+  const ledgerWindowMs = windowMs + creditMs + (opts.skewMs ?? skewMsOf(windowMs));
   const limit = opts.userUnits ?? profile.userUnitsPerMinute;
   const now = opts.now ?? (() => new Date());
   const credits = new Map<string, { units: number; until: number; turn: Promise<void> }>();

@@ -10,7 +10,16 @@ import * as grpc from '@grpc/grpc-js';
 import { createNotificationQueue, ensureEmulatorSubscription } from '../../../server/providers/pubsub.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
-import { ALICE, cutDatabase, deadHost, startLiveWorld, SUBSCRIPTION, waitFor, type LiveWorld } from './live-harness.ts';
+import {
+  ALICE,
+  cutDatabase,
+  deadHost,
+  LOADED_SKEW_MS,
+  startLiveWorld,
+  SUBSCRIPTION,
+  waitFor,
+  type LiveWorld,
+} from './live-harness.ts';
 
 const BOB = { sub: 'user-bob', email: 'bob@example.com' };
 
@@ -302,7 +311,7 @@ describe('live inbox over Pub/Sub', () => {
     const w = await startLiveWorld(t, {
       forward: false,
       env: { GMAIL_USER_UNITS_PER_MINUTE: '2000' },
-      mailQuota: { windowMs: 2_000 },
+      mailQuota: { windowMs: 2_000, skewMs: LOADED_SKEW_MS },
     });
     w.gmail.setQuota({ unitsPerWindow: 2_000, windowMs: 2_000, profile: '2026' });
     w.gmail.seed(BOB.email, 180, { sentReplies: false });

@@ -62,6 +62,25 @@ describe('mail quota pacer', () => {
     assert.equal(QUOTA_PROFILES.legacy.userUnitsPerMinute, 15_000);
   });
 
+  it('counts in the ledger the provider’s window plus the credit’s life and the arrival skew, which a setting widens', async () => {
+    const windows: number[] = [];
+    const { ledger } = memoryLedger();
+    const seen: QuotaLedger = { ...ledger, take: (r) => (windows.push(r.windowMs), ledger.take(r)) };
+    for (const skewMs of [undefined, 1_000]) {
+      const pacer = createQuotaPacer(seen, {
+        profile: '2026',
+        dailyBudget: 1e9,
+        windowMs: 2_000,
+        flushMs: 60_000,
+        skewMs,
+      });
+      await pacer.take(`skew-${skewMs}`, 'backfill', 'messages.get');
+      await pacer.close();
+    }
+    // 2 s window: credit 100 ms (a 60th, at least 100), skew 250 ms by default (at least 250), or as set.
+    assert.deepEqual(windows, [2_350, 3_100]);
+  });
+
   it('takes one grant for a batch: 25 messages.get announced together cost one ledger statement', async () => {
     const { ledger, calls } = memoryLedger();
     const pacer = createQuotaPacer(ledger, { profile: '2026', dailyBudget: 1e9, flushMs: 60_000 });
