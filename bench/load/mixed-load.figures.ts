@@ -34,6 +34,8 @@ export interface RunRecord {
   maxLag: number;
   serviceCpuSeconds: number;
   service: ServiceProcess;
+  /** How the service process ended during the run (null: it was alive at the end). */
+  exit: string | null;
   writes: Writes;
 }
 
@@ -50,6 +52,7 @@ export function summarize({
   maxLag,
   serviceCpuSeconds,
   service,
+  exit,
   writes,
 }: RunRecord): LoadResult {
   const { acknowledged, analyticsMissing, upstreamMessages, upstreamMissing, duplicates } = writes;
@@ -188,6 +191,7 @@ export function summarize({
     },
     service: {
       alive: service.alive,
+      exit,
       warnings,
       http500: service.logs.filter((l) => l.msg === 'request failed' && l.code === 'INTERNAL_ERROR').length,
       warningSamples: [

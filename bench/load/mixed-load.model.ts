@@ -139,6 +139,8 @@ export interface LoadResult {
   };
   service: {
     alive: boolean;
+    /** How the process ended during the run (code, signal, when), null when it was alive at the end. */
+    exit: string | null;
     warnings: Record<string, number>;
     http500: number;
     warningSamples: string[];

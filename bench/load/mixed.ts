@@ -114,9 +114,13 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
     });
     const service = svc;
     const gmail = providers.gmail;
-    void service.exited.then(({ code, signal }) =>
-      say(`THE SERVICE EXITED (code ${code}, signal ${signal}); last output: ${service.stderr.slice(-60).join('\n')}`),
-    );
+    let exit: string | null = null;
+    void service.exited.then(({ code, signal }) => {
+      const at =
+        loadStart === undefined ? 'before the load' : `at ${((performance.now() - loadStart) / 1000).toFixed(1)} s`;
+      exit = `code ${code}, signal ${signal}, ${at}`;
+      say(`THE SERVICE EXITED (${exit}); last output: ${service.stderr.slice(-60).join('\n')}`);
+    });
     say(`service up at ${service.url} (pid ${service.pid}); database ${dbUrl}`);
 
     const accounts = await signInAccounts(service, providers, users, cfg.seed);
@@ -245,6 +249,7 @@ export async function runMixedLoad(options: LoadOptions): Promise<LoadResult> {
       maxLag,
       serviceCpuSeconds,
       service,
+      exit,
       writes,
     });
   } finally {

@@ -80,7 +80,11 @@ describe(`mixed load: ${DURATION_S} s at ${RATE} rps with a PostgreSQL restart`,
 
   it('the service never answered 500 and was alive at the end', () => {
     assert.equal(r.service.http500, 0);
-    assert.equal(r.service.alive, true);
+    assert.equal(
+      r.service.alive,
+      true,
+      `the service exited (${r.service.exit}); its last output: ${r.service.stderr.join(' | ')}; its warnings: ${r.service.warningSamples.join(' | ')}`,
+    );
     assert.deepEqual(
       r.service.stderr.filter((l) => /uncaught|unhandled/i.test(l)),
       [],
