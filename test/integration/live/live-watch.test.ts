@@ -115,7 +115,8 @@ describe('mail watch and safety sweep', () => {
     await w.sql(`update sync_states set watch_renewed_at = now() - interval '25 hours' where account_id = ?`, [
       w.accountId,
     ]);
-    w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 800 });
+    // Held back long enough for the disconnect to be done on a loaded machine.
+    w.gmail.injectFault({ endpoint: 'watch', status: 200, delayMs: 2_000 });
     const asked = w.gmail.requests.length;
     let renewed = false;
     const renewal = w.maintenance().finally(() => (renewed = true)); // its watch call answers after the disconnect is done

@@ -27,7 +27,6 @@ describe('what the sync owns', () => {
     // Once the provider has the open's read (its answer held back), not after a guess at how long that takes.
     while (!answered && !mail.gmail.requests.slice(asked).some((r) => r.endpoint === 'threads.get'))
       await new Promise((r) => setTimeout(r, 5));
-    assert.equal(answered, false, 'the open waits for its late answer');
     // ...meanwhile the user reads it elsewhere, a reply joins the thread, and a sync commits both.
     mail.gmail.setRead(ALICE, first.id, true);
     const reply = mail.gmail.addMessage(ALICE, { subject: 'Re: Opened while syncing', threadId: first.threadId });
