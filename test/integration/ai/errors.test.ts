@@ -135,7 +135,8 @@ describe('AI provider errors', () => {
     s.openai.injectFault({ kind: 'hang' });
     const started = Date.now();
     await expectCode(await s.analyze(threadId), 502, 'AI_REQUEST_FAILED');
-    assert.ok(Date.now() - started < 3_000, 'bounded by the client timeout');
+    // Bounded by the client's timeout (the SDK's own would be minutes); not timed closer: a loaded machine is slower, not wrong.
+    assert.ok(Date.now() - started < 15_000, `bounded by the client timeout (${Date.now() - started} ms)`);
     assert.equal(s.openai.calls.chat, 1, 'a timeout is not retried');
   });
 
