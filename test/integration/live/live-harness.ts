@@ -23,6 +23,7 @@ import { readSyncStateRow, type SyncStateRow } from '../../../server/domain/mail
  * share a test process, beside three other shards on two cores, where a stalled loop of a few
  * hundred ms, a large share of a 2 s window, happens: with the default 250 ms the stand-in
  * refused a few calls in loaded runs. The stand-in's limit stays the service's: an overspend still fails.
+ * Not for a test whose user calls must find room: the ledger's window then outlasts their 2.5 s wait.
  */
 export const LOADED_SKEW_MS = 1_000;
 
