@@ -14,6 +14,7 @@ import { withDevSecrets } from './infra/dev-secrets.ts';
 import { createLogger, errorSummary, logDestination } from './infra/logger.ts';
 import { releaseStartupMemory } from './infra/startup-memory.ts';
 import { firstStopSignal } from './infra/signals.ts';
+import { guardDroppedConnections } from './infra/dropped-connections.ts';
 
 const DATA_DIR = path.resolve(process.env.MIA_DATA_DIR ?? '.data');
 
@@ -31,6 +32,7 @@ async function main() {
     throw err;
   }
   const log = createLogger({ level: config.logLevel, destination: await logDestination(config.logFormat) });
+  guardDroppedConnections(process, log);
   let started = false;
   // Said at once, so that a Ctrl-C during a slow first start (initdb) is seen to be taken.
   void stopSignal.then((signal) => started || log.info({ signal }, 'stopping once started'));

@@ -202,7 +202,7 @@ export function summarize({
           ),
         ),
       ].slice(0, 15),
-      stderr: service.stderr.slice(-20),
+      stderr: service.stderr.slice(-80),
     },
   };
 }

@@ -1,0 +1,50 @@
+/**
+ * The last guard of `npm start` against a database restart taking the process down. When
+ * PostgreSQL ends its connections (a restart's 57P01, a cut link), a query in flight rejects; if
+ * no one awaits that promise any more (a caller that gave up on it), Node ends the process for an
+ * unhandled rejection (and for an 'error' event no one listens to). The loaded mixed-load runs met
+ * that (exit 1 during a restart, a 57P01 with only the driver's parser in its stack): such an error
+ * is logged at error level with its code and the process goes on, every request and job having had
+ * its own answer. Any other unhandled rejection or uncaught exception still ends the process.
+ */
+import type { Logger } from './logger.ts';
+import { errorSummary } from './logger.ts';
+
+/** What pg raises when the server ends the connection: class 57P (shutdown, crash, starting) and 08 (connection exceptions). */
+const DROPPED_CODES = /^(57P0[1-3]|08\d{3})$/;
+const DROPPED_MESSAGES = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+]);
+
+export function isDroppedConnection(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (typeof code === 'string' && DROPPED_CODES.test(code)) || DROPPED_MESSAGES.has(err.message);
+}
+
+/**
+ * Installs the guard on `target` (the process); answers how to remove it. It hears both ways such
+ * an error escapes: a rejected promise no one awaits, and an 'error' event on a connection no one
+ * listens to (thrown where it was emitted: the connection it came from is dead and its pool drops it).
+ */
+export function guardDroppedConnections(target: NodeJS.EventEmitter, log: Logger): () => void {
+  const hear = (what: string) => (err: unknown) => {
+    if (!isDroppedConnection(err)) throw err; // Node's default: the process ends with it
+    log.error(errorSummary(err), `a dropped database connection's error was ${what}; going on`);
+  };
+  const onRejection = hear('a rejection no one awaited');
+  const onException = (err: unknown) => {
+    if (isDroppedConnection(err)) return hear('thrown where no one listened')(err);
+    // Not ours to keep alive: the message and stack as Node prints them, and the exit code it uses.
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  };
+  target.on('unhandledRejection', onRejection);
+  target.on('uncaughtException', onException);
+  return () => {
+    target.off('unhandledRejection', onRejection);
+    target.off('uncaughtException', onException);
+  };
+}
