@@ -89,8 +89,9 @@ describe('body worker pool', () => {
   });
 
   it('a parse that waited its turn still has its whole time; one that outgrows the heap cap fails alone', async (t) => {
-    // One worker, so the second parse waits while the first runs; each has 3 s from its own start.
-    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 4, timeoutMs: 3_000 });
+    // One worker, so the second parse waits while the first runs; each has 10 s from its own start (the worker
+    // runs at nice 10: beside three other shards on two cores one parse took over 3 s).
+    const parser = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxQueue: 4, timeoutMs: 10_000 });
     const tight = createBodyParser({ inlineBytes: 1024, maxThreads: 1, maxOldGenerationSizeMb: 64 });
     t.after(() => Promise.all([parser.close(), tight.close()]));
     const html = `<table>${'<tr><td>cell <b>x</b></td></tr>'.repeat(3_000)}</table>`;
