@@ -7,6 +7,7 @@
  * is logged at error level with its code and the process goes on, every request and job having had
  * its own answer. Any other unhandled rejection or uncaught exception still ends the process.
  */
+import { inspect } from 'node:util';
 import type { Logger } from './logger.ts';
 import { errorSummary } from './logger.ts';
 
@@ -37,8 +38,8 @@ export function guardDroppedConnections(target: NodeJS.EventEmitter, log: Logger
   const onRejection = hear('a rejection no one awaited');
   const onException = (err: unknown) => {
     if (isDroppedConnection(err)) return hear('thrown where no one listened')(err);
-    // Not ours to keep alive: the message and stack as Node prints them, and the exit code it uses.
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // Not ours to keep alive: the error as Node prints it (stack and properties), and the exit code it uses.
+    process.stderr.write(`${inspect(err)}\n`);
     process.exit(1);
   };
   target.on('unhandledRejection', onRejection);
