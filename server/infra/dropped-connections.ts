@@ -31,13 +31,14 @@ export function isDroppedConnection(err: unknown): boolean {
  * listens to (thrown where it was emitted: the connection it came from is dead and its pool drops it).
  */
 export function guardDroppedConnections(target: NodeJS.EventEmitter, log: Logger): () => void {
-  const hear = (what: string) => (err: unknown) => {
-    if (!isDroppedConnection(err)) throw err; // Node's default: the process ends with it
+  const goOn = (err: unknown, what: string) =>
     log.error(errorSummary(err), `a dropped database connection's error was ${what}; going on`);
+  const onRejection = (err: unknown) => {
+    if (!isDroppedConnection(err)) throw err; // as an uncaught exception, below: the process ends with it
+    goOn(err, 'a rejection no one awaited');
   };
-  const onRejection = hear('a rejection no one awaited');
   const onException = (err: unknown) => {
-    if (isDroppedConnection(err)) return hear('thrown where no one listened')(err);
+    if (isDroppedConnection(err)) return goOn(err, 'thrown where no one listened');
     // Not ours to keep alive: the error as Node prints it (stack and properties), and the exit code it uses.
     process.stderr.write(`${inspect(err)}\n`);
     process.exit(1);

@@ -9,6 +9,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../../harness/wait.ts';
 import { WEB_ORIGIN } from '../../helpers/app.ts';
 import { csrfHeaders } from '../../helpers/providers.ts';
 import { ALICE, startLiveWorld, TOPIC_NAME, type LiveWorld } from './live-harness.ts';
@@ -121,8 +122,11 @@ describe('mail watch and safety sweep', () => {
     let renewed = false;
     const renewal = w.maintenance().finally(() => (renewed = true)); // its watch call answers after the disconnect is done
     // The disconnect comes once the provider has the renewal's watch call, not after a guess at how long that takes.
-    while (!renewed && !w.gmail.requests.slice(asked).some((r) => r.endpoint === 'watch'))
-      await new Promise((r) => setTimeout(r, 5));
+    await eventually(
+      async () => renewed || w.gmail.requests.slice(asked).some((r) => r.endpoint === 'watch'),
+      30_000,
+      5,
+    );
     assert.equal(renewed, false, 'the renewal waits for its late watch answer');
     const res = await w.browser.fetch('/auth/provider/disconnect', {
       method: 'POST',

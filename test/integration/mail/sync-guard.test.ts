@@ -1,14 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { eventually } from '../../../harness/wait.ts';
 import { ALICE, startMailApp } from './mail-app.ts';
 
 /** Until a sync of the account holds its lease (polled: the lease is a row, not an event). */
 async function leaseHeld(mail: Awaited<ReturnType<typeof startMailApp>>): Promise<void> {
   const held = async () =>
     (await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held;
-  for (let i = 0; i < 500 && !(await held()); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(await held(), 'the first sync took its lease');
+  assert.ok(await eventually(held, 5_000, 10), 'the first sync took its lease');
 }
 
 describe('one sync per account', () => {

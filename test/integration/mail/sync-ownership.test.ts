@@ -8,6 +8,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { eventually } from '../../../harness/wait.ts';
 import { ALICE, allThreads, startMailApp } from './mail-app.ts';
 
 describe('what the sync owns', () => {
@@ -25,8 +26,11 @@ describe('what the sync owns', () => {
     let answered = false;
     const opening = mail.browser.fetch(`/api/mail/threads/${row!.thread_id}`).finally(() => (answered = true));
     // Once the provider has the open's read (its answer held back), not after a guess at how long that takes.
-    while (!answered && !mail.gmail.requests.slice(asked).some((r) => r.endpoint === 'threads.get'))
-      await new Promise((r) => setTimeout(r, 5));
+    await eventually(
+      async () => answered || mail.gmail.requests.slice(asked).some((r) => r.endpoint === 'threads.get'),
+      30_000,
+      5,
+    );
     // ...meanwhile the user reads it elsewhere, a reply joins the thread, and a sync commits both.
     mail.gmail.setRead(ALICE, first.id, true);
     const reply = mail.gmail.addMessage(ALICE, { subject: 'Re: Opened while syncing', threadId: first.threadId });
