@@ -25,6 +25,7 @@ import { createCallerFactory } from '../../server/trpc/init.ts';
 import { appRouter } from '../../server/trpc/routers/index.ts';
 import type { SessionUser } from '../../server/domain/auth/session-user.ts';
 import { countAccounts, findAccount, type AccountIdentity } from '../../server/domain/auth/account-rows.ts';
+import { readSyncStateRow, readSyncStateRows, type SyncStateRow } from '../../server/domain/mail/sync/states/index.ts';
 
 export const WEB_ORIGIN = 'http://web.test:5173';
 export const ADMIN_TOKEN = 'test-status-admin-token-0123456789';
@@ -44,6 +45,11 @@ export interface TestApp {
   account(by: { id: string } | { sub: string } | { email: string }): Promise<AccountIdentity | null>;
   /** How many accounts are stored. */
   accountCount(): Promise<number>;
+  /**
+   * An account's sync state as stored, read through its owning module (mail/sync/states); without an id, the
+   * only account's (it throws when there are several). Null when there is none.
+   */
+  syncState(accountId?: string): Promise<SyncStateRow | null>;
   /** The check of its answers against /openapi.json (unset when the test turned it off). */
   answers?: AnswerRecorder;
   /** Stops the service (server, workers, pools) and keeps its database, for a test to read what was left. */
@@ -164,6 +170,12 @@ export async function buildTestApp(t: TestContext, opts: TestAppOptions = {}): P
     browser: (origin = WEB_ORIGIN) => new Browser(url, origin),
     account: (by) => findAccount(container.orm.em.fork(), by),
     accountCount: () => countAccounts(container.orm.em.fork()),
+    syncState: async (accountId) => {
+      if (accountId) return readSyncStateRow(container.orm.em.fork(), accountId);
+      const rows = await readSyncStateRows(container.orm.em.fork());
+      if (rows.length > 1) throw new Error(`${rows.length} accounts have a sync state: name the one to read`);
+      return rows[0] ?? null;
+    },
     answers: recorder,
     stop: service.stop,
     close,

@@ -113,11 +113,7 @@ describe('POST /auth/provider/disconnect', () => {
     // Service: credentials and sessions gone, watch bookkeeping cleared, the account itself kept.
     assert.equal(await rowsFor(world, 'credentials', account.id), 0);
     assert.equal(await rowsFor(world, 'sessions', account.id), 0);
-    const [sync] = await world.sql<{ watch_expires_at: Date | null }>(
-      'select watch_expires_at from sync_states where account_id = $1',
-      [account.id],
-    );
-    assert.equal(sync.watch_expires_at, null);
+    assert.equal((await world.app.syncState(account.id))!.watch_expires_at, null);
     assert.ok(await accountBySub(world, 'user-alice'), 'disconnect is not deletion');
     const cleared = res.headers.getSetCookie().find((c) => c.startsWith('mia_session=;'));
     assert.ok(cleared && /expires=Thu, 01 Jan 1970/i.test(cleared), 'the session cookie is cleared');

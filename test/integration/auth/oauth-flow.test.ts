@@ -192,7 +192,7 @@ describe('GET /auth/provider/callback: success', () => {
     assert.equal(account.email, 'alice@example.com');
     assert.equal(account.needsReconnect, false);
     assert.equal((await world.sql('select 1 from credentials where account_id = $1', [account.id])).length, 1);
-    assert.equal((await world.sql('select 1 from sync_states where account_id = $1', [account.id])).length, 1);
+    assert.ok(await world.app.syncState(account.id), 'its sync state is stored');
     assert.equal((await world.sql('select 1 from oauth_states')).length, 0, 'the state is consumed');
     assert.deepEqual(registered, [account.id], 'the mail watch is registered for the account');
     assert.ok(world.app.logs.some((l) => l.msg === 'signed in' && l.requestId === res.headers.get('x-request-id')));

@@ -451,11 +451,7 @@ async function runSchedule(s: Schedule): Promise<{ listedPageTokens: number; eve
 
     // Without any sweep, the service's jobs alone converge when the last change was notified
     // (and no job of the account ran out of its retries: that one waits for the sweep).
-    const setAside = (
-      await sql<{ dead_lettered_at: Date | null }>('select dead_lettered_at from sync_states where account_id = ?', [
-        accountId,
-      ])
-    )[0]?.dead_lettered_at;
+    const setAside = (await app.syncState(accountId))?.dead_lettered_at;
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
     const notifiedLast =
       lastMutation === 0 ? s.initialSync || s.signIn || s.seedCount === 0 : delivered.has(lastMutation);

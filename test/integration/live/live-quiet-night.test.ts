@@ -66,6 +66,7 @@ import { QUEUES } from '../../../server/jobs/engine.ts';
 import type { GmailApi, GmailFactory } from '../../../server/providers/gmail.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { TestApp } from '../../helpers/app.ts';
+import type { SyncStateRow } from '../../../server/domain/mail/sync/states/index.ts';
 import type { FaultEndpoint, GmailStandIn, RecordedRequest } from '../../../stand-ins/gmail.stand-in.ts';
 import { createModelLoop, forwarding, idleAll, loopTally, untilDue, type ModelLoop } from './model-loop.ts';
 import { assertResume, assertStates, stateTally, watchStream } from './model-state-oracle.ts';
@@ -253,15 +254,13 @@ const checkedGmail: GmailFactory = (auth, quota) => {
    * holds it). A sync whose lease is taken over meanwhile plans from what it read; its
    * commit is refused.
    */
-  let leased: Promise<{ h: string | null; active: boolean; cursor: string | null } | undefined> | null = null;
+  let leased: Promise<SyncStateRow | null> | null = null;
   const readLeased = () =>
-    (leased ??= sql<{ h: string | null; active: boolean; cursor: string | null }>(
-      'select history_id::text as h, full_sync_active as active, full_sync_page_token as cursor from sync_states where account_id = ?',
-      [account],
-    ).then((rows) => {
+    (leased ??= app.syncState(account).then((row) => {
       // A sync that begins with a listing under way resumes it (from its stored cursor and ids).
-      if (rows[0]?.active && decodeCursor(rows[0].cursor)) resumes.push({ account, job: jobOfCall(account), seq });
-      return rows[0];
+      if (row?.full_sync_active && decodeCursor(row.full_sync_page_token))
+        resumes.push({ account, job: jobOfCall(account), seq });
+      return row;
     }));
   const record = async <T>(
     method: string,
@@ -292,7 +291,7 @@ const checkedGmail: GmailFactory = (auth, quota) => {
     },
     async listInbox(p) {
       const state = await readLeased();
-      const cursor = state?.active ? decodeCursor(state.cursor) : null;
+      const cursor = state?.full_sync_active ? decodeCursor(state.full_sync_page_token) : null;
       // A call lists up to a few pages: the first at the stored page token of its phase, each next one at the token the previous page gave.
       // A resync's end lists what lies outside the inbox (listing-ends.ts) after checking the inbox's unnamed messages.
       const phase = p.q === '-in:inbox' ? 'outside' : p.labelIds?.includes('UNREAD') ? 'unread' : 'inbox';
@@ -314,7 +313,7 @@ const checkedGmail: GmailFactory = (auth, quota) => {
         violations.push(
           `${what}: asked for ${p.pageToken ?? 'the first page'}, not the stored page token ${stored ?? '(none)'} or the previous page's`,
         );
-      if (p.pageToken === undefined && !cursor && !historyGone && state?.h)
+      if (p.pageToken === undefined && !cursor && !historyGone && state?.history_id)
         violations.push(`${what}: a listing from the top while the history since the checkpoint was not reported gone`);
       // On the wire (the stand-in's request log): every messages.list of the call asked for that page (no silent restart).
       const onWire = (call: ApiCall) => {
@@ -452,11 +451,11 @@ async function runSchedule(n: Night): Promise<void> {
         applyChange({ kind: 'add', inbox: true, unread: i % 2 === 0, reply: null });
       await dropHistory();
       for (let i = 0; i < n.startPages; i++) await syncs.syncAccount(accountId, page);
-      const [s] = await sql<{ active: boolean; cursor: string | null }>(
-        'select full_sync_active as active, full_sync_page_token as cursor from sync_states where account_id = ?',
-        [accountId],
+      const s = await app.syncState(accountId);
+      assert.ok(
+        s?.full_sync_active && decodeCursor(s.full_sync_page_token),
+        'the night begins in the middle of a listing, its cursor stored',
       );
-      assert.ok(s?.active && decodeCursor(s.cursor), 'the night begins in the middle of a listing, its cursor stored');
     }
 
     // The night: the provider changes, nobody says so; maybe its history goes.
@@ -488,10 +487,11 @@ async function runSchedule(n: Night): Promise<void> {
     if (lapsed) {
       const renewal = await app.container.liveInbox.scheduled['watch-renewal']();
       assert.ok(!renewal.failed.includes(accountId), 'the lapsed watch is renewed');
-      const [w] = await sql<{ until: Date }>('select watch_expires_at as until from sync_states where account_id = ?', [
-        accountId,
-      ]);
-      assert.ok(new Date(w!.until).getTime() > Date.now() + 6 * 24 * 3600_000, 'the renewed watch is stored');
+      const w = await app.syncState(accountId);
+      assert.ok(
+        new Date(w!.watch_expires_at!).getTime() > Date.now() + 6 * 24 * 3600_000,
+        'the renewed watch is stored',
+      );
     }
     await forwarding(engine, oracle).enqueueSync({ accountId: neighbourId, reason: 'notification' }); // the neighbour is busy tonight
 
@@ -654,14 +654,11 @@ async function runSchedule(n: Night): Promise<void> {
       0,
       ...mine.filter((c) => c.method === 'listHistory' || c.method === 'profile').map((c) => c.seq),
     );
-    const [state] = await sql<{ dead_lettered_at: Date | null; active: boolean }>(
-      'select dead_lettered_at, full_sync_active as active from sync_states where account_id = ?',
-      [accountId],
-    );
+    const state = await app.syncState(accountId);
     const messagesAside = (await sql('select 1 from mail_set_aside where account_id = ?', [accountId])).length;
     if (lastMutation < lastRead && !state?.dead_lettered_at && !messagesAside) {
       await assertInboxMatches(world(), accountId, email, 'after the sweep, its jobs alone');
-      assert.equal(state?.active, false, 'no listing left half-done');
+      assert.equal(state?.full_sync_active, false, 'no listing left half-done');
       stats.convergedUnaided++;
     }
 

@@ -182,9 +182,6 @@ export async function assertInboxMatches(w: ModelWorld, accountId: string, email
 
 /** The account's committed checkpoint (history id), null before the first one. */
 export async function checkpoint(app: TestApp, accountId: string): Promise<bigint | null> {
-  const [row] = await modelSql(app)<{ h: string | null }>(
-    'select history_id::text as h from sync_states where account_id = ?',
-    [accountId],
-  );
-  return row?.h ? BigInt(row.h) : null;
+  const h = (await app.syncState(accountId))?.history_id;
+  return h ? BigInt(h) : null;
 }

@@ -263,11 +263,8 @@ describe('a real-world corpus through sync, thread detail and analysis', () => {
   });
 
   it('advanced the stored checkpoint to the mailbox’s current history id', async () => {
-    const [row] = await mail.sql<{ history_id: string | null }>(
-      'select s.history_id::text as history_id from sync_states s join accounts a on a.id = s.account_id where a.email = ?',
-      [ALICE],
-    );
-    assert.equal(row?.history_id, String(mail.gmail.historyId(ALICE)));
+    const alice = (await mail.app.account({ email: ALICE }))!;
+    assert.equal((await mail.app.syncState(alice.id))?.history_id, String(mail.gmail.historyId(ALICE)));
   });
 
   it('shows each message’s sender, subject and date as mailparser reads the same bytes', () => {

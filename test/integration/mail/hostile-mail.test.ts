@@ -205,8 +205,11 @@ describe(`generated hostile mail (HOSTILE_SEED=${SEED})`, () => {
     }
     const rows = await mail.sql<{ pid: string }>('select provider_message_id as pid from mail_messages');
     assert.deepEqual(rows.map((r) => r.pid).sort(), added.map((m) => m.id).sort(), 'every message stored, once');
-    const [state] = await mail.sql<{ h: string }>('select history_id::text as h from sync_states');
-    assert.equal(state!.h, String(mail.gmail.historyId(ALICE)), 'the checkpoint is the mailbox history');
+    assert.equal(
+      (await mail.app.syncState())!.history_id,
+      String(mail.gmail.historyId(ALICE)),
+      'the checkpoint is the mailbox history',
+    );
     assert.deepEqual(await openEverything(mail.browser), []);
   });
 
@@ -226,11 +229,7 @@ describe(`generated hostile mail (HOSTILE_SEED=${SEED})`, () => {
     assert.deepEqual(stored.inbox, w.providerInbox(), 'the stored inbox is the provider inbox');
     assert.equal(stored.rows, stored.distinct, 'no duplicate');
     assert.equal(await w.checkpoint(), BigInt(w.gmail.historyId(ALICE)));
-    const [failing] = await w.sql<{ code: string | null }>(
-      'select last_error_code as code from sync_states where account_id = ?',
-      [w.accountId],
-    );
-    assert.equal(failing?.code ?? null, null, 'no background sync failure recorded');
+    assert.equal((await w.syncState())?.last_error_code ?? null, null, 'no background sync failure recorded');
     assert.deepEqual(await openEverything(w.browser), []);
   });
 });

@@ -96,6 +96,22 @@ export async function startMailApp(
   return mail;
 }
 
+/**
+ * What a sync resumes from, read through the sync state's module: the checkpoint, the listing's cursor and
+ * whether a listing runs, the last sync's time. Null before the first sign-in stored a state.
+ */
+export async function recoveryState(mail: MailApp) {
+  const s = await mail.app.syncState();
+  return (
+    s && {
+      history_id: s.history_id,
+      full_sync_page_token: s.full_sync_page_token,
+      full_sync_active: s.full_sync_active,
+      last_synced_at: s.last_synced_at,
+    }
+  );
+}
+
 /** Every thread of the list, walking all pages. */
 export async function allThreads(mail: MailApp): Promise<any[]> {
   const out: any[] = [];

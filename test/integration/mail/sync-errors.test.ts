@@ -8,13 +8,11 @@ import { toAppError } from '../../../server/errors/classify.ts';
 import { createGmailFactory } from '../../../server/providers/gmail.ts';
 import { createTestDatabase } from '../../helpers/database.ts';
 import type { FaultSpec } from '../../../stand-ins/gmail.stand-in.ts';
-import { ALICE, startMailApp, type MailApp } from './mail-app.ts';
+import { ALICE, recoveryState, startMailApp, type MailApp } from './mail-app.ts';
 
 async function dataSnapshot(mail: MailApp) {
   return {
-    state: await mail.sql(
-      'select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states',
-    ),
+    state: await recoveryState(mail),
     messages: await mail.sql('select provider_message_id, label_ids, updated_at from mail_messages order by 1'),
   };
 }
@@ -98,7 +96,7 @@ describe('sync error mapping', () => {
       else assert.ok(mail.gmail.calls['messages.get']! <= 30, 'no message asked for twice');
       mail.gmail.clearFaults();
       assert.deepEqual(await dataSnapshot(mail), {
-        state: [{ history_id: null, full_sync_page_token: null, full_sync_active: false, last_synced_at: null }],
+        state: { history_id: null, full_sync_page_token: null, full_sync_active: false, last_synced_at: null },
         messages: [],
       });
       // Each case a first failure (the same messages failing so again would be set aside).

@@ -6,8 +6,7 @@ import { ALICE, startMailApp } from './mail-app.ts';
 
 /** Until a sync of the account holds its lease (polled: the lease is a row, not an event). */
 async function leaseHeld(mail: Awaited<ReturnType<typeof startMailApp>>): Promise<void> {
-  const held = async () =>
-    (await mail.sql<{ held: boolean }>('select lease_owner is not null as held from sync_states'))[0]?.held;
+  const held = async () => (await mail.app.syncState())?.lease_owner != null;
   assert.ok(await eventually(held, 5_000, 10), 'the first sync took its lease');
 }
 

@@ -24,9 +24,7 @@ describe('incremental sync', () => {
     const mail = await startMailApp(t);
     const seeded = mail.gmail.seed(ALICE, 20, { sentReplies: false, readRatio: 0.5 });
     await mail.drain();
-    const [{ history_id: checkpoint }] = await mail.sql<{ history_id: string }>(
-      'select history_id::text from sync_states',
-    );
+    const checkpoint = (await mail.app.syncState())!.history_id;
     assert.equal(checkpoint, String(mail.gmail.historyId(ALICE)));
 
     const inbox = mail.gmail.inbox(ALICE);

@@ -25,7 +25,7 @@ async function accountOf(mail: MailApp): Promise<string> {
 }
 
 async function listingActive(mail: MailApp): Promise<boolean> {
-  return (await mail.sql<{ a: boolean }>('select full_sync_active as a from sync_states'))[0]!.a;
+  return (await mail.app.syncState())!.full_sync_active;
 }
 
 /** The stored inbox and the provider's, as sorted `id:unread|read` lists, and no duplicate rows. */

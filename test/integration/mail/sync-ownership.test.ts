@@ -63,8 +63,7 @@ describe('what the sync owns', () => {
     for (let i = 0; i < 3; i++) mail.gmail.addMessage(ALICE, { subject: `fine ${i}` });
     const poison = mail.gmail.addMessage(ALICE, { subject: 'The provider fails for this one' });
     mail.gmail.injectFault({ endpoint: 'messages.get', status: 500, pathIncludes: poison.id, times: Infinity });
-    const checkpoint = async () =>
-      (await mail.sql<{ h: string }>('select history_id::text as h from sync_states'))[0]!.h;
+    const checkpoint = async () => (await mail.app.syncState())!.history_id;
     const before = await checkpoint();
     const { id: accountId } = (await mail.app.account({ email: ALICE }))!;
 

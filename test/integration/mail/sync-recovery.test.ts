@@ -2,12 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSyncService } from '../../../server/domain/mail/sync/sync.service.ts';
 import { createGmailFactory, type GmailFactory } from '../../../server/providers/gmail.ts';
-import { ALICE, allThreads, startMailApp, type MailApp } from './mail-app.ts';
+import { ALICE, recoveryState, allThreads, startMailApp, type MailApp } from './mail-app.ts';
 
 async function snapshot(mail: MailApp) {
-  const state = await mail.sql(
-    'select history_id::text, full_sync_page_token, full_sync_active, last_synced_at from sync_states',
-  );
+  const state = await recoveryState(mail);
   const messages = await mail.sql(
     'select provider_message_id, label_ids, is_unread, in_inbox, updated_at from mail_messages order by provider_message_id',
   );

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import { Browser } from '../../../harness/browser.ts';
 import { startProviders, type Providers } from '../../helpers/providers.ts';
+import { readSyncStateRows } from '../../../server/domain/mail/sync/states/index.ts';
 
 export interface User {
   sub: string;
@@ -145,7 +146,11 @@ export async function snapshot(world: ReviewWorld): Promise<Record<string, unkno
     openaiCalls: world.providers.openai.calls.total,
     revokes: world.providers.identity.calls.revoke,
     accounts: await world.sql('select id, signature, response_style, needs_reconnect from accounts order by id'),
-    syncStates: await world.sql('select account_id, history_id, last_synced_at from sync_states order by account_id'),
+    syncStates: (await readSyncStateRows(world.app.container.orm.em.fork())).map((s) => ({
+      account_id: s.account_id,
+      history_id: s.history_id,
+      last_synced_at: s.last_synced_at,
+    })),
     analyses: await count('select count(*) n from analyses'),
     drafts: await count('select count(*) n from drafts'),
     aiUsage: await count('select count(*) n from ai_usage'),

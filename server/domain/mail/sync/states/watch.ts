@@ -107,6 +107,10 @@ export async function readSyncStateRow(em: Sql, accountId: string): Promise<Sync
   return rows[0] ?? null;
 }
 
+/** Every account's row, by account id: what tests of a single-account world or a whole-store check read. */
+export const readSyncStateRows = (em: Sql): Promise<SyncStateRow[]> =>
+  select<SyncStateRow>(em, 'select * from sync_states order by account_id');
+
 export async function readWatchExpiry(em: Sql, accountId: string): Promise<Date | null> {
   const rows = await select<{ watch_expires_at: Date | null }>(
     em,
