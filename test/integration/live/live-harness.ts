@@ -15,7 +15,7 @@ import type { ContainerOverrides } from '../../../server/container.ts';
 import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpers/providers.ts';
 import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';
-import { readSyncStateRow, type SyncStateRow } from '../../../server/domain/mail/sync/states/index.ts';
+import type { SyncStateRow } from '../../../server/domain/mail/sync/states/index.ts';
 
 /**
  * For a test that scales the mail quota's minute down to seconds: the ledger's allowance for a
@@ -218,7 +218,7 @@ export async function startLiveWorld(
       const h = (await world.syncState(accountId))?.history_id;
       return h ? BigInt(h) : null;
     },
-    syncState: (accountId = world.accountId) => readSyncStateRow(app.container.orm.em.fork(), accountId),
+    syncState: (accountId = world.accountId) => app.syncState(accountId),
     syncLogs(accountId = world.accountId) {
       return app.logs.filter((l) => l.msg === 'mail sync' && l.accountId === accountId);
     },
