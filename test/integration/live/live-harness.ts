@@ -16,6 +16,7 @@ import { csrfHeaders, signIn, startProviders, type Providers } from '../../helpe
 import { startPubSubStandIn, type PubSubStandIn } from '../../../stand-ins/pubsub.stand-in.ts';
 import pg from 'pg';
 import type { SyncStateRow } from '../../../server/domain/mail/sync/states/index.ts';
+import { checkpoint as storedCheckpoint } from './model-world.ts';
 
 /**
  * For a test that scales the mail quota's minute down to seconds: the ledger's allowance for a
@@ -214,10 +215,7 @@ export async function startLiveWorld(
         .map((m) => `${m.id}:${m.unread ? 'unread' : 'read'}`)
         .sort();
     },
-    async checkpoint(accountId = world.accountId) {
-      const h = (await world.syncState(accountId))?.history_id;
-      return h ? BigInt(h) : null;
-    },
+    checkpoint: (accountId = world.accountId) => storedCheckpoint(app, accountId),
     syncState: (accountId = world.accountId) => app.syncState(accountId),
     syncLogs(accountId = world.accountId) {
       return app.logs.filter((l) => l.msg === 'mail sync' && l.accountId === accountId);
