@@ -11,9 +11,10 @@
  * it broke); only those are recognised by their fixed text, listed one by one below.
  */
 import { ConnectionException } from '@mikro-orm/core';
+import { CODELESS_CONNECTION_LOSS, isConnectionLossCode } from '../infra/pg-connection-loss.ts';
 
-const SQLSTATE_UNAVAILABLE = (code: string) =>
-  (code.startsWith('08') && code !== '08P01') || code.startsWith('57P0') || code === '53300' || code === '57014';
+/** A lost connection (infra's table), or one the server would not give (53300) or gave up on (57014). */
+const SQLSTATE_UNAVAILABLE = (code: string) => isConnectionLossCode(code) || code === '53300' || code === '57014';
 const isSqlState = (code: string) => /^[0-9A-Z]{5}$/.test(code);
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -27,9 +28,8 @@ const SOCKET_CODES = new Set([
 
 /** node-postgres (pg, pg-pool) errors that carry no code: the start of their fixed message. */
 const CODELESS_PG_ERRORS = [
-  'Connection terminated', // pg Client: the socket closed under a query or during connect
+  ...CODELESS_CONNECTION_LOSS,
   'timeout exceeded when trying to connect', // pg-pool: connectionTimeoutMillis passed
-  'Client has encountered a connection error', // pg Client: used after its connection broke
   'Client was closed', // pg Client: used after end()
   'Query read timeout', // pg Client: query_timeout passed
 ];

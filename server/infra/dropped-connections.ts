@@ -10,20 +10,7 @@
 import { inspect } from 'node:util';
 import type { Logger } from './logger.ts';
 import { errorSummary } from './logger.ts';
-
-/** What pg raises when the server ends the connection: class 57P (shutdown, crash, starting) and 08 (connection exceptions). */
-const DROPPED_CODES = /^(57P0[1-3]|08\d{3})$/;
-const DROPPED_MESSAGES = new Set([
-  'Connection terminated unexpectedly',
-  'Connection terminated',
-  'Client has encountered a connection error and is not queryable',
-]);
-
-export function isDroppedConnection(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  return (typeof code === 'string' && DROPPED_CODES.test(code)) || DROPPED_MESSAGES.has(err.message);
-}
+import { isPgConnectionLoss } from './pg-connection-loss.ts';
 
 /**
  * Installs the guard on `target` (the process); answers how to remove it. It hears both ways such
@@ -34,11 +21,11 @@ export function guardDroppedConnections(target: NodeJS.EventEmitter, log: Logger
   const goOn = (err: unknown, what: string) =>
     log.error(errorSummary(err), `a dropped database connection's error was ${what}; going on`);
   const onRejection = (err: unknown) => {
-    if (!isDroppedConnection(err)) throw err; // as an uncaught exception, below: the process ends with it
+    if (!isPgConnectionLoss(err)) throw err; // as an uncaught exception, below: the process ends with it
     goOn(err, 'a rejection no one awaited');
   };
   const onException = (err: unknown) => {
-    if (isDroppedConnection(err)) return goOn(err, 'thrown where no one listened');
+    if (isPgConnectionLoss(err)) return goOn(err, 'thrown where no one listened');
     // Not ours to keep alive: the error as Node prints it (stack and properties), and the exit code it uses.
     process.stderr.write(`${inspect(err)}\n`);
     process.exit(1);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { isDroppedConnection } from '../../../server/infra/dropped-connections.ts';
+import { isPgConnectionLoss } from '../../../server/infra/pg-connection-loss.ts';
 
 const MODULE = pathToFileURL(path.resolve('server/infra/dropped-connections.ts')).href;
 
@@ -19,14 +19,14 @@ function leaveUnhandled(statement: string) {
 }
 
 describe('dropped database connections', () => {
-  it('tells a dropped connection from other errors: 57P01-03 and class 08, and pg’s own messages', () => {
+  it('tells a dropped connection from other errors: class 57P0 and 08 (not 08P01), and pg’s own messages', () => {
     const coded = (code: string) => Object.assign(new Error('x'), { code });
-    for (const code of ['57P01', '57P02', '57P03', '08006', '08003'])
-      assert.equal(isDroppedConnection(coded(code)), true, code);
-    for (const code of ['23505', '40001', '57014', 'ECONNRESET', undefined])
-      assert.equal(isDroppedConnection(coded(code as string)), false, String(code));
-    assert.equal(isDroppedConnection(new Error('Connection terminated unexpectedly')), true);
-    assert.equal(isDroppedConnection('57P01'), false);
+    for (const code of ['57P01', '57P02', '57P03', '57P05', '08006', '08003'])
+      assert.equal(isPgConnectionLoss(coded(code)), true, code);
+    for (const code of ['23505', '40001', '57014', '08P01', 'ECONNRESET', undefined])
+      assert.equal(isPgConnectionLoss(coded(code as string)), false, String(code));
+    assert.equal(isPgConnectionLoss(new Error('Connection terminated unexpectedly')), true);
+    assert.equal(isPgConnectionLoss('57P01'), false);
   });
 
   it('logs an unawaited rejection by a restart (57P01) and the process goes on', () => {
