@@ -213,10 +213,10 @@ describe('GET /auth/provider/callback: success', () => {
     const browser2 = world.app.browser();
     const { email } = await signIn(browser2);
     assert.equal(email, 'alice.new@example.com');
-    const accounts = await world.sql<{ id: string; email: string }>('select id, email from accounts');
-    assert.equal(accounts.length, 1, 'still one account');
-    assert.equal(accounts[0].id, first.id, 'same account row');
-    assert.equal(accounts[0].email, 'alice.new@example.com');
+    assert.equal(await world.app.accountCount(), 1, 'still one account');
+    const account = await world.app.account({ sub: 'user-alice' });
+    assert.equal(account?.id, first.id, 'same account row');
+    assert.equal(account.email, 'alice.new@example.com');
 
     const creds = await world.sql<{ refresh_token_enc: string; access_token_enc: string; account_id: string }>(
       'select * from credentials',
@@ -247,8 +247,9 @@ describe('GET /auth/provider/callback: success', () => {
     world.providers.identity.setCurrentUser({ sub: 'user-bob', email: 'bob@example.com' });
     const { email } = await signIn(world.app.browser());
     assert.equal(email, 'bob@example.com');
-    const subs = (await world.sql<{ sub: string }>('select sub from accounts order by sub')).map((r) => r.sub);
-    assert.deepEqual(subs, ['user-alice', 'user-bob']);
+    assert.equal(await world.app.accountCount(), 2);
+    assert.ok(await world.app.account({ sub: 'user-alice' }), 'alice kept her account');
+    assert.ok(await world.app.account({ sub: 'user-bob' }), 'bob got his own');
   });
 
   it('ignores redirect / next / return_to on the callback and always redirects to WEB_ORIGIN', async (t) => {

@@ -232,7 +232,7 @@ describe('session key at sign-in (no fixation)', () => {
     assert.equal(rows[0].id, sha256hex(key));
     const dump = JSON.stringify(rows);
     assert.ok(!dump.includes(key), 'raw key not stored');
-    const account = (await world.sql<{ id: string }>('select id from accounts'))[0];
+    const account = (await world.app.account({ sub: 'user-alice' }))!;
     assert.equal(rows[0].account_id, account.id);
     const [grant] = world.providers.identity.grants();
     assert.ok(!dump.includes(grant.refreshToken!), 'no refresh token in the session');

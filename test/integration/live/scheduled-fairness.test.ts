@@ -16,6 +16,7 @@ import {
   RENEW_AFTER_MS,
   type MailWatchApi,
 } from '../../../server/domain/mail/sync/watch.service.ts';
+import { findAccount } from '../../../server/domain/auth/account-rows.ts';
 import { openDatabase } from '../../../server/infra/database.ts';
 import { createLogger } from '../../../server/infra/logger.ts';
 import type { JobEngine, SyncRequest } from '../../../server/jobs/engine.ts';
@@ -205,9 +206,7 @@ describe('scheduled work with 1,000 broken accounts among 10,000', () => {
 
   it("matches a notification on the mailbox's provider address, with the sign-in email as a fallback", async () => {
     const db = orm.em.getConnection();
-    const [one, two] = await sql<{ id: string }>(
-      "select id from accounts where sub in ('fair-2001', 'fair-2002') order by sub",
-    );
+    const [one, two] = await Promise.all(['fair-2001', 'fair-2002'].map((sub) => findAccount(orm.em.fork(), { sub })));
     assert.equal(
       (await resolveNotifiedAccount(db, 'FAIR2001@example.com'))?.id,
       one!.id,

@@ -144,12 +144,7 @@ describe('key rotation', () => {
       requestsBefore,
       "nothing reached the mail provider with alice's tokens",
     );
-    const [bob] = (
-      await pool.query<{ needs_reconnect: boolean }>(
-        `select needs_reconnect from accounts where email = 'bob@example.com'`,
-      )
-    ).rows;
-    assert.equal(bob!.needs_reconnect, true);
+    assert.equal((await w.app.account({ email: 'bob@example.com' }))?.needsReconnect, true);
     assert.equal((await sync(w.app.url, w.users[0]!)).status, 200, 'alice is unaffected');
   });
 });

@@ -304,7 +304,7 @@ async function heavyRun(t: { after(fn: () => unknown): void }): Promise<Run> {
   const alice2 = await signIn(ALICE);
   assert.equal((await alice2.browser.fetch('/api/mail/sync', { method: 'POST', headers: alice2.csrf })).status, 200);
   await collectStoredTokens();
-  const [bobRow] = await sql<{ id: string }>('select id from accounts where sub = $1', [BOB.sub]);
+  const bobRow = (await app.account({ sub: BOB.sub }))!;
   const del = await bob.browser.fetch('/auth/account', {
     method: 'DELETE',
     headers: bob.csrf,
@@ -507,7 +507,7 @@ describe('secrets and data', () => {
       )
     ).map((r) => r.table_name);
     // The run gave Bob rows in the tables every feature writes (checked on Alice, who is still there).
-    const [alice] = await run.sql<{ id: string }>('select id from accounts where sub = $1', [ALICE.sub]);
+    const alice = (await run.app.account({ sub: ALICE.sub }))!;
     for (const table of [
       'credentials',
       'sessions',
@@ -533,17 +533,8 @@ describe('secrets and data', () => {
       ]);
       assert.equal(Number(n), 0, `no ${table} row of the deleted account`);
     }
-    assert.equal(
-      (
-        await run.sql('select 1 from accounts where id = $1 or sub = $2 or email = $3', [
-          bob.accountId,
-          bob.sub,
-          bob.email,
-        ])
-      ).length,
-      0,
-      'no accounts row',
-    );
+    for (const by of [{ id: bob.accountId }, { sub: bob.sub }, { email: bob.email }])
+      assert.equal(await run.app.account(by), null, `no accounts row by ${Object.keys(by)[0]}`);
     // Nor anything that names the account or holds its mail, in any table.
     const bobMail = new Map([...run.mailBodies].filter(([, what]) => what.includes(bob.email)));
     // (Not the address: other people's mail may name it.)
