@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { buildTestApp, WEB_ORIGIN, type TestApp } from '../../helpers/app.ts';
 import { csrfHeaders, signIn } from '../../helpers/providers.ts';
-import { ALICE, startMailApp, type MailApp } from '../mail/mail-app.ts';
+import { ALICE, allThreads, startMailApp, type MailApp } from '../mail/mail-app.ts';
 import { noteNotification } from '../../../server/domain/mail/sync/states/index.ts';
 import type { StreamLimits } from '../../../server/domain/events/events.service.ts';
 import { openSse, type SseReader } from './sse-reader.ts';
@@ -35,12 +35,17 @@ const open = (app: TestApp, headers: Record<string, string>, t: TestContext): Pr
     return s;
   });
 
+/** Our ids of Alice's threads, as the list shows them: every thread of her inbox at the provider. */
 async function threadIds(mail: MailApp): Promise<string[]> {
-  const rows = await mail.sql<{ id: string }>(
-    'select t.id from mail_threads t join accounts a on a.id = t.account_id where a.email = ? order by t.id',
-    [ALICE],
-  );
-  return rows.map((r) => r.id);
+  const listed = await allThreads(mail);
+  const atProvider = new Set(mail.gmail.inbox(ALICE).map((m) => m.threadId));
+  assert.deepEqual(new Set(listed.map((t) => t.mailThreadId)), atProvider, 'the list shows every inbox thread');
+  return listed.map((t) => t.id);
+}
+
+/** Our id of the thread the provider calls `providerThreadId`, from the list. */
+async function listedThreadId(mail: MailApp, providerThreadId: string): Promise<string | undefined> {
+  return (await allThreads(mail)).find((t) => t.mailThreadId === providerThreadId)?.id;
 }
 
 /** Reads `threads` events until every one of `expected` was named (a drain may commit in several pages). */
@@ -85,10 +90,8 @@ describe('live mail events', () => {
     const resumed = await open(a.app, { ...cookie(a), 'Last-Event-ID': lastSeen }, t);
     assert.equal((await resumed.next()).json.type, 'sync');
     const missed = await resumed.next((e) => e.json.type === 'threads');
-    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [
-      added.threadId,
-    ]);
-    assert.deepEqual(missed.json.threadIds, [newThread!.id]);
+    const newThread = await listedThreadId(a, added.threadId);
+    assert.deepEqual(missed.json.threadIds, [newThread]);
     assert.ok(BigInt(missed.id!) > BigInt(lastSeen));
 
     // An id no longer known (pruned from the account's log): reset, then where the account stands.
@@ -117,10 +120,8 @@ describe('live mail events', () => {
     await a.drain();
     const resumed = await openSse(`${b.url}/trpc/mail.events?lastEventId=${lastSeen}`, cookie(a));
     t.after(() => resumed.close());
-    const [newThread] = await a.sql<{ id: string }>('select id from mail_threads where provider_thread_id = ?', [
-      added.threadId,
-    ]);
-    assert.deepEqual((await resumed.next((e) => e.json?.type === 'threads')).json.threadIds, [newThread!.id]);
+    const newThread = await listedThreadId(a, added.threadId);
+    assert.deepEqual((await resumed.next((e) => e.json?.type === 'threads')).json.threadIds, [newThread]);
   });
 
   it('refuses without a session (401 envelope) and past the stream limits (429 with Retry-After)', async (t) => {
