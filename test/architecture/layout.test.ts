@@ -2,7 +2,8 @@
  * The layout rules of CONTRIBUTING.md, checked on every run: no import cycles, each folder
  * importing only from the layers below it (`domain/` free of HTTP, tRPC, background work and
  * the wiring; the benchmark free of the tests; the eval free of the stand-ins), no source
- * file past the size where it becomes two ideas, and the tables with one writer written there only.
+ * file past the size where it becomes two ideas, the tables with one writer written there only, and
+ * tests reading accounts and sync states through the modules that own them.
  */
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +81,25 @@ const TABLE_OWNERS: Record<string, { entity: string; owner: string }> = {
   sessions: { entity: 'Session', owner: 'server/domain/auth/session-rows.ts' },
   oauth_states: { entity: 'OAuthState', owner: 'server/domain/auth/oauth-states.ts' },
   accounts: { entity: 'Account', owner: 'server/domain/auth/account-rows.ts' },
+};
+
+/**
+ * The test files that read `accounts` or `sync_states` with SQL, and why; every other test reads
+ * them through the modules that own them (`app.account()`, `app.syncState()`: CONTRIBUTING).
+ */
+const CHILD_PROCESS = 'the service runs as a child process: the test has its database, not its modules';
+const RAW_STATE_READERS: Record<string, string> = {
+  'test/integration/live/live-notifications.test.ts':
+    'timestamps compared at µs precision; a lease read on its own link',
+  'test/integration/live/scheduled-fairness.test.ts': 'counts over 10,000 accounts by where-clause',
+  'test/integration/live/watch-renewal-scale.test.ts': 'counts over thousands of accounts by where-clause',
+  'test/integration/resilience/db-restart.test.ts': CHILD_PROCESS,
+  'test/integration/resilience/kill.test.ts': CHILD_PROCESS,
+  'test/integration/resilience/providers.test.ts': CHILD_PROCESS,
+  'test/integration/resilience/two-instances.test.ts': CHILD_PROCESS,
+  'test/integration/security/review-world.ts': "every account's row, compared before and after a caller's attempts",
+  'test/integration/system/prepared-sql.test.ts': 'the SQL itself is under test',
+  'test/unit/tracing.test.ts': 'SQL text the tracer masks, never run',
 };
 
 async function sourceFiles(dir: string): Promise<string[]> {
@@ -186,5 +206,18 @@ describe('code layout', () => {
     }
     for (const [table, { owner }] of Object.entries(TABLE_OWNERS))
       assert.deepEqual([...writers.get(table)!], [owner], `${table} is written by ${owner} only`);
+  });
+
+  it('reads accounts and sync states in tests through their modules', async () => {
+    // A statement (a string starting with select) whose table is one of the two.
+    const read = /[`'"]\s*select\b[^`'"]*?\bfrom\s+"?(accounts|sync_states)\b/i;
+    const readers: string[] = [];
+    for (const file of await sourceFiles('test')) if (read.test(await readFile(file, 'utf8'))) readers.push(file);
+    assert.deepEqual(
+      readers.map((f) => path.relative(ROOT, f)).sort(),
+      Object.keys(RAW_STATE_READERS).sort(),
+      'a test reads accounts through app.account() and sync states through app.syncState(); ' +
+        'RAW_STATE_READERS lists the files that cannot, and why',
+    );
   });
 });
