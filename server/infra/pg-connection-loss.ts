@@ -8,9 +8,10 @@
  */
 
 /**
- * SQLSTATEs of a connection the server ended: class 57P (admin shutdown, crash, cannot connect now,
- * database dropped, idle session timeout) and class 08 (connection exception), except 08P01, the protocol violation PostgreSQL answers to
- * what was sent (a text parameter holding U+0000): the connection was fine, the request was not.
+ * SQLSTATEs of a connection the server ended: class 57P (admin shutdown, crash, cannot connect
+ * now, database dropped, idle session timeout) and class 08 (connection exception), except 08P01,
+ * the protocol violation PostgreSQL answers to what was sent (a text parameter holding U+0000):
+ * the connection was fine, the request was not.
  */
 export const isConnectionLossCode = (code: string): boolean =>
   /^57P0\d$/.test(code) || (code.startsWith('08') && code !== '08P01');
@@ -21,7 +22,10 @@ export const CODELESS_CONNECTION_LOSS = [
   'Client has encountered a connection error', // pg Client: used after its connection broke
 ] as const;
 
-/** The error, by its own code or pg's fixed message, says PostgreSQL ended its connection. */
+/**
+ * The error says PostgreSQL ended its connection: by its code when it has one (a SQLSTATE that
+ * says otherwise, or a socket's errno, is not this), else by pg's fixed message.
+ */
 export function isPgConnectionLoss(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
